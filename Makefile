@@ -1,0 +1,27 @@
+# make demo | make test | make bench -- each creates .venv and installs everything on first use.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test bench install clean
+
+$(STAMP): setup.py setup.cfg package.xml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[ros,sim,test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/pardyn demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) bench/kinematics.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,0 +1,64 @@
+"""Build script for both ``colcon build`` (ament_python) and ``pip install -e .``.
+
+colcon installs the data files under ``share/pardyn`` and the console scripts
+under ``lib/pardyn`` (setup.cfg) for ``ros2 run``/``ros2 launch``. pip installs
+the same package; ``make`` adds the ROS 2 Kilted PyPI wheels (extra ``ros``).
+"""
+
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+PACKAGE = "pardyn"
+ROOT = Path(__file__).parent
+
+
+def data_files():
+    files = [
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+    ]
+    for folder in ("launch", "urdf", "config"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.is_file():
+                relative = path.relative_to(ROOT)
+                files.append((f"share/{PACKAGE}/{relative.parent}", [str(relative)]))
+    return files
+
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    description="Dynamics, identification and control of parallel robots and cobots (ROS 2)",
+    license="BSD-3-Clause",
+    package_dir={"": "src"},
+    packages=find_packages("src"),
+    data_files=data_files(),
+    python_requires=">=3.10",
+    # ROS packages take their dependencies from package.xml (rosdep); these
+    # are the pure-Python ones every install needs.
+    install_requires=["setuptools", "numpy", "scipy", "pyyaml"],
+    extras_require={
+        # What a machine without a ROS 2 install needs, all from PyPI.
+        "ros": [
+            "pin>=3",
+            "ros-kilted-rclpy",
+            "ros-kilted-rmw-fastrtps-cpp",
+            "ros-kilted-sensor-msgs",
+            "ros-kilted-std-msgs",
+            "ros-kilted-geometry-msgs",
+            "ros-kilted-trajectory-msgs",
+            "ros-kilted-std-srvs",
+            "ros-kilted-rosgraph-msgs",
+        ],
+        "sim": ["mujoco", "rosbags", "matplotlib"],
+        "test": ["pytest"],
+    },
+    tests_require=["pytest"],
+    entry_points={
+        "console_scripts": [
+            "pardyn = pardyn.cli:main",
+            "closure_solver = pardyn.nodes.closure_solver:main",
+        ],
+    },
+)

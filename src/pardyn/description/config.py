@@ -1,0 +1,352 @@
+"""The robot YAML file: what the URDF tree cannot say about a closed-loop robot.
+
+A robot is a URDF tree (every leg from the base, the platform as a virtual
+serial chain of its task coordinates) plus ``config/robots/<name>.yaml``::
+
+    name: dualv
+    urdf: package://pardyn/urdf/dualv.urdf   # or a path relative to this file
+    task:                  # task coordinate -> joint of the platform's virtual chain
+      x: platform_x
+      y: platform_y
+      phi: platform_phi
+    actuated: [leg1_joint1, leg2_joint1, leg3_joint1, leg4_joint1]
+    sensed: []             # passive joints that carry an encoder
+    closures:              # pairs of frames that coincide in the real robot
+      - {name: leg1, frames: [leg1_tip, platform_c1], type: planar}
+    working_mode:          # which inverse-kinematic branch (conditions on frame positions)
+      - {point: leg1_B, above: leg1_A, axis: y}
+    assembly_mode:         # which forward-kinematic branch
+      - {point: platform_c1, line: [leg1_B, leg2_B], side: left}
+    home:
+      task: {x: 0.0, y: 0.0, phi: 0.0}
+      joints: {leg1_joint1: 2.4, ...}   # rough guess in the working mode, refined at load
+
+This is close to Gepetto's ``example-parallel-robots`` convention (its
+``closed_loop`` frame pairs with a ``type``, its ``name_mot`` motor list are
+our ``closures`` and ``actuated``), with the working mode made explicit.
+
+Closure types and the components of the frame-placement error they constrain
+(``x y z`` translation, ``rx ry rz`` rotation, world-aligned):
+
+========== ===================== ============================================
+type       components            use
+========== ===================== ============================================
+``6D``     x y z rx ry rz        welded frames
+``3D``     x y z                 spherical joint (coincident points)
+``planar`` x y rz                revolute joint of a loop in the xy plane
+``2D``     x y                   coincident points of a loop in the xy plane
+``distance`` |p_b - p_a| = length massless rod between two ball joints
+========== ===================== ============================================
+
+A planar loop written as ``6D`` would give three identically-zero, hence
+redundant, rows: the type selects the independent ones. ``components:`` may
+override the selection.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pardyn.errors import DescriptionError
+from pardyn.resources import resolve_path, robots_directory
+
+__all__ = [
+    "COMPONENT_NAMES",
+    "CLOSURE_TYPES",
+    "Closure",
+    "ModeCondition",
+    "RobotDescription",
+    "load_description",
+    "parse_description",
+]
+
+COMPONENT_NAMES = ("x", "y", "z", "rx", "ry", "rz")
+CLOSURE_TYPES: dict[str, tuple[str, ...]] = {
+    "6D": ("x", "y", "z", "rx", "ry", "rz"),
+    "3D": ("x", "y", "z"),
+    "planar": ("x", "y", "rz"),
+    "2D": ("x", "y"),
+    "distance": (),
+}
+_AXES = {"x": 0, "y": 1, "z": 2}
+
+
+@dataclass(frozen=True)
+class Closure:
+    """One loop closure: frame ``frames[1]`` must coincide with ``frames[0]``.
+
+    ``components`` index the world-aligned placement error
+    ``[p_b - p_a, log3(R_a^T R_b) in world axes]``; for ``type == "distance"``
+    the single constraint is ``|p_b - p_a| - length``.
+    """
+
+    name: str
+    frames: tuple[str, str]
+    type: str
+    components: tuple[int, ...]
+    length: float | None = None
+
+    @property
+    def size(self) -> int:
+        """Number of scalar constraints this closure contributes."""
+        return 1 if self.type == "distance" else len(self.components)
+
+
+@dataclass(frozen=True)
+class ModeCondition:
+    """A sign condition on frame positions that picks one kinematic branch.
+
+    Two kinds:
+
+    * ``side``: ``{point: B, line: [A, C], side: left|right}``, point B lies
+      left/right of the directed line A -> C in the xy plane, i.e. the sign of
+      ``((C - A) x (B - A))_z`` is + for left, - for right;
+    * ``above``: ``{point: B, above: A, axis: y}`` (or ``below``), the sign of
+      ``(B - A)[axis]``.
+    """
+
+    point: str
+    reference: tuple[str, ...]
+    kind: str
+    sign: int
+    axis: int = 1
+    text: str = ""
+
+    @property
+    def frames(self) -> tuple[str, ...]:
+        return (self.point, *self.reference)
+
+    def signed_value(self, positions: Mapping[str, Sequence[float]]) -> float:
+        """The quantity whose sign must equal ``self.sign`` (positions in m)."""
+        point = positions[self.point]
+        if self.kind == "side":
+            start, end = (positions[name] for name in self.reference)
+            line = (end[0] - start[0], end[1] - start[1])
+            offset = (point[0] - start[0], point[1] - start[1])
+            return line[0] * offset[1] - line[1] * offset[0]
+        return point[self.axis] - positions[self.reference[0]][self.axis]
+
+    def holds(self, positions: Mapping[str, Sequence[float]]) -> bool:
+        return self.sign * self.signed_value(positions) > 0.0
+
+
+@dataclass(frozen=True)
+class RobotDescription:
+    """Everything the YAML file says, validated for form (not yet against the URDF)."""
+
+    name: str
+    source: Path
+    urdf: Path
+    task_names: tuple[str, ...]
+    task_joints: tuple[str, ...]
+    actuated: tuple[str, ...]
+    sensed: tuple[str, ...]
+    closures: tuple[Closure, ...]
+    working_mode: tuple[ModeCondition, ...]
+    assembly_mode: tuple[ModeCondition, ...]
+    home_task: tuple[float, ...]
+    home_joints: dict[str, float]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def redundancy(self) -> int:
+        """Degree of actuation redundancy: actuators minus degrees of freedom."""
+        return len(self.actuated) - len(self.task_names)
+
+
+class _Reader:
+    """Typed access to a YAML mapping that names the file and key on error."""
+
+    def __init__(self, source: Path) -> None:
+        self.source = source
+
+    def fail(self, key: str, message: str) -> DescriptionError:
+        return DescriptionError(f"{self.source}: {key}: {message}")
+
+    def mapping(self, value: Any, key: str) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(key, f"expected a mapping, got {type(value).__name__}")
+        return value
+
+    def string(self, value: Any, key: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.fail(key, f"expected a non-empty string, got {value!r}")
+        return value
+
+    def strings(self, value: Any, key: str) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self.fail(key, f"expected a list of names, got {value!r}")
+        names = tuple(self.string(item, f"{key}[{i}]") for i, item in enumerate(value))
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise self.fail(key, f"names listed twice: {duplicates}")
+        return names
+
+    def number(self, value: Any, key: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"expected a number, got {value!r}")
+        if not math.isfinite(value):
+            raise self.fail(key, f"expected a finite number, got {value!r}")
+        return float(value)
+
+
+def _parse_closure(reader: _Reader, raw: Any, index: int) -> Closure:
+    key = f"closures[{index}]"
+    item = reader.mapping(raw, key)
+    unknown = set(item) - {"name", "frames", "type", "components", "length"}
+    if unknown:
+        raise reader.fail(key, f"unknown keys {sorted(unknown)}")
+    frames = reader.strings(item.get("frames"), f"{key}.frames")
+    if len(frames) != 2:
+        raise reader.fail(f"{key}.frames", f"expected two frame names, got {list(frames)}")
+    kind = reader.string(item.get("type"), f"{key}.type")
+    if kind not in CLOSURE_TYPES:
+        raise reader.fail(f"{key}.type", f"unknown type {kind!r}; known: {sorted(CLOSURE_TYPES)}")
+    name = reader.string(item.get("name", f"closure{index}"), f"{key}.name")
+    length = None
+    if kind == "distance":
+        if "length" not in item:
+            raise reader.fail(key, "a distance closure needs 'length' (m)")
+        length = reader.number(item["length"], f"{key}.length")
+        if length <= 0.0:
+            raise reader.fail(f"{key}.length", f"must be positive, got {length}")
+        components: tuple[int, ...] = ()
+    else:
+        names = reader.strings(item.get("components"), f"{key}.components") or CLOSURE_TYPES[kind]
+        bad = [c for c in names if c not in COMPONENT_NAMES]
+        if bad:
+            raise reader.fail(f"{key}.components", f"unknown {bad}; known: {list(COMPONENT_NAMES)}")
+        components = tuple(COMPONENT_NAMES.index(c) for c in names)
+    return Closure(name=name, frames=(frames[0], frames[1]), type=kind, components=components, length=length)
+
+
+def _parse_condition(reader: _Reader, raw: Any, key: str) -> ModeCondition:
+    item = reader.mapping(raw, key)
+    point = reader.string(item.get("point"), f"{key}.point")
+    text = ", ".join(f"{k}: {v}" for k, v in item.items())
+    if "line" in item:
+        line = reader.strings(item["line"], f"{key}.line")
+        if len(line) != 2:
+            raise reader.fail(f"{key}.line", f"expected two frame names, got {list(line)}")
+        side = item.get("side")
+        if side not in ("left", "right"):
+            raise reader.fail(f"{key}.side", f"expected 'left' or 'right', got {side!r}")
+        return ModeCondition(point, line, "side", 1 if side == "left" else -1, text=text)
+    for word, sign in (("above", 1), ("below", -1)):
+        if word in item:
+            reference = reader.string(item[word], f"{key}.{word}")
+            axis = item.get("axis", "y")
+            if axis not in _AXES:
+                raise reader.fail(f"{key}.axis", f"expected one of x, y, z, got {axis!r}")
+            return ModeCondition(point, (reference,), "above", sign, axis=_AXES[axis], text=text)
+    raise reader.fail(key, "a condition needs 'line' + 'side', or 'above'/'below' (+ 'axis')")
+
+
+def parse_description(raw: Any, *, source: Path) -> RobotDescription:
+    """Validate the content of a robot YAML file (already parsed) and return it typed."""
+    reader = _Reader(source)
+    top = reader.mapping(raw, "<top>")
+    name = reader.string(top.get("name", source.stem), "name")
+    if "urdf" not in top:
+        raise reader.fail("urdf", "missing: path of the URDF tree")
+    urdf = resolve_path(reader.string(top["urdf"], "urdf"), relative_to=source.parent)
+    if not urdf.is_file():
+        raise reader.fail("urdf", f"file not found: {urdf}")
+
+    task = reader.mapping(top.get("task"), "task")
+    if not task:
+        raise reader.fail("task", "at least one task coordinate is needed")
+    task_names = tuple(reader.string(k, "task") for k in task)
+    task_joints = tuple(reader.string(v, f"task.{k}") for k, v in task.items())
+
+    actuated = reader.strings(top.get("actuated"), "actuated")
+    if not actuated:
+        raise reader.fail("actuated", "at least one actuated joint is needed")
+    if len(actuated) < len(task_names):
+        raise reader.fail(
+            "actuated",
+            f"{len(actuated)} actuated joints cannot drive {len(task_names)} task coordinates",
+        )
+    sensed = reader.strings(top.get("sensed"), "sensed")
+    for label, names in (("actuated", actuated), ("sensed", sensed)):
+        clash = sorted(set(names) & set(task_joints))
+        if clash:
+            raise reader.fail(label, f"{clash} are task coordinates of the virtual chain")
+    both = sorted(set(actuated) & set(sensed))
+    if both:
+        raise reader.fail("sensed", f"{both} are already actuated (actuated joints are always measured)")
+
+    raw_closures = top.get("closures") or []
+    if not isinstance(raw_closures, list):
+        raise reader.fail("closures", "expected a list")
+    closures = tuple(_parse_closure(reader, item, i) for i, item in enumerate(raw_closures))
+    names = [c.name for c in closures]
+    if len(set(names)) != len(names):
+        raise reader.fail("closures", f"closure names must be unique, got {names}")
+
+    modes = {}
+    for label in ("working_mode", "assembly_mode"):
+        items = top.get(label) or []
+        if not isinstance(items, list):
+            raise reader.fail(label, "expected a list of conditions")
+        modes[label] = tuple(_parse_condition(reader, c, f"{label}[{i}]") for i, c in enumerate(items))
+
+    home = reader.mapping(top.get("home", {}), "home")
+    home_task_raw = reader.mapping(home.get("task", {}), "home.task")
+    unknown = sorted(set(home_task_raw) - set(task_names))
+    if unknown:
+        raise reader.fail("home.task", f"unknown task coordinates {unknown}; known: {list(task_names)}")
+    home_task = tuple(reader.number(home_task_raw.get(n, 0.0), f"home.task.{n}") for n in task_names)
+    home_joints_raw = reader.mapping(home.get("joints", {}) or {}, "home.joints")
+    home_joints = {
+        reader.string(k, "home.joints"): reader.number(v, f"home.joints.{k}")
+        for k, v in home_joints_raw.items()
+    }
+
+    known = {
+        "name", "urdf", "task", "actuated", "sensed", "closures",
+        "working_mode", "assembly_mode", "home", "description",
+    }
+    extra = {k: v for k, v in top.items() if k not in known}
+    return RobotDescription(
+        name=name,
+        source=source,
+        urdf=urdf,
+        task_names=task_names,
+        task_joints=task_joints,
+        actuated=actuated,
+        sensed=sensed,
+        closures=closures,
+        working_mode=modes["working_mode"],
+        assembly_mode=modes["assembly_mode"],
+        home_task=home_task,
+        home_joints=home_joints,
+        extra=extra,
+    )
+
+
+def load_description(robot: str | Path) -> RobotDescription:
+    """Read a robot YAML file, given by robot name (``config/robots/<name>.yaml``) or path."""
+    path = Path(robot)
+    if path.suffix not in (".yaml", ".yml"):
+        candidate = robots_directory() / f"{robot}.yaml"
+        if not candidate.is_file():
+            from pardyn.resources import list_robots  # noqa: PLC0415
+
+            raise DescriptionError(f"unknown robot {str(robot)!r}; known robots: {list_robots()}")
+        path = candidate
+    if not path.is_file():
+        raise DescriptionError(f"{path}: robot file not found")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise DescriptionError(f"{path}: not valid YAML: {error}") from error
+    return parse_description(raw, source=path.resolve())

@@ -1,0 +1,249 @@
+"""Newton's method on the closure equations, for any choice of given coordinates.
+
+The forward problem (actuated, or actuated + sensed passive joints given), the
+inverse problem (task coordinates given) and any mix are one problem: find the
+configuration ``q`` (nv,) that closes every loop, ``phi(q) = 0``, and matches
+the given coordinates ``q[I] = y``. Each iteration linearizes both:
+
+* square case (``len(I) + m == nv``, e.g. the inverse problem, a non-redundant
+  forward problem): Newton on the dependent coordinates D,
+  ``K_D dq_D = -(phi + K_I dq_I)`` with ``dq_I = y - q[I]``;
+* over-determined case (more given coordinates than degrees of freedom:
+  actuation-redundant forward problem, redundant sensors): the closest point
+  to the readings on the constraint manifold, a Gauss-Newton step of
+  ``min |dq_I - (y - q[I])|^2  s.t.  K dq = -phi`` solved through its KKT
+  system. Consistent readings are matched exactly; noisy ones in the
+  least-squares sense, while the loops still close to the tolerance.
+
+The robot's branch (working and assembly mode) is kept by starting from a
+configuration on that branch (the previous solution, else the robot's home)
+and, when the direct Newton fails or lands on another branch, by continuation:
+the given coordinates move from their value at home to the target in small
+steps, each solved from the previous one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from pardyn.errors import ConvergenceError, SingularityError, WorkingModeError
+from pardyn.kinematics.closure import LoopClosures
+
+__all__ = ["ClosureSolver", "Solution", "revolute_mask"]
+
+
+def revolute_mask(model: pin.Model) -> np.ndarray:
+    """Boolean (nv,) mask of the coordinates that are angles (revolute joints)."""
+    mask = np.zeros(model.nv, dtype=bool)
+    for joint_id in range(1, model.njoints):
+        joint = model.joints[joint_id]
+        name = joint.shortname()
+        if "Revolute" in name or name in ("JointModelRX", "JointModelRY", "JointModelRZ"):
+            mask[joint.idx_v] = True
+    return mask
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A closed configuration and how it was found.
+
+    Attributes:
+        q: joint positions of the whole tree, shape (nv,), rad or m.
+        iterations: Newton iterations used (all continuation steps included).
+        residual: max |phi(q)| at the answer (m, rad).
+        conditioning: condition numbers of the closure Jacobian blocks,
+            ``{"serial": cond K[:, non-task], "parallel": cond K[:, non-actuated]}``.
+    """
+
+    q: np.ndarray
+    iterations: int
+    residual: float
+    conditioning: dict[str, float]
+
+
+class ClosureSolver:
+    """Solve the closure equations with some coordinates given.
+
+    Args:
+        closures: the robot's closure equations.
+        task_indices: coordinates of the platform's virtual chain (n_task,).
+        actuated_indices: actuated coordinates (n_a,).
+        tolerance: max |phi| accepted (m, rad); 1e-12 by default.
+        max_iterations: per Newton run.
+        max_condition: condition number above which a block is declared singular.
+        continuation_step: largest change of a given coordinate between two
+            continuation steps (rad or m).
+    """
+
+    def __init__(
+        self,
+        closures: LoopClosures,
+        *,
+        task_indices: Sequence[int],
+        actuated_indices: Sequence[int],
+        tolerance: float = 1e-12,
+        max_iterations: int = 40,
+        max_condition: float = 1e6,
+        continuation_step: float = 0.05,
+    ) -> None:
+        self.closures = closures
+        self.model = closures.model
+        self.nv = self.model.nv
+        self.tolerance = tolerance
+        self.max_iterations = max_iterations
+        self.max_condition = max_condition
+        self.continuation_step = continuation_step
+        self.angles = revolute_mask(self.model)
+        all_indices = np.arange(self.nv)
+        self._non_task = np.setdiff1d(all_indices, np.asarray(task_indices, dtype=int))
+        self._non_actuated = np.setdiff1d(all_indices, np.asarray(actuated_indices, dtype=int))
+        self._names = tuple(self.model.names[1:])
+
+    # ------------------------------------------------------------------ helpers
+    def describe(self, q: np.ndarray) -> str:
+        """Human-readable configuration for error messages."""
+        return "{" + ", ".join(f"{n}: {v:.6g}" for n, v in zip(self._names, q)) + "}"
+
+    def _offset(self, target: np.ndarray, current: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        """``target - current`` with angle differences wrapped to (-pi, pi]."""
+        delta = target - current
+        wrap = self.angles[indices]
+        delta[wrap] = (delta[wrap] + math.pi) % (2.0 * math.pi) - math.pi
+        return delta
+
+    def conditioning(self, jacobian: np.ndarray) -> dict[str, float]:
+        """Condition numbers of the serial and parallel blocks of ``K`` (m, nv)."""
+        return {
+            "serial": float(np.linalg.cond(jacobian[:, self._non_task])),
+            "parallel": float(np.linalg.cond(jacobian[:, self._non_actuated])),
+        }
+
+    # ------------------------------------------------------------------- Newton
+    def newton(self, indices: np.ndarray, values: np.ndarray, q0: np.ndarray) -> tuple[np.ndarray, int]:
+        """Run Newton from ``q0`` with ``q[indices]`` driven to ``values``.
+
+        Returns the configuration and the number of iterations; raises
+        :class:`ConvergenceError` if the loops do not close.
+        """
+        q = np.array(q0, dtype=float)
+        dependent = np.setdiff1d(np.arange(self.nv), indices)
+        m = self.closures.size
+        square = len(dependent) == m
+        if len(dependent) > m:
+            raise ConvergenceError(
+                f"{len(indices)} given coordinates and {m} closure equations leave "
+                f"{len(dependent) - m} coordinates undetermined"
+            )
+        if not square:
+            selection = np.zeros((len(indices), self.nv))
+            selection[np.arange(len(indices)), indices] = 1.0
+            gram = selection.T @ selection
+        residual_norm = math.inf
+        for iteration in range(1, self.max_iterations + 1):
+            residual, jacobian = self.closures.residual_and_jacobian(q)
+            offset = self._offset(values, q[indices], indices)
+            residual_norm = float(np.max(np.abs(residual))) if m else 0.0
+            if residual_norm <= self.tolerance and np.max(np.abs(offset), initial=0.0) <= 1e-10:
+                return q, iteration - 1
+            step = np.zeros(self.nv)
+            if square:
+                step[indices] = offset
+                rhs = -(residual + jacobian[:, indices] @ offset)
+                try:
+                    step[dependent] = np.linalg.solve(jacobian[:, dependent], rhs)
+                except np.linalg.LinAlgError:
+                    step[dependent] = np.linalg.lstsq(jacobian[:, dependent], rhs, rcond=None)[0]
+            else:
+                kkt = np.block([[gram, jacobian.T], [jacobian, np.zeros((m, m))]])
+                rhs = np.concatenate([selection.T @ offset, -residual])
+                step = np.linalg.lstsq(kkt, rhs, rcond=None)[0][: self.nv]
+            if not np.all(np.isfinite(step)):
+                break
+            q += step
+            if residual_norm <= self.tolerance and np.max(np.abs(step)) <= 1e-12:
+                # Over-determined, inconsistent readings: the fit has converged.
+                return q, iteration
+        raise ConvergenceError(
+            f"loop closure did not converge in {self.max_iterations} iterations "
+            f"(max |phi| = {residual_norm:.3g}); last configuration {self.describe(q)}"
+        )
+
+    # ------------------------------------------------------------------ solving
+    def solve(
+        self,
+        indices: Sequence[int],
+        values: Sequence[float],
+        *,
+        start: np.ndarray,
+        home: np.ndarray,
+        branch_violations: Callable[[np.ndarray], list[str]],
+        check_singularity: bool = True,
+    ) -> Solution:
+        """Solve with ``q[indices] = values`` on the robot's branch.
+
+        Args:
+            indices: given coordinates (k,).
+            values: their values (k,), rad or m.
+            start: warm start (nv,), e.g. the previous solution.
+            home: a closed configuration on the robot's branch (nv,).
+            branch_violations: returns the mode conditions a configuration
+                violates (empty when it is on the branch).
+            check_singularity: raise :class:`SingularityError` on a singular block.
+        """
+        indices = np.asarray(indices, dtype=int)
+        values = np.asarray(values, dtype=float)
+        if values.shape != indices.shape or not np.all(np.isfinite(values)):
+            raise ConvergenceError(f"given values must be {len(indices)} finite numbers, got {values}")
+        total = 0
+        q = None
+        try:
+            q, total = self.newton(indices, values, start)
+            if branch_violations(q):
+                q = None
+        except ConvergenceError:
+            q = None
+        if q is None:
+            q, total = self._continuation(indices, values, home, total)
+        violations = branch_violations(q)
+        if violations:
+            raise WorkingModeError(
+                f"the solution is on another branch than the robot's: violates {violations}; "
+                f"configuration {self.describe(q)}"
+            )
+        residual, jacobian = self.closures.residual_and_jacobian(q)
+        conditioning = self.conditioning(jacobian)
+        if check_singularity:
+            for kind, condition in conditioning.items():
+                if not condition < self.max_condition:
+                    raise SingularityError(
+                        f"{kind} singularity: condition number {condition:.3g} of the closure "
+                        f"Jacobian block exceeds {self.max_condition:.3g} at {self.describe(q)}",
+                        kind=kind,
+                        condition=condition,
+                    )
+        return Solution(q=q, iterations=total, residual=float(np.max(np.abs(residual), initial=0.0)),
+                        conditioning=conditioning)
+
+    def _continuation(
+        self, indices: np.ndarray, values: np.ndarray, home: np.ndarray, used: int
+    ) -> tuple[np.ndarray, int]:
+        start_values = home[indices]
+        offset = self._offset(values, start_values, indices)
+        steps = max(1, math.ceil(np.max(np.abs(offset), initial=0.0) / self.continuation_step))
+        q = np.array(home, dtype=float)
+        total = used
+        for k in range(1, steps + 1):
+            try:
+                q, iterations = self.newton(indices, start_values + offset * (k / steps), q)
+            except ConvergenceError as error:
+                raise ConvergenceError(
+                    f"no closed configuration reached for the given values {values.tolist()} "
+                    f"(continuation from home failed at step {k}/{steps}: {error})"
+                ) from error
+            total += iterations
+        return q, total

@@ -1,0 +1,220 @@
+"""The robot object: description, pinocchio tree, closure equations and solvers.
+
+>>> from pardyn import load_robot
+>>> robot = load_robot("dualv")
+>>> solution = robot.solve_inverse([0.02, -0.01, 0.1])       # x (m), y (m), phi (rad)
+>>> robot.joint_dict(solution.q)["leg1_joint1"]               # rad
+>>> robot.solve_forward(solution.q[robot.actuated_indices]).q  # back to every joint
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pardyn.description.config import ModeCondition, RobotDescription, load_description
+from pardyn.description.model import build_model, joint_names
+from pardyn.errors import DescriptionError, InputError, KinematicsError
+from pardyn.kinematics.analytic import analytic_kinematics
+from pardyn.kinematics.closure import LoopClosures
+from pardyn.kinematics.differential import DifferentialKinematics
+from pardyn.kinematics.solver import ClosureSolver, Solution
+
+__all__ = ["Robot", "load_robot"]
+
+
+class Robot:
+    """A closed-loop (or serial) robot ready for kinematics.
+
+    Attributes:
+        description: the validated YAML content.
+        model: pinocchio model of the URDF tree.
+        joint_names: names of the tree coordinates, in ``q`` order (nv,).
+        task_indices, actuated_indices, sensed_indices: positions in ``q``.
+        closures: the closure equations (:class:`LoopClosures`).
+        solver: Newton solver (:class:`ClosureSolver`).
+        differential: velocity/acceleration maps (:class:`DifferentialKinematics`).
+        home: closed home configuration on the robot's branch (nv,).
+    """
+
+    def __init__(
+        self,
+        description: RobotDescription,
+        *,
+        tolerance: float = 1e-12,
+        max_condition: float = 1e6,
+    ) -> None:
+        self.description = description
+        self.name = description.name
+        self.model = build_model(description)
+        self.joint_names = joint_names(self.model)
+        self.nv = self.model.nv
+        self.task_names = description.task_names
+        self.task_indices = self.indices(description.task_joints)
+        self.actuated_names = description.actuated
+        self.actuated_indices = self.indices(description.actuated)
+        self.sensed_names = description.sensed
+        self.sensed_indices = self.indices(description.sensed)
+        self.measured_names = description.actuated + description.sensed
+        self.measured_indices = self.indices(self.measured_names)
+        self.closures = LoopClosures(self.model, description.closures)
+        mobility = self.nv - self.closures.size
+        if mobility != len(self.task_names):
+            raise DescriptionError(
+                f"{description.source}: closures: {self.closures.size} closure equations on "
+                f"{self.nv} joints leave {mobility} degrees of freedom, but 'task' lists "
+                f"{len(self.task_names)} coordinates {list(self.task_names)}"
+            )
+        self.solver = ClosureSolver(
+            self.closures,
+            task_indices=self.task_indices,
+            actuated_indices=self.actuated_indices,
+            tolerance=tolerance,
+            max_condition=max_condition,
+        )
+        self.differential = DifferentialKinematics(self.closures, self.task_indices)
+        self.home = self._solve_home()
+        self.analytic = analytic_kinematics(self)
+
+    # ----------------------------------------------------------------- naming
+    def indices(self, names: Sequence[str]) -> np.ndarray:
+        """Positions in ``q`` of the named joints."""
+        try:
+            return np.array([self.joint_names.index(n) for n in names], dtype=int)
+        except ValueError as error:
+            unknown = [n for n in names if n not in self.joint_names]
+            raise InputError(f"unknown joints {unknown}; {self.name} has {list(self.joint_names)}") from error
+
+    def joint_dict(self, q: np.ndarray) -> dict[str, float]:
+        """``{joint name: value}`` for every tree coordinate."""
+        return {name: float(value) for name, value in zip(self.joint_names, q)}
+
+    def task_dict(self, q: np.ndarray) -> dict[str, float]:
+        """``{task coordinate name: value}`` of a configuration."""
+        return {name: float(q[i]) for name, i in zip(self.task_names, self.task_indices)}
+
+    # ------------------------------------------------------------------ modes
+    def mode_violations(self, q: np.ndarray, conditions: Sequence[ModeCondition]) -> list[str]:
+        """The conditions (as written in the YAML) that ``q`` violates."""
+        if not conditions:
+            return []
+        frames = sorted({name for c in conditions for name in c.frames})
+        positions = self.closures.frame_positions(q, frames)
+        return [c.text for c in conditions if not c.holds(positions)]
+
+    def working_mode_violations(self, q: np.ndarray) -> list[str]:
+        return self.mode_violations(q, self.description.working_mode)
+
+    def assembly_mode_violations(self, q: np.ndarray) -> list[str]:
+        return self.mode_violations(q, self.description.assembly_mode)
+
+    # ---------------------------------------------------------------- solving
+    def _solve_home(self) -> np.ndarray:
+        guess = np.zeros(self.nv)
+        for name, value in self.description.home_joints.items():
+            guess[self.joint_names.index(name)] = value
+        guess[self.task_indices] = self.description.home_task
+        try:
+            q, _ = self.solver.newton(self.task_indices, np.asarray(self.description.home_task), guess)
+        except KinematicsError as error:
+            raise DescriptionError(f"{self.description.source}: home: {error}") from error
+        for label, violations in (
+            ("working_mode", self.working_mode_violations(q)),
+            ("assembly_mode", self.assembly_mode_violations(q)),
+        ):
+            if violations:
+                raise DescriptionError(
+                    f"{self.description.source}: home: the home configuration violates {label} "
+                    f"{violations}; adjust home.joints"
+                )
+        return q
+
+    def _values(self, values: Sequence[float] | Mapping[str, float], names: Sequence[str], what: str) -> np.ndarray:
+        if isinstance(values, Mapping):
+            missing = [n for n in names if n not in values]
+            unknown = [n for n in values if n not in names]
+            if missing or unknown:
+                raise InputError(f"{what}: missing {missing}, unknown {unknown}; expected {list(names)}")
+            values = [values[n] for n in names]
+        array = np.asarray(values, dtype=float).reshape(-1)
+        if array.shape != (len(names),):
+            raise InputError(f"{what}: expected {len(names)} values {list(names)}, got {array.size}")
+        if not np.all(np.isfinite(array)):
+            raise InputError(f"{what}: values must be finite, got {array.tolist()}")
+        return array
+
+    def solve_inverse(
+        self, task: Sequence[float] | Mapping[str, float], *, start: np.ndarray | None = None
+    ) -> Solution:
+        """Every joint from the task coordinates (inverse kinematic problem).
+
+        Args:
+            task: task coordinates in ``task_names`` order, or a name mapping (m, rad).
+            start: warm start (nv,), e.g. the previous solution; home by default.
+
+        Raises:
+            ConvergenceError: the pose is out of reach.
+            WorkingModeError: only other working modes reach it.
+            SingularityError: the pose is at (or too near) a singularity.
+        """
+        values = self._values(task, self.task_names, "task")
+        return self.solver.solve(
+            self.task_indices,
+            values,
+            start=self.home if start is None else start,
+            home=self.home,
+            branch_violations=self.working_mode_violations,
+        )
+
+    def solve_forward(
+        self,
+        actuated: Sequence[float] | Mapping[str, float],
+        *,
+        sensed: Sequence[float] | Mapping[str, float] | None = None,
+        start: np.ndarray | None = None,
+        method: str = "newton",
+    ) -> Solution:
+        """Every joint from the actuated (and optionally sensed passive) joints.
+
+        With more readings than degrees of freedom (actuation redundancy,
+        sensed passive joints) the answer closes the loops exactly and fits
+        the readings in the least-squares sense (exactly if they agree).
+
+        Args:
+            actuated: actuated joint positions in ``actuated_names`` order (rad, m).
+            sensed: sensed passive joint positions in ``sensed_names`` order.
+            start: warm start (nv,); home by default.
+            method: ``"newton"`` (generic) or ``"analytic"`` (the robot's closed
+                form, see :mod:`pardyn.kinematics.analytic`).
+        """
+        values = self._values(actuated, self.actuated_names, "actuated")
+        indices = self.actuated_indices
+        if sensed is not None:
+            values = np.concatenate([values, self._values(sensed, self.sensed_names, "sensed")])
+            indices = self.measured_indices
+        if method == "analytic":
+            if self.analytic is None:
+                raise InputError(f"{self.name} has no analytic forward kinematics")
+            q = self.analytic.forward(values[: len(self.actuated_names)], None if sensed is None else values[len(self.actuated_names):])
+            residual, jacobian = self.closures.residual_and_jacobian(q)
+            return Solution(q=q, iterations=0, residual=float(np.max(np.abs(residual))),
+                            conditioning=self.solver.conditioning(jacobian))
+        if method != "newton":
+            raise InputError(f"method must be 'newton' or 'analytic', got {method!r}")
+        return self.solver.solve(
+            indices,
+            values,
+            start=self.home if start is None else start,
+            home=self.home,
+            branch_violations=self.assembly_mode_violations,
+        )
+
+
+def load_robot(robot: str | Path, **options: float) -> Robot:
+    """Load a robot by name (``config/robots/<name>.yaml``) or by YAML path.
+
+    Keyword options go to :class:`Robot` (``tolerance``, ``max_condition``).
+    """
+    return Robot(load_description(robot), **options)
