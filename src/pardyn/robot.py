@@ -146,13 +146,18 @@ class Robot:
         return array
 
     def solve_inverse(
-        self, task: Sequence[float] | Mapping[str, float], *, start: np.ndarray | None = None
+        self,
+        task: Sequence[float] | Mapping[str, float],
+        *,
+        start: np.ndarray | None = None,
+        method: str = "newton",
     ) -> Solution:
         """Every joint from the task coordinates (inverse kinematic problem).
 
         Args:
             task: task coordinates in ``task_names`` order, or a name mapping (m, rad).
             start: warm start (nv,), e.g. the previous solution; home by default.
+            method: ``"newton"`` (generic) or ``"analytic"`` (the robot's closed form).
 
         Raises:
             ConvergenceError: the pose is out of reach.
@@ -160,6 +165,9 @@ class Robot:
             SingularityError: the pose is at (or too near) a singularity.
         """
         values = self._values(task, self.task_names, "task")
+        if method == "analytic":
+            return self._analytic_solution(self._analytic().inverse(values))
+        self._check_method(method)
         return self.solver.solve(
             self.task_indices,
             values,
@@ -167,6 +175,21 @@ class Robot:
             home=self.home,
             branch_violations=self.working_mode_violations,
         )
+
+    def _analytic(self):
+        if self.analytic is None:
+            raise InputError(f"{self.name} has no closed-form kinematics (no 'analytic' key in its YAML)")
+        return self.analytic
+
+    def _analytic_solution(self, q: np.ndarray) -> Solution:
+        residual, jacobian = self.closures.residual_and_jacobian(q)
+        return Solution(q=q, iterations=0, residual=float(np.max(np.abs(residual), initial=0.0)),
+                        conditioning=self.solver.conditioning(jacobian))
+
+    @staticmethod
+    def _check_method(method: str) -> None:
+        if method not in ("newton", "analytic"):
+            raise InputError(f"method must be 'newton' or 'analytic', got {method!r}")
 
     def solve_forward(
         self,
@@ -195,14 +218,10 @@ class Robot:
             values = np.concatenate([values, self._values(sensed, self.sensed_names, "sensed")])
             indices = self.measured_indices
         if method == "analytic":
-            if self.analytic is None:
-                raise InputError(f"{self.name} has no analytic forward kinematics")
-            q = self.analytic.forward(values[: len(self.actuated_names)], None if sensed is None else values[len(self.actuated_names):])
-            residual, jacobian = self.closures.residual_and_jacobian(q)
-            return Solution(q=q, iterations=0, residual=float(np.max(np.abs(residual))),
-                            conditioning=self.solver.conditioning(jacobian))
-        if method != "newton":
-            raise InputError(f"method must be 'newton' or 'analytic', got {method!r}")
+            n_a = len(self.actuated_names)
+            readings = None if sensed is None else values[n_a:]
+            return self._analytic_solution(self._analytic().forward(values[:n_a], readings))
+        self._check_method(method)
         return self.solver.solve(
             indices,
             values,

@@ -1,0 +1,53 @@
+"""The ``pardyn`` command line: one module per command, each with ``add_parser`` and ``run``.
+
+Adding a command: write ``pardyn/cli/<name>.py`` with
+
+* ``HELP``: one line for ``pardyn --help``;
+* ``add_arguments(parser)``: its options;
+* ``run(args) -> int``: the exit status,
+
+and list its module name in ``COMMANDS``. Errors of pardyn (``PardynError``)
+and bad files are reported on stderr as ``pardyn <command>: <message>`` with
+exit status 2, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from pardyn.errors import PardynError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+COMMANDS = ("robots", "kinematics")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pardyn",
+        description="Dynamics, identification and control of parallel robots and cobots.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        module = importlib.import_module(f"pardyn.cli.{name}")
+        sub = subparsers.add_parser(name.replace("_", "-"), help=module.HELP, description=module.HELP)
+        module.add_arguments(sub)
+        sub.set_defaults(handler=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except (PardynError, OSError) as error:
+        print(f"pardyn {args.command}: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

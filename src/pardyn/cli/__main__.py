@@ -1,0 +1,5 @@
+import sys
+
+from pardyn.cli import main
+
+sys.exit(main())
