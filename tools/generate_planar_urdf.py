@@ -68,9 +68,9 @@ class PlanarRobot:
 
 def _inertial(body: Body) -> str:
     return (
-        f'    <inertial>\n      <origin xyz="{body.com[0]:.10g} {body.com[1]:.10g} {body.com[2]:.10g}" rpy="0 0 0"/>\n'
-        f'      <mass value="{body.mass:.10g}"/>\n'
-        f'      <inertia ixx="{body.ixx:.10g}" ixy="0" ixz="0" iyy="{body.iyy:.10g}" iyz="0" izz="{body.izz:.10g}"/>\n'
+        f'    <inertial>\n      <origin xyz="{body.com[0]:.17g} {body.com[1]:.17g} {body.com[2]:.17g}" rpy="0 0 0"/>\n'
+        f'      <mass value="{body.mass:.17g}"/>\n'
+        f'      <inertia ixx="{body.ixx:.17g}" ixy="0" ixz="0" iyy="{body.iyy:.17g}" iyz="0" izz="{body.izz:.17g}"/>\n'
         "    </inertial>\n"
     )
 
@@ -85,7 +85,7 @@ def _joint(name: str, kind: str, parent: str, child: str, xyz=(0.0, 0.0, 0.0), y
     text = (
         f'  <joint name="{name}" type="{kind}">\n'
         f'    <parent link="{parent}"/>\n    <child link="{child}"/>\n'
-        f'    <origin xyz="{xyz[0]:.10g} {xyz[1]:.10g} {xyz[2]:.10g}" rpy="0 0 {yaw:.17g}"/>\n'
+        f'    <origin xyz="{xyz[0]:.17g} {xyz[1]:.17g} {xyz[2]:.17g}" rpy="0 0 {yaw:.17g}"/>\n'
     )
     if kind == "revolute":
         text += f'    <axis xyz="{axis}"/>\n    <limit lower="-6.2831853" upper="6.2831853" effort="1000" velocity="100"/>\n'

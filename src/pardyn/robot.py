@@ -117,7 +117,7 @@ class Robot:
             guess[self.joint_names.index(name)] = value
         guess[self.task_indices] = self.description.home_task
         try:
-            q, _ = self.solver.newton(self.task_indices, np.asarray(self.description.home_task), guess)
+            q, *_ = self.solver.newton(self.task_indices, np.asarray(self.description.home_task), guess)
         except KinematicsError as error:
             raise DescriptionError(f"{self.description.source}: home: {error}") from error
         for label, violations in (

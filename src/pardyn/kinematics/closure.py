@@ -49,25 +49,35 @@ class LoopClosures:
             (model.getFrameId(c.frames[0]), model.getFrameId(c.frames[1])) for c in self.closures
         ]
         self._rows = []
+        self._components = []  # index arrays into the 6-vector error, per closure
+        self._needs_rotation = []
         start = 0
         for closure in self.closures:
             self._rows.append(slice(start, start + closure.size))
+            self._components.append(np.asarray(closure.components, dtype=int))
+            self._needs_rotation.append(any(c >= 3 for c in closure.components))
             start += closure.size
         self.size = start  # m
+        self._error = np.zeros(6)
 
     def _placement_errors(self) -> np.ndarray:
         """Residual from the frame placements already in ``self.data``."""
         residual = np.empty(self.size)
-        for closure, (ia, ib), rows in zip(self.closures, self._frame_ids, self._rows):
-            placement_a, placement_b = self.data.oMf[ia], self.data.oMf[ib]
+        error = self._error
+        oMf = self.data.oMf
+        for closure, (ia, ib), rows, components, rotation in zip(
+            self.closures, self._frame_ids, self._rows, self._components, self._needs_rotation
+        ):
+            placement_a, placement_b = oMf[ia], oMf[ib]
             delta = placement_b.translation - placement_a.translation
             if closure.type == "distance":
                 residual[rows] = np.linalg.norm(delta) - closure.length
                 continue
-            error = np.empty(6)
             error[:3] = delta
-            error[3:] = placement_a.rotation @ pin.log3(placement_a.rotation.T @ placement_b.rotation)
-            residual[rows] = error[list(closure.components)]
+            if rotation:
+                rotation_a = placement_a.rotation
+                error[3:] = rotation_a @ pin.log3(rotation_a.T @ placement_b.rotation)
+            residual[rows] = error[components]
         return residual
 
     def residual(self, q: np.ndarray) -> np.ndarray:
@@ -87,7 +97,9 @@ class LoopClosures:
 
     def _jacobian_from_data(self) -> np.ndarray:
         jacobian = np.empty((self.size, self.model.nv))
-        for closure, (ia, ib), rows in zip(self.closures, self._frame_ids, self._rows):
+        for closure, (ia, ib), rows, components in zip(
+            self.closures, self._frame_ids, self._rows, self._components
+        ):
             jac_a = pin.getFrameJacobian(self.model, self.data, ia, _LWA)
             jac_b = pin.getFrameJacobian(self.model, self.data, ib, _LWA)
             relative = jac_b - jac_a  # (6, nv)
@@ -95,7 +107,7 @@ class LoopClosures:
                 delta = self.data.oMf[ib].translation - self.data.oMf[ia].translation
                 jacobian[rows] = (delta / np.linalg.norm(delta)) @ relative[:3]
             else:
-                jacobian[rows] = relative[list(closure.components)]
+                jacobian[rows] = relative[components]
         return jacobian
 
     def drift(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -107,7 +119,9 @@ class LoopClosures:
         pin.forwardKinematics(self.model, self.data, q, v, np.zeros(self.model.nv))
         pin.updateFramePlacements(self.model, self.data)
         out = np.empty(self.size)
-        for closure, (ia, ib), rows in zip(self.closures, self._frame_ids, self._rows):
+        for closure, (ia, ib), rows, components in zip(
+            self.closures, self._frame_ids, self._rows, self._components
+        ):
             acc_a = pin.getFrameClassicalAcceleration(self.model, self.data, ia, _LWA)
             acc_b = pin.getFrameClassicalAcceleration(self.model, self.data, ib, _LWA)
             relative = np.concatenate([acc_b.linear - acc_a.linear, acc_b.angular - acc_a.angular])
@@ -120,7 +134,7 @@ class LoopClosures:
                 unit = delta / distance
                 out[rows] = unit @ relative[:3] + (rate @ rate - (unit @ rate) ** 2) / distance
             else:
-                out[rows] = relative[list(closure.components)]
+                out[rows] = relative[components]
         return out
 
     def frame_positions(self, q: np.ndarray, names: Sequence[str]) -> dict[str, np.ndarray]:

@@ -48,6 +48,16 @@ def revolute_mask(model: pin.Model) -> np.ndarray:
     return mask
 
 
+def _condition(block: np.ndarray) -> float:
+    """2-norm condition number (ratio of extreme singular values); inf when rank-deficient."""
+    singular = np.linalg.svd(block, compute_uv=False)
+    return float(singular[0] / singular[-1]) if singular[-1] > 0.0 else math.inf
+
+
+def _max_abs(values: np.ndarray) -> float:
+    return float(np.abs(values).max()) if values.size else 0.0
+
+
 @dataclass(frozen=True)
 class Solution:
     """A closed configuration and how it was found.
@@ -103,6 +113,7 @@ class ClosureSolver:
         self._non_task = np.setdiff1d(all_indices, np.asarray(task_indices, dtype=int))
         self._non_actuated = np.setdiff1d(all_indices, np.asarray(actuated_indices, dtype=int))
         self._names = tuple(self.model.names[1:])
+        self._partitions: dict[bytes, tuple[np.ndarray, np.ndarray | None]] = {}
 
     # ------------------------------------------------------------------ helpers
     def describe(self, q: np.ndarray) -> str:
@@ -119,55 +130,77 @@ class ClosureSolver:
     def conditioning(self, jacobian: np.ndarray) -> dict[str, float]:
         """Condition numbers of the serial and parallel blocks of ``K`` (m, nv)."""
         return {
-            "serial": float(np.linalg.cond(jacobian[:, self._non_task])),
-            "parallel": float(np.linalg.cond(jacobian[:, self._non_actuated])),
+            "serial": _condition(jacobian[:, self._non_task]),
+            "parallel": _condition(jacobian[:, self._non_actuated]),
         }
 
     # ------------------------------------------------------------------- Newton
-    def newton(self, indices: np.ndarray, values: np.ndarray, q0: np.ndarray) -> tuple[np.ndarray, int]:
+    def _partition(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Dependent coordinates and, for the over-determined case, the KKT matrix buffer."""
+        key = indices.tobytes()
+        cached = self._partitions.get(key)
+        if cached is None:
+            dependent = np.setdiff1d(np.arange(self.nv), indices)
+            m = self.closures.size
+            if len(dependent) > m:
+                raise ConvergenceError(
+                    f"{len(indices)} given coordinates and {m} closure equations leave "
+                    f"{len(dependent) - m} coordinates undetermined"
+                )
+            kkt = None
+            if len(dependent) < m:
+                kkt = np.zeros((self.nv + m, self.nv + m))
+                kkt[indices, indices] = 1.0  # S^T S
+            cached = self._partitions[key] = (dependent, kkt)
+        return cached
+
+    def newton(
+        self, indices: np.ndarray, values: np.ndarray, q0: np.ndarray
+    ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
         """Run Newton from ``q0`` with ``q[indices]`` driven to ``values``.
 
-        Returns the configuration and the number of iterations; raises
+        Returns the configuration, the number of iterations, and the residual
+        (m,) and closure Jacobian (m, nv) evaluated there. Raises
         :class:`ConvergenceError` if the loops do not close.
         """
         q = np.array(q0, dtype=float)
-        dependent = np.setdiff1d(np.arange(self.nv), indices)
-        m = self.closures.size
-        square = len(dependent) == m
-        if len(dependent) > m:
-            raise ConvergenceError(
-                f"{len(indices)} given coordinates and {m} closure equations leave "
-                f"{len(dependent) - m} coordinates undetermined"
-            )
-        if not square:
-            selection = np.zeros((len(indices), self.nv))
-            selection[np.arange(len(indices)), indices] = 1.0
-            gram = selection.T @ selection
+        dependent, kkt = self._partition(indices)
+        m, nv = self.closures.size, self.nv
         residual_norm = math.inf
-        for iteration in range(1, self.max_iterations + 1):
+        for iteration in range(self.max_iterations + 1):
             residual, jacobian = self.closures.residual_and_jacobian(q)
             offset = self._offset(values, q[indices], indices)
-            residual_norm = float(np.max(np.abs(residual))) if m else 0.0
-            if residual_norm <= self.tolerance and np.max(np.abs(offset), initial=0.0) <= 1e-10:
-                return q, iteration - 1
-            step = np.zeros(self.nv)
-            if square:
-                step[indices] = offset
+            residual_norm = _max_abs(residual)
+            if residual_norm <= self.tolerance and _max_abs(offset) <= 1e-10:
+                return q, iteration, residual, jacobian
+            if iteration == self.max_iterations:
+                break
+            if kkt is None:
+                # Square: dq_I = offset, K_D dq_D = -(phi + K_I dq_I).
                 rhs = -(residual + jacobian[:, indices] @ offset)
+                q[indices] += offset
                 try:
-                    step[dependent] = np.linalg.solve(jacobian[:, dependent], rhs)
+                    q[dependent] += np.linalg.solve(jacobian[:, dependent], rhs)
                 except np.linalg.LinAlgError:
-                    step[dependent] = np.linalg.lstsq(jacobian[:, dependent], rhs, rcond=None)[0]
-            else:
-                kkt = np.block([[gram, jacobian.T], [jacobian, np.zeros((m, m))]])
-                rhs = np.concatenate([selection.T @ offset, -residual])
-                step = np.linalg.lstsq(kkt, rhs, rcond=None)[0][: self.nv]
+                    q[dependent] += np.linalg.lstsq(jacobian[:, dependent], rhs, rcond=None)[0]
+                continue
+            # Over-determined: [[S^T S, K^T], [K, 0]] [dq; mu] = [S^T offset; -phi].
+            kkt[nv:, :nv] = jacobian
+            kkt[:nv, nv:] = jacobian.T
+            rhs = np.zeros(nv + m)
+            rhs[indices] = offset
+            rhs[nv:] = -residual
+            try:
+                step = np.linalg.solve(kkt, rhs)[:nv]
+            except np.linalg.LinAlgError:
+                step = np.linalg.lstsq(kkt, rhs, rcond=None)[0][:nv]
             if not np.all(np.isfinite(step)):
                 break
             q += step
-            if residual_norm <= self.tolerance and np.max(np.abs(step)) <= 1e-12:
-                # Over-determined, inconsistent readings: the fit has converged.
-                return q, iteration
+            if residual_norm <= self.tolerance and _max_abs(step) <= 1e-12:
+                # Inconsistent readings: the least-squares fit has converged.
+                residual, jacobian = self.closures.residual_and_jacobian(q)
+                return q, iteration + 1, residual, jacobian
         raise ConvergenceError(
             f"loop closure did not converge in {self.max_iterations} iterations "
             f"(max |phi| = {residual_norm:.3g}); last configuration {self.describe(q)}"
@@ -200,22 +233,19 @@ class ClosureSolver:
         if values.shape != indices.shape or not np.all(np.isfinite(values)):
             raise ConvergenceError(f"given values must be {len(indices)} finite numbers, got {values}")
         total = 0
-        q = None
         try:
-            q, total = self.newton(indices, values, start)
-            if branch_violations(q):
-                q = None
+            q, total, residual, jacobian = self.newton(indices, values, start)
+            on_branch = not branch_violations(q)
         except ConvergenceError:
-            q = None
-        if q is None:
-            q, total = self._continuation(indices, values, home, total)
-        violations = branch_violations(q)
-        if violations:
-            raise WorkingModeError(
-                f"the solution is on another branch than the robot's: violates {violations}; "
-                f"configuration {self.describe(q)}"
-            )
-        residual, jacobian = self.closures.residual_and_jacobian(q)
+            on_branch = False
+        if not on_branch:
+            q, total, residual, jacobian = self._continuation(indices, values, home, total)
+            violations = branch_violations(q)
+            if violations:
+                raise WorkingModeError(
+                    f"the solution is on another branch than the robot's: violates {violations}; "
+                    f"configuration {self.describe(q)}"
+                )
         conditioning = self.conditioning(jacobian)
         if check_singularity:
             for kind, condition in conditioning.items():
@@ -226,12 +256,16 @@ class ClosureSolver:
                         kind=kind,
                         condition=condition,
                     )
-        return Solution(q=q, iterations=total, residual=float(np.max(np.abs(residual), initial=0.0)),
-                        conditioning=conditioning)
+        return Solution(
+            q=q,
+            iterations=total,
+            residual=_max_abs(residual),
+            conditioning=conditioning,
+        )
 
     def _continuation(
         self, indices: np.ndarray, values: np.ndarray, home: np.ndarray, used: int
-    ) -> tuple[np.ndarray, int]:
+    ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
         start_values = home[indices]
         offset = self._offset(values, start_values, indices)
         steps = max(1, math.ceil(np.max(np.abs(offset), initial=0.0) / self.continuation_step))
@@ -239,11 +273,13 @@ class ClosureSolver:
         total = used
         for k in range(1, steps + 1):
             try:
-                q, iterations = self.newton(indices, start_values + offset * (k / steps), q)
+                q, iterations, residual, jacobian = self.newton(
+                    indices, start_values + offset * (k / steps), q
+                )
             except ConvergenceError as error:
                 raise ConvergenceError(
                     f"no closed configuration reached for the given values {values.tolist()} "
                     f"(continuation from home failed at step {k}/{steps}: {error})"
                 ) from error
             total += iterations
-        return q, total
+        return q, total, residual, jacobian

@@ -1,0 +1,44 @@
+"""Shared fixtures: robots are loaded once per session (loading solves the home configuration)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pardyn
+
+
+@pytest.fixture(scope="session")
+def load():
+    """``load(name)`` returns a cached :class:`pardyn.Robot`."""
+    cache: dict[str, pardyn.Robot] = {}
+
+    def get(name: str) -> pardyn.Robot:
+        if name not in cache:
+            cache[name] = pardyn.load_robot(name)
+        return cache[name]
+
+    return get
+
+
+def _random_task(robot: pardyn.Robot, rng: np.random.Generator, *, spread: float = 0.05) -> np.ndarray:
+    home = robot.home[robot.task_indices]
+    return home + rng.uniform(-spread, spread, size=home.shape)
+
+
+def _angle_distance(a: np.ndarray, b: np.ndarray, angles: np.ndarray) -> np.ndarray:
+    delta = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    delta[angles] = (delta[angles] + np.pi) % (2 * np.pi) - np.pi
+    return np.abs(delta)
+
+
+@pytest.fixture
+def random_task():
+    """``random_task(robot, rng, spread=0.05)``: a task pose within ``spread`` (m, rad) of home."""
+    return _random_task
+
+
+@pytest.fixture
+def angle_distance():
+    """``angle_distance(a, b, angles)``: |a - b| with angle differences taken modulo 2 pi."""
+    return _angle_distance

@@ -1,0 +1,128 @@
+"""Closure equations: Jacobian and drift against finite differences, distance closures by hand."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pardyn
+
+ROBOTS = ("five_bar", "dualv", "rrr3")
+
+ROD_URDF = """<?xml version="1.0"?>
+<robot name="rod_five_bar">
+  <link name="base_link"/>
+  <link name="leg1_link1"><inertial><mass value="0.3"/><origin xyz="0.1 0 0"/>
+    <inertia ixx="1e-6" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="1e-3"/></inertial></link>
+  <joint name="leg1_joint1" type="revolute"><parent link="base_link"/><child link="leg1_link1"/>
+    <origin xyz="-0.1 0 0"/><axis xyz="0 0 1"/><limit lower="-7" upper="7" effort="1" velocity="1"/></joint>
+  <link name="leg1_tip"/>
+  <joint name="leg1_tip_marker" type="fixed"><parent link="leg1_link1"/><child link="leg1_tip"/>
+    <origin xyz="0.2 0 0"/></joint>
+  <link name="leg2_link1"><inertial><mass value="0.3"/><origin xyz="0.1 0 0"/>
+    <inertia ixx="1e-6" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="1e-3"/></inertial></link>
+  <joint name="leg2_joint1" type="revolute"><parent link="base_link"/><child link="leg2_link1"/>
+    <origin xyz="0.1 0 0"/><axis xyz="0 0 1"/><limit lower="-7" upper="7" effort="1" velocity="1"/></joint>
+  <link name="leg2_tip"/>
+  <joint name="leg2_tip_marker" type="fixed"><parent link="leg2_link1"/><child link="leg2_tip"/>
+    <origin xyz="0.2 0 0"/></joint>
+  <link name="platform_x_link"/>
+  <joint name="platform_x" type="prismatic"><parent link="base_link"/><child link="platform_x_link"/>
+    <axis xyz="1 0 0"/><limit lower="-5" upper="5" effort="1" velocity="1"/></joint>
+  <link name="platform"><inertial><mass value="0.1"/>
+    <inertia ixx="1e-6" ixy="0" ixz="0" iyy="1e-6" iyz="0" izz="1e-6"/></inertial></link>
+  <joint name="platform_y" type="prismatic"><parent link="platform_x_link"/><child link="platform"/>
+    <axis xyz="0 1 0"/><limit lower="-5" upper="5" effort="1" velocity="1"/></joint>
+</robot>
+"""
+
+ROD_YAML = """
+name: rod_five_bar
+urdf: rod_five_bar.urdf
+task: {x: platform_x, y: platform_y}
+actuated: [leg1_joint1, leg2_joint1]
+closures:
+  - {name: rod1, frames: [leg1_tip, platform], type: distance, length: 0.25}
+  - {name: rod2, frames: [leg2_tip, platform], type: distance, length: 0.25}
+assembly_mode:
+  - {point: platform, line: [leg1_tip, leg2_tip], side: left}
+home:
+  task: {x: 0.0, y: 0.3}
+  joints: {leg1_joint1: 2.16, leg2_joint1: 0.98}
+"""
+
+
+@pytest.fixture(scope="module")
+def rod_robot(tmp_path_factory) -> pardyn.Robot:
+    """A five-bar whose distal links are massless rods: two distance closures."""
+    folder: Path = tmp_path_factory.mktemp("rod")
+    (folder / "rod_five_bar.urdf").write_text(ROD_URDF)
+    (folder / "rod_five_bar.yaml").write_text(ROD_YAML)
+    return pardyn.load_robot(folder / "rod_five_bar.yaml")
+
+
+def _perturbed(robot, rng, scale=0.05):
+    return robot.home + rng.uniform(-scale, scale, robot.nv)
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_jacobian_matches_finite_differences(load, name):
+    robot = load(name)
+    rng = np.random.default_rng(1)
+    h = 1e-6
+    for _ in range(3):
+        q = _perturbed(robot, rng)  # away from closure: rows are exact for parallel joint axes
+        jacobian = robot.closures.jacobian(q)
+        numeric = np.empty_like(jacobian)
+        for j in range(robot.nv):
+            dq = np.zeros(robot.nv)
+            dq[j] = h
+            numeric[:, j] = (robot.closures.residual(q + dq) - robot.closures.residual(q - dq)) / (2 * h)
+        np.testing.assert_allclose(jacobian, numeric, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_drift_is_jacobian_rate_times_velocity(load, name):
+    robot = load(name)
+    rng = np.random.default_rng(2)
+    h = 1e-6
+    q = _perturbed(robot, rng)
+    v = rng.normal(size=robot.nv)
+    numeric = (robot.closures.jacobian(q + h * v) - robot.closures.jacobian(q - h * v)) / (2 * h) @ v
+    np.testing.assert_allclose(robot.closures.drift(q, v), numeric, atol=1e-7)
+
+
+def test_distance_closure_jacobian_and_drift(rod_robot):
+    robot = rod_robot
+    rng = np.random.default_rng(3)
+    h = 1e-6
+    q = _perturbed(robot, rng)
+    v = rng.normal(size=robot.nv)
+    jacobian = robot.closures.jacobian(q)
+    numeric = np.column_stack([
+        (robot.closures.residual(q + h * e) - robot.closures.residual(q - h * e)) / (2 * h) for e in np.eye(robot.nv)
+    ])
+    np.testing.assert_allclose(jacobian, numeric, atol=1e-8)
+    numeric_drift = (robot.closures.jacobian(q + h * v) - robot.closures.jacobian(q - h * v)) / (2 * h) @ v
+    np.testing.assert_allclose(robot.closures.drift(q, v), numeric_drift, atol=1e-7)
+
+
+def test_distance_closure_forward_problem_by_hand(rod_robot):
+    """Circle intersection of the two rods, computed by hand, equals the Newton answer."""
+    robot = rod_robot
+    a1, a2 = np.array([0.2, 0.9]), np.array([0.1, -0.1])
+    q1, q2 = 2.0, 1.0
+    b1 = np.array([-0.1, 0.0]) + 0.2 * np.array([math.cos(q1), math.sin(q1)])
+    b2 = np.array([0.1, 0.0]) + 0.2 * np.array([math.cos(q2), math.sin(q2)])
+    half = np.linalg.norm(b2 - b1) / 2
+    middle = (b1 + b2) / 2
+    unit = (b2 - b1) / (2 * half)
+    normal = np.array([-unit[1], unit[0]])  # left of b1 -> b2: the assembly mode
+    expected = middle + math.sqrt(0.25**2 - half**2) * normal
+    solution = robot.solve_forward([q1, q2])
+    np.testing.assert_allclose(solution.q[robot.task_indices], expected, atol=1e-12)
+    assert solution.residual < 1e-12
+    del a1, a2

@@ -1,0 +1,134 @@
+"""Newton solver: round trips, the papers' loop equations, redundancy, errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pardyn.errors import ConvergenceError, InputError, SingularityError
+from pardyn.kinematics.solver import revolute_mask
+
+ROBOTS = ("five_bar", "dualv", "rrr3")
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_inverse_then_forward_round_trip(load, name, random_task, angle_distance):
+    robot = load(name)
+    rng = np.random.default_rng(10)
+    angles = revolute_mask(robot.model)
+    for _ in range(10):
+        task = random_task(robot, rng)
+        inverse = robot.solve_inverse(task)
+        assert inverse.residual <= 1e-12
+        np.testing.assert_allclose(inverse.q[robot.task_indices], task, atol=1e-12)
+        forward = robot.solve_forward(inverse.q[robot.actuated_indices])
+        assert forward.residual <= 1e-12
+        assert angle_distance(forward.q, inverse.q, angles).max() < 1e-10
+        if len(robot.sensed_indices):
+            sensed = robot.solve_forward(
+                inverse.q[robot.actuated_indices], sensed=inverse.q[robot.sensed_indices]
+            )
+            assert angle_distance(sensed.q, inverse.q, angles).max() < 1e-10
+
+
+def test_dualv_solution_satisfies_eq_53(load, random_task):
+    """The loop equations of Briot 2015 eq. (53), written from the paper, hold at our solutions."""
+    robot = load("dualv")
+    rng = np.random.default_rng(11)
+    gammas = np.radians([15.52, 164.48, -164.48, -15.52])
+    r_p, d2, d3 = 0.1, 0.28, 0.28
+    for _ in range(5):
+        x, y, phi = random_task(robot, rng)
+        joints = robot.joint_dict(robot.solve_inverse([x, y, phi]).q)
+        for i in range(1, 5):
+            k, k_bar = (0, 1) if i <= 2 else (1, 0)
+            xa, ya = 0.41 * math.cos(gammas[i - 1]), 0.41 * math.sin(gammas[i - 1])
+            q1, q2, q3 = (joints[f"leg{i}_joint{j}"] for j in (1, 2, 3))
+            assert x - r_p * math.sin(phi + k * math.pi) - xa - d2 * math.cos(q1) - d3 * math.cos(q1 + q2) == pytest.approx(0, abs=1e-12)
+            assert y + r_p * math.cos(phi + k * math.pi) - ya - d2 * math.sin(q1) - d3 * math.sin(q1 + q2) == pytest.approx(0, abs=1e-12)
+            wrapped = (phi + k_bar * math.pi - q1 - q2 - q3 + math.pi) % (2 * math.pi) - math.pi
+            assert wrapped == pytest.approx(0, abs=1e-12)
+
+
+def test_working_mode_kept_far_from_home(load):
+    """Continuation keeps the elbows of the DualV where the issue puts them (sin q1 > 0 for legs 1, 2)."""
+    robot = load("dualv")
+    joints = robot.joint_dict(robot.solve_inverse([0.08, 0.06, 0.25]).q)
+    assert math.sin(joints["leg1_joint1"]) > 0 and math.sin(joints["leg2_joint1"]) > 0
+    assert math.sin(joints["leg3_joint1"]) < 0 and math.sin(joints["leg4_joint1"]) < 0
+
+
+def test_redundant_forward_with_inconsistent_readings_is_a_least_squares_fit(load):
+    """DualV, 4 actuators for 3 dof: a reading off by 1 mrad gives the closest closed configuration.
+
+    Optimality (first-order condition of min |q_a - y|^2 on the constraint
+    manifold): the reading error is orthogonal to the actuator velocity space,
+    J^T (q_a - y) = 0 with J = W[actuated] the inverse Jacobian (eq. 20).
+    """
+    robot = load("dualv")
+    exact = robot.solve_inverse([0.02, -0.01, 0.1])
+    readings = exact.q[robot.actuated_indices] + np.array([0.0, 0.0, 0.0, 1e-3])
+    fit = robot.solve_forward(readings)
+    assert fit.residual <= 1e-12
+    error = fit.q[robot.actuated_indices] - readings
+    jacobian = robot.differential.inverse_jacobian(fit.q, robot.actuated_indices)
+    np.testing.assert_allclose(jacobian.T @ error, 0.0, atol=1e-12)
+    assert 0 < np.linalg.norm(error) < 1e-3
+
+
+def test_warm_start_gives_the_same_answer(load):
+    robot = load("rrr3")
+    first = robot.solve_inverse([0.03, -0.02, 0.05])
+    again = robot.solve_inverse([0.03, -0.02, 0.05], start=first.q)
+    np.testing.assert_allclose(again.q, first.q, atol=1e-12)
+    assert again.iterations == 0
+
+
+def test_unreachable_pose_raises_convergence_error_with_the_values(load):
+    robot = load("five_bar")
+    with pytest.raises(ConvergenceError, match=r"2\.0"):
+        robot.solve_inverse([2.0, 0.3])
+
+
+def test_bad_input_is_rejected(load):
+    robot = load("dualv")
+    with pytest.raises(InputError, match="finite"):
+        robot.solve_forward([0.0, math.nan, 0.0, 0.0])
+    with pytest.raises(InputError, match="expected 4"):
+        robot.solve_forward([0.0, 0.0])
+    with pytest.raises(InputError, match="unknown"):
+        robot.solve_inverse({"x": 0.0, "y": 0.0, "psi": 0.0})
+
+
+def _five_bar_near_parallel_singularity(epsilon: float) -> list[float]:
+    """Actuated angles putting B_1, C, B_2 (distal links) epsilon from collinear.
+
+    Symmetric posture q_11 = pi - b, q_21 = b: |B_1 B_2| = 0.2 + 0.4 cos b equals
+    twice the distal length 0.25 (aligned distal links) at cos b = 0.75.
+    """
+    b = math.acos(0.75 - epsilon)
+    return [math.pi - b, b]
+
+
+def test_condition_number_grows_at_the_five_bar_parallel_singularity(load):
+    robot = load("five_bar")
+    conditions = [
+        robot.solve_forward(_five_bar_near_parallel_singularity(eps)).conditioning["parallel"]
+        for eps in (1e-2, 1e-4)
+    ]
+    # Distance to the singularity ~ sqrt(eps): the condition number grows ~ 1/sqrt(eps).
+    assert conditions[1] > 5 * conditions[0]
+    with pytest.raises((SingularityError, ConvergenceError)):
+        robot.solve_forward(_five_bar_near_parallel_singularity(1e-14))
+
+
+def test_singularity_error_carries_kind_and_condition(load):
+    import pardyn
+
+    robot = pardyn.load_robot("five_bar", max_condition=1e3)
+    with pytest.raises(SingularityError) as info:
+        robot.solve_forward(_five_bar_near_parallel_singularity(1e-7))
+    assert info.value.kind == "parallel" and info.value.condition > 1e3
+    assert "leg1_joint1" in str(info.value)  # the configuration is in the message

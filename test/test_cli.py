@@ -1,0 +1,60 @@
+"""The ``pardyn`` command line, run as a user would (a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+
+def pardyn(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pardyn.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_robots_lists_the_shipped_robots():
+    result = pardyn("robots")
+    assert result.returncode == 0, result.stderr
+    assert {"five_bar", "dualv", "rrr3"} <= set(result.stdout.split())
+
+
+def test_robots_json_has_redundancy():
+    rows = {row["name"]: row for row in json.loads(pardyn("robots", "--json").stdout)}
+    assert rows["dualv"]["redundancy"] == 1 and rows["rrr3"]["sensed"] == ["leg1_joint2", "leg2_joint2", "leg3_joint2"]
+
+
+def test_inverse_then_forward_through_the_cli(load):
+    robot = load("dualv")
+    inverse = pardyn("kinematics", "--robot", "dualv", "--task", "0.02,-0.01,0.1")
+    assert inverse.returncode == 0, inverse.stderr
+    answer = json.loads(inverse.stdout)
+    assert answer["task"] == pytest.approx({"x": 0.02, "y": -0.01, "phi": 0.1}, abs=1e-12)
+    assert set(answer["joints"]) == set(robot.joint_names)
+    # Leg 1 closes on C_1 = (x - r_p sin phi, y + r_p cos phi) (Briot 2015, eq. 53).
+    q1, q2 = answer["joints"]["leg1_joint1"], answer["joints"]["leg1_joint2"]
+    a1 = 0.41 * np.array([math.cos(math.radians(15.52)), math.sin(math.radians(15.52))])
+    tip = a1 + 0.28 * np.array([math.cos(q1), math.sin(q1)]) + 0.28 * np.array([math.cos(q1 + q2), math.sin(q1 + q2)])
+    np.testing.assert_allclose(tip, [0.02 - 0.1 * math.sin(0.1), -0.01 + 0.1 * math.cos(0.1)], atol=1e-12)
+
+    actuated = ",".join(repr(answer["joints"][n]) for n in robot.actuated_names)
+    forward = pardyn("kinematics", "--robot", "dualv", "--actuated", actuated)
+    assert forward.returncode == 0, forward.stderr
+    assert json.loads(forward.stdout)["task"] == pytest.approx(answer["task"], abs=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("kinematics", "--robot", "dualv", "--task", "0,0"), "expected 3 values"),
+        (("kinematics", "--robot", "dualv", "--task", "a,b,c"), "comma-separated numbers"),
+        (("kinematics", "--robot", "five_bar", "--task", "3,3"), "did not converge"),
+        (("kinematics", "--robot", "nobody", "--task", "0,0"), "unknown robot"),
+    ],
+)
+def test_errors_are_one_line_messages(args, expected):
+    result = pardyn(*args)
+    assert result.returncode == 2
+    assert expected in result.stderr and "Traceback" not in result.stderr
