@@ -1,0 +1,397 @@
+"""End-to-end tests of the ``closure_solver`` node over DDS, plus its pure parts.
+
+The node runs as a separate process (fixtures in ``conftest.py``); the test
+publishes the actuated (and sensed) joints of a configuration obtained from a
+known task pose by the *inverse* problem (``Robot.solve_inverse``, a different
+path through the solver than the node's forward problem) and checks that the
+node's answer gives back that task pose and every joint of that configuration.
+Joint velocities are checked against central finite differences of inverse
+solutions (independent of the velocity maps the node uses), the orientation
+against pinocchio's own RPY-to-matrix conversion.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import itertools
+import math
+import re
+import signal
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+import yaml
+from geometry_msgs.msg import PoseStamped
+from sensor_msgs.msg import JointState
+
+from pardyn import ConvergenceError, load_robot
+from pardyn.nodes.closure_solver import (
+    INPUT_TOPIC,
+    JOINTS_TOPIC,
+    NODE_NAME,
+    POSE_TOPIC,
+    ClosureSolverNode,
+    ClosureTracker,
+    JointStateError,
+    _ReportThrottle,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = REPO / "config" / "closure_solver.yaml"
+LAUNCH = REPO / "launch" / "closure_solver.launch.py"
+ANSWER_TIMEOUT_S = 15.0  # first answer includes DDS discovery
+POSITION_TOL = 1e-9  # m, rad
+VELOCITY_TOL = 1e-8  # m/s, rad/s (finite differences of step 1e-5 are good to ~1e-10)
+FD_STEP = 1e-5
+
+_stamps = itertools.count(1)
+
+
+# --------------------------------------------------------------------------- helpers
+def joint_state(names, positions, velocities=()) -> JointState:
+    """A JointState with a fresh, unique stamp (the stamp identifies its answer)."""
+    message = JointState()
+    message.header.stamp.sec = next(_stamps)
+    message.header.frame_id = "sensors"
+    message.name = list(names)
+    message.position = [float(v) for v in positions]
+    message.velocity = [float(v) for v in velocities]
+    return message
+
+
+class SolverLink:
+    """Publisher to one node process and collectors of its two outputs."""
+
+    def __init__(self, client, node) -> None:
+        self.client = client
+        self.node = node
+        self.publisher = client.publisher(JointState, node.topic(INPUT_TOPIC))
+        self.joints: list[JointState] = client.collect(JointState, node.topic(JOINTS_TOPIC))
+        self.poses: list[PoseStamped] = client.collect(PoseStamped, node.topic(POSE_TOPIC))
+
+    def _answer(self, stamp: int):
+        joints = [m for m in self.joints if m.header.stamp.sec == stamp]
+        poses = [m for m in self.poses if m.header.stamp.sec == stamp]
+        return (joints[0], poses[0]) if joints and poses else None
+
+    def request(self, message: JointState) -> tuple[JointState, PoseStamped]:
+        """Publish ``message`` (again until answered); the node's two answers."""
+        stamp = message.header.stamp.sec
+        answered = self.client.publish_until(
+            self.publisher, message, lambda: self._answer(stamp), timeout_s=ANSWER_TIMEOUT_S
+        )
+        assert answered, f"no answer to stamp {stamp} within {ANSWER_TIMEOUT_S} s; node output:\n{self.node.output()}"
+        return self._answer(stamp)
+
+    def expect_rejection(self, message: JointState, *texts: str) -> None:
+        """Publish ``message`` until the node's log shows every one of ``texts``; no answer allowed."""
+        stamp = message.header.stamp.sec
+        logged = self.client.publish_until(
+            self.publisher,
+            message,
+            lambda: all(text in self.node.output() for text in texts),
+            timeout_s=ANSWER_TIMEOUT_S,
+        )
+        assert logged, f"node never logged {texts}; output:\n{self.node.output()}"
+        assert self._answer(stamp) is None, f"the node answered the bad message {stamp}"
+        assert self.node.alive(), self.node.output()
+
+
+def task_pose_of(pose: PoseStamped, angle: bool) -> np.ndarray:
+    """(x, y[, angle]) from a planar PoseStamped, after checking it is planar."""
+    p, o = pose.pose.position, pose.pose.orientation
+    assert p.z == 0.0
+    quaternion = pin.Quaternion(o.w, o.x, o.y, o.z)  # pinocchio's (w, x, y, z) constructor
+    assert quaternion.norm() == pytest.approx(1.0, abs=1e-12)
+    if not angle:
+        np.testing.assert_allclose(quaternion.matrix(), np.eye(3), atol=1e-15)
+        return np.array([p.x, p.y])
+    rotation = quaternion.matrix()
+    about_z = math.atan2(rotation[1, 0], rotation[0, 0])
+    np.testing.assert_allclose(rotation, pin.rpy.rpyToMatrix(0.0, 0.0, about_z), atol=1e-12)
+    return np.array([p.x, p.y, about_z])
+
+
+def check_answer(robot, task, answer, *, frame_id: str, stamp: int, q_expected, qdot_expected=None) -> None:
+    joints, pose = answer
+    assert joints.header.stamp.sec == stamp and pose.header.stamp.sec == stamp
+    assert pose.header.frame_id == frame_id
+    assert list(joints.name) == list(robot.joint_names)
+    has_angle = len(robot.task_names) == 3
+    np.testing.assert_allclose(task_pose_of(pose, has_angle), task, atol=POSITION_TOL, rtol=0)
+    np.testing.assert_allclose(np.array(joints.position), q_expected, atol=POSITION_TOL, rtol=0)
+    if qdot_expected is None:
+        assert len(joints.velocity) == 0
+    else:
+        np.testing.assert_allclose(np.array(joints.velocity), qdot_expected, atol=VELOCITY_TOL, rtol=0)
+
+
+def finite_difference_velocity_map(robot, task, q0) -> np.ndarray:
+    """``W = dq/dx`` by central differences of inverse solutions around ``task``, shape (nv, n)."""
+    task = np.asarray(task, dtype=float)
+    columns = []
+    for k in range(task.size):
+        step = np.zeros(task.size)
+        step[k] = FD_STEP
+        q_plus = robot.solve_inverse(task + step, start=q0).q
+        q_minus = robot.solve_inverse(task - step, start=q0).q
+        columns.append((q_plus - q_minus) / (2.0 * FD_STEP))
+    return np.column_stack(columns)
+
+
+def finite_difference_velocities(robot, task, task_velocity, q0) -> np.ndarray:
+    """Every joint velocity ``W xdot`` with the finite-difference ``W``, shape (nv,)."""
+    return finite_difference_velocity_map(robot, task, q0) @ np.asarray(task_velocity, dtype=float)
+
+
+# --------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def dualv():
+    return load_robot("dualv")
+
+
+@pytest.fixture(scope="module")
+def dualv_link(launch_node, ros_client):
+    """One dualv node (parameters from config/closure_solver.yaml) for the module."""
+    node = launch_node(NODE_NAME, params_file=CONFIG, params={"robot": "dualv"})
+    return SolverLink(ros_client, node)
+
+
+# --------------------------------------------------------------------------- DDS tests
+@pytest.mark.parametrize(
+    ("task", "task_velocity"),
+    [
+        ((0.02, -0.01, 0.1), (0.1, -0.2, 0.3)),  # x (m), y (m), phi (rad); m/s, rad/s
+        ((-0.03, 0.02, -0.15), None),
+        ((0.05, 0.03, 0.2), (-0.05, 0.0, -0.4)),
+    ],
+)
+def test_dualv_answers_the_task_pose_of_its_actuated_joints(dualv_link, dualv, task, task_velocity):
+    robot = dualv
+    q = robot.solve_inverse(task).q  # (nv,) the configuration the robot is in
+    names = list(robot.actuated_names)
+    positions = list(q[robot.actuated_indices])
+    qdot = None
+    velocities = ()
+    if task_velocity is not None:
+        qdot = finite_difference_velocities(robot, task, task_velocity, q)
+        np.testing.assert_allclose(qdot[robot.task_indices], task_velocity, atol=1e-9)
+        velocities = list(qdot[robot.actuated_indices])
+    # reversed order plus a joint the robot does not have: names, not positions, matter
+    message = joint_state(
+        names[::-1] + ["gripper_joint"],
+        positions[::-1] + [0.7],
+        (list(velocities)[::-1] + [0.0]) if velocities else (),
+    )
+    answer = dualv_link.request(message)
+    check_answer(
+        robot, task, answer, frame_id="base_link", stamp=message.header.stamp.sec, q_expected=q, qdot_expected=qdot
+    )
+    assert dualv_link.node.alive()
+
+
+def test_dualv_drops_bad_input_and_keeps_serving(dualv_link, dualv):
+    robot = dualv
+    link = dualv_link
+    names = list(robot.actuated_names)
+    good = robot.solve_inverse((0.01, 0.02, -0.05)).q[robot.actuated_indices]
+
+    nan = good.copy()
+    nan[1] = math.nan
+    link.expect_rejection(joint_state(names, nan), "non-finite positions of ['leg2_joint1']")
+
+    inf_rate = joint_state(names, good, [0.0, 0.0, math.inf, 0.0])
+    link.expect_rejection(inf_rate, "non-finite velocities of ['leg3_joint1']")
+
+    wrong = names[:2] + ["leg3_joint_1"] + names[3:]
+    link.expect_rejection(joint_state(wrong, good), "missing actuated joints ['leg3_joint1']")
+
+    link.expect_rejection(joint_state(names, good[:3]), "4 names but 3 positions")
+
+    # Unreachable by hand: with every actuated angle 0 the elbows are B_i = A_i + 0.28 (1, 0) m,
+    # A_1,2 = 0.41 (+-cos 15.52 deg, sin 15.52 deg) m, so |B_1 B_2| = 2 * 0.41 cos(15.52 deg) = 0.790 m,
+    # more than distal + platform + distal = 0.28 + 0.2 + 0.28 = 0.76 m: loops 1 and 2 cannot close.
+    link.expect_rejection(joint_state(names, np.zeros(4)), "ConvergenceError")
+
+    task = (-0.02, -0.03, 0.12)
+    q = robot.solve_inverse(task).q
+    message = joint_state(names, q[robot.actuated_indices])
+    answer = link.request(message)
+    check_answer(robot, task, answer, frame_id="base_link", stamp=message.header.stamp.sec, q_expected=q)
+    assert link.node.alive(), link.node.output()
+    output = link.node.output()
+    assert "[WARN]" in output and "[ERROR]" in output and "dropped joint_states message" in output
+    assert "Traceback" not in output
+
+
+def test_rrr3_uses_its_sensed_passive_joints_and_stops_on_sigterm(launch_node, ros_client):
+    robot = load_robot("rrr3")
+    node = launch_node(NODE_NAME, params_file=CONFIG, params={"robot": "rrr3", "frame_id": "world"})
+    try:
+        link = SolverLink(ros_client, node)
+        task, task_velocity = (0.05, -0.03, 0.1), (0.02, 0.05, -0.3)  # (m, m, rad), (m/s, m/s, rad/s)
+        q = robot.solve_inverse(task).q
+        qdot = finite_difference_velocities(robot, task, task_velocity, q)
+        measured = list(robot.measured_indices)  # actuated leg{i}_joint1 then sensed leg{i}_joint2
+        assert [robot.joint_names[i] for i in measured[3:]] == ["leg1_joint2", "leg2_joint2", "leg3_joint2"]
+        # leg1_joint3 is a joint of the robot but neither actuated nor sensed: ignored
+        extra = robot.joint_names.index("leg1_joint3")
+        names = [robot.joint_names[i] for i in measured + [extra]]
+        message = joint_state(names, q[measured + [extra]], qdot[measured + [extra]])
+        answer = link.request(message)
+        check_answer(robot, task, answer, frame_id="world", stamp=message.header.stamp.sec, q_expected=q,
+                     qdot_expected=qdot)
+
+        # Redundant sensing fuses the readings (Zubizarreta et al. 2010, section 4.2): the node returns
+        # the closed configuration nearest to them, min |q_I(x) - y|^2. Offset one sensed reading by
+        # delta: to first order the pose moves by dx = J_I^+ delta with J_I = W[I], W by finite
+        # differences of inverse solutions (an actuated-only solve would not move at all).
+        velocity_map = finite_difference_velocity_map(robot, task, q)  # (nv, 3)
+        readings = q[measured].copy()
+        readings[4] += 1e-5  # leg2_joint2 (rad)
+        dx = np.linalg.lstsq(velocity_map[measured], readings - q[measured], rcond=None)[0]
+        assert np.linalg.norm(dx) > 1e-7  # large against the tolerances below: the test can tell
+        message = joint_state([robot.joint_names[i] for i in measured], readings)
+        answer = link.request(message)
+        check_answer(robot, np.asarray(task) + dx, answer, frame_id="world", stamp=message.header.stamp.sec,
+                     q_expected=q + velocity_map @ dx)
+
+        partial = joint_state(names[:4], q[measured[:4]])  # actuated + leg1_joint2 only
+        link.expect_rejection(partial, "sensed joints ['leg1_joint2'] without ['leg2_joint2', 'leg3_joint2']")
+    finally:
+        code = node.stop(signal.SIGTERM)
+    assert code == 0, node.output()
+    assert "Traceback" not in node.output()
+
+
+def test_five_bar_pose_has_identity_orientation_and_stops_on_sigint(launch_node, ros_client):
+    robot = load_robot("five_bar")
+    node = launch_node(NODE_NAME, params={"robot": "five_bar"})  # no params file: declared defaults
+    try:
+        link = SolverLink(ros_client, node)
+        task = (0.03, 0.28)  # x, y (m): no angle in the five-bar's task
+        q = robot.solve_inverse(task).q
+        message = joint_state(robot.actuated_names, q[robot.actuated_indices])
+        check_answer(robot, task, link.request(message), frame_id="base_link", stamp=message.header.stamp.sec,
+                     q_expected=q)
+    finally:
+        code = node.stop(signal.SIGINT)
+    assert code == 0, node.output()
+    assert "Traceback" not in node.output()
+
+
+def test_unknown_robot_exits_with_a_message(launch_node):
+    node = launch_node(NODE_NAME, params={"robot": "no_such_robot"})
+    code = node.wait_exit(timeout_s=30.0)
+    output = node.output()
+    assert code == 1, output
+    assert "cannot start" in output and "no_such_robot" in output
+    assert "Traceback" not in output
+
+
+# --------------------------------------------------------------------------- parameters and launch
+def test_params_file_sets_the_declared_parameters(ros_client):
+    parameters = yaml.safe_load(CONFIG.read_text())[NODE_NAME]["ros__parameters"]
+    node = ClosureSolverNode(
+        context=ros_client.context,
+        namespace=f"{ros_client.node.get_namespace()}/in_process",
+        cli_args=["--ros-args", "--params-file", str(CONFIG), "-p", "frame_id:=odom"],
+        use_global_arguments=False,
+    )
+    try:
+        declared = set(node.list_parameters([], 1).names) - {"use_sim_time", "start_type_description_service"}
+        assert declared == set(parameters)
+        for name, value in parameters.items():
+            expected = "odom" if name == "frame_id" else value
+            assert node.get_parameter(name).value == expected, name
+        descriptors = node.describe_parameters(sorted(declared))
+        assert {d.name for d in descriptors if d.read_only} == {"robot", "max_condition", "log_period"}
+        assert all(d.description for d in descriptors)
+        assert node.robot.name == parameters["robot"]
+        assert node.robot.solver.max_condition == parameters["max_condition"]
+    finally:
+        node.destroy_node()
+
+
+def _launch_calls(tree: ast.AST, function: str) -> list[ast.Call]:
+    return [
+        n for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == function
+    ]
+
+
+def test_launch_file_names_the_executable_and_an_existing_config():
+    tree = ast.parse(LAUNCH.read_text(), filename=str(LAUNCH))
+    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert "generate_launch_description" in functions
+    (node_call,) = _launch_calls(tree, "Node")
+    keywords = {k.arg: k.value for k in node_call.keywords}
+    assert ast.literal_eval(keywords["package"]) == "pardyn"
+    assert ast.literal_eval(keywords["executable"]) == NODE_NAME
+    assert ast.literal_eval(keywords["name"]) == NODE_NAME  # the key of config/closure_solver.yaml
+    (share_call,) = _launch_calls(tree, "get_package_share_directory")
+    assert ast.literal_eval(share_call.args[0]) == "pardyn"
+    (join_call,) = [c for c in _launch_calls(tree, "join") if share_call in c.args]
+    relative = [ast.literal_eval(a) for a in join_call.args if a is not share_call]
+    assert (REPO.joinpath(*relative)) == CONFIG and CONFIG.is_file()
+    assert NODE_NAME in yaml.safe_load(CONFIG.read_text())
+
+
+def test_launch_description_builds(monkeypatch, tmp_path):
+    pytest.importorskip(
+        "launch_ros", reason="launch_ros cannot be installed on this machine (no ROS 2 Kilted wheel for it on PyPI)"
+    )
+    from launch_ros.actions import Node  # noqa: PLC0415 - only where launch_ros exists
+
+    # a one-package ament index pointing at this checkout, for get_package_share_directory
+    index = tmp_path / "share" / "ament_index" / "resource_index" / "packages"
+    index.mkdir(parents=True)
+    (index / "pardyn").write_text("")
+    (tmp_path / "share" / "pardyn").symlink_to(REPO)
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path))
+    spec = importlib.util.spec_from_file_location("closure_solver_launch", LAUNCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    description = module.generate_launch_description()
+    (node,) = [e for e in description.entities if isinstance(e, Node)]
+    assert node.node_package == "pardyn"
+    assert node.node_executable == NODE_NAME
+
+
+# --------------------------------------------------------------------------- pure parts, in process
+def test_tracker_rejections_name_the_problem_and_keep_the_warm_start(dualv):
+    tracker = ClosureTracker(dualv)
+    names = list(dualv.actuated_names)
+    q = dualv.solve_inverse((0.02, 0.0, 0.05)).q
+    tracker.update(names, q[dualv.actuated_indices])
+    start = tracker.start
+    np.testing.assert_allclose(start, q, atol=POSITION_TOL)
+    readings = q[dualv.actuated_indices]  # (4,)
+    cases = [
+        ((names + [names[0]], np.r_[readings, 0.0]), "names", "duplicated joint names ['leg1_joint1']"),
+        ((names, readings, [0.0, 0.0]), "lengths", "4 names but 2 velocities"),
+        ((names[1:], readings[1:]), "names", "missing actuated joints ['leg1_joint1']"),
+    ]
+    for arguments, kind, text in cases:
+        with pytest.raises(JointStateError, match=re.escape(text)) as caught:
+            tracker.update(*arguments)
+        assert caught.value.kind == kind
+    with pytest.raises(ConvergenceError):
+        tracker.update(names, np.zeros(4))  # unreachable, see test_dualv_drops_bad_input_and_keeps_serving
+    np.testing.assert_array_equal(tracker.start, start)
+
+
+def test_report_throttle_reports_once_per_period_per_kind():
+    now = [0.0]
+    throttle = _ReportThrottle(1.0, clock=lambda: now[0])
+    assert throttle("names") == 0
+    assert throttle("names") is None
+    assert throttle("non_finite") == 0  # another kind is reported at once
+    now[0] = 0.5
+    assert throttle("names") is None
+    now[0] = 1.01
+    assert throttle("names") == 2  # two reports suppressed since the last one
+    assert throttle("names") is None
