@@ -16,8 +16,14 @@ coordinates: ``platform_x`` (prismatic x) -> ``platform_y`` (prismatic y)
 [-> ``platform_phi`` (revolute z)] carrying the body ``platform``, with marker
 links ``platform_c{i}`` where leg ``i`` attaches.
 
-Inertials: link frames sit at the joint; the centre of mass lies on the link's
-x axis; ``izz`` is given about the centre of mass (the URDF convention).
+Inertials and drive friction come from the ``dynamics:`` section of
+``config/robots/<name>.yaml`` (the nominal values, one source of truth read by
+:mod:`pardyn.dynamics.parameters` too): each listed link gets its mass, centre
+of mass (link frame) and inertia about the centre of mass (the URDF
+convention); each drive joint with friction gets ``<dynamics damping="fv"
+friction="fs"/>`` (pinocchio reads them into ``model.damping`` /
+``model.friction``; URDF has no field for the rotor inertia ``ia`` nor the
+offset, they stay in the YAML). Link frames sit at the joints, x along the link.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -33,20 +41,62 @@ ROOT = Path(__file__).resolve().parents[1]
 class Body:
     mass: float = 0.0
     com: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    izz: float = 0.0
-    # In-plane links are slender rods; their ixx, iyy do not enter planar
-    # dynamics but must make the inertia physical for other tools.
+    # Inertia about the centre of mass, link axes (kg m^2). In-plane links are
+    # slender rods: ixx, iyy do not enter planar dynamics but keep the inertia
+    # physical for other tools.
     ixx: float = 0.0
+    ixy: float = 0.0
+    ixz: float = 0.0
     iyy: float = 0.0
+    iyz: float = 0.0
+    izz: float = 0.0
+
+
+@dataclass
+class Drive:
+    damping: float = 0.0  # fv, N m s/rad
+    friction: float = 0.0  # fs, N m
+
+
+@dataclass
+class Nominal:
+    """The ``dynamics:`` section of a robot YAML: bodies by link, drives by joint."""
+
+    bodies: dict[str, Body]
+    drives: dict[str, Drive]
+
+    def body(self, link: str) -> Body | None:
+        return self.bodies.get(link)
+
+    def drive(self, joint: str) -> Drive | None:
+        return self.drives.get(joint)
+
+
+def read_nominal(name: str) -> Nominal:
+    """Nominal bodies and drives of ``config/robots/<name>.yaml``."""
+    path = ROOT / "config" / "robots" / f"{name}.yaml"
+    section = (yaml.safe_load(path.read_text()) or {}).get("dynamics") or {}
+    bodies = {}
+    for item in section.get("bodies") or []:
+        inertia = item.get("inertia_com") or {}
+        body = Body(mass=float(item["mass"]), com=tuple(float(c) for c in item.get("com", (0.0, 0.0, 0.0))),
+                    **{f"i{k}": float(inertia.get(k, 0.0)) for k in ("xx", "xy", "xz", "yy", "yz", "zz")})
+        for link in item["links"]:
+            bodies[link] = body
+    drives = {}
+    for item in section.get("drives") or []:
+        drive = Drive(damping=float(item.get("fv", 0.0)), friction=float(item.get("fs", 0.0)))
+        for joint in item["joints"]:
+            drives[joint] = drive
+    return Nominal(bodies=bodies, drives=drives)
 
 
 @dataclass
 class Leg:
     base: tuple[float, float]
     lengths: tuple[float, ...]  # A->B, B->C (m)
-    bodies: tuple[Body, ...]  # proximal, distal
     platform_joint: bool  # add joint3 (revolute at C)
-    extra: dict[str, tuple[str, Body]] = field(default_factory=dict)  # name -> (parent link, body)
+    extra: dict[str, str] = field(default_factory=dict)  # link fixed at the parent's origin -> parent link
 
 
 @dataclass
@@ -61,16 +111,17 @@ class PlanarRobot:
     comment: str
     legs: list[Leg]
     rotation: bool  # platform_phi exists
-    platform: Body
     attachments: list[Attachment]
-    payload: Body | None = None
+    payload: bool = False  # a link "payload" fixed to the platform at P (eq. 38)
+    nominal: Nominal = field(default_factory=lambda: Nominal({}, {}))
 
 
 def _inertial(body: Body) -> str:
     return (
         f'    <inertial>\n      <origin xyz="{body.com[0]:.17g} {body.com[1]:.17g} {body.com[2]:.17g}" rpy="0 0 0"/>\n'
         f'      <mass value="{body.mass:.17g}"/>\n'
-        f'      <inertia ixx="{body.ixx:.17g}" ixy="0" ixz="0" iyy="{body.iyy:.17g}" iyz="0" izz="{body.izz:.17g}"/>\n'
+        f'      <inertia ixx="{body.ixx:.17g}" ixy="{body.ixy:.17g}" ixz="{body.ixz:.17g}" '
+        f'iyy="{body.iyy:.17g}" iyz="{body.iyz:.17g}" izz="{body.izz:.17g}"/>\n'
         "    </inertial>\n"
     )
 
@@ -81,7 +132,8 @@ def _link(name: str, body: Body | None = None) -> str:
     return f'  <link name="{name}">\n{_inertial(body)}  </link>\n'
 
 
-def _joint(name: str, kind: str, parent: str, child: str, xyz=(0.0, 0.0, 0.0), yaw=0.0, axis="0 0 1") -> str:
+def _joint(name: str, kind: str, parent: str, child: str, xyz=(0.0, 0.0, 0.0), yaw=0.0, axis="0 0 1",
+           drive: Drive | None = None) -> str:
     text = (
         f'  <joint name="{name}" type="{kind}">\n'
         f'    <parent link="{parent}"/>\n    <child link="{child}"/>\n'
@@ -91,50 +143,51 @@ def _joint(name: str, kind: str, parent: str, child: str, xyz=(0.0, 0.0, 0.0), y
         text += f'    <axis xyz="{axis}"/>\n    <limit lower="-6.2831853" upper="6.2831853" effort="1000" velocity="100"/>\n'
     elif kind == "prismatic":
         text += f'    <axis xyz="{axis}"/>\n    <limit lower="-5" upper="5" effort="10000" velocity="100"/>\n'
+    if drive is not None and (drive.damping or drive.friction):
+        text += f'    <dynamics damping="{drive.damping:.17g}" friction="{drive.friction:.17g}"/>\n'
     return text + "  </joint>\n"
 
 
-def rod(mass: float, length: float, com: float, izz_com: float) -> Body:
-    """A link of the given mass with its centre of mass ``com`` (m) along x."""
-    return Body(mass=mass, com=(com, 0.0, 0.0), izz=izz_com, ixx=1e-6, iyy=izz_com)
-
-
 def urdf(robot: PlanarRobot) -> str:
+    nominal = robot.nominal
     out = [f'<?xml version="1.0"?>\n<!-- {robot.comment}\n     Generated by tools/generate_planar_urdf.py: edit that script, not this file. -->\n',
            f'<robot name="{robot.name}">\n', _link("base_link")]
     for i, leg in enumerate(robot.legs, start=1):
         out.append(_link(f"leg{i}_A"))
         out.append(_joint(f"leg{i}_A_marker", "fixed", "base_link", f"leg{i}_A", (*leg.base, 0.0)))
-        out.append(_link(f"leg{i}_link1", leg.bodies[0]))
-        out.append(_joint(f"leg{i}_joint1", "revolute", "base_link", f"leg{i}_link1", (*leg.base, 0.0)))
-        out.append(_link(f"leg{i}_link2", leg.bodies[1]))
-        out.append(_joint(f"leg{i}_joint2", "revolute", f"leg{i}_link1", f"leg{i}_link2", (leg.lengths[0], 0.0, 0.0)))
+        out.append(_link(f"leg{i}_link1", nominal.body(f"leg{i}_link1")))
+        out.append(_joint(f"leg{i}_joint1", "revolute", "base_link", f"leg{i}_link1", (*leg.base, 0.0),
+                          drive=nominal.drive(f"leg{i}_joint1")))
+        out.append(_link(f"leg{i}_link2", nominal.body(f"leg{i}_link2")))
+        out.append(_joint(f"leg{i}_joint2", "revolute", f"leg{i}_link1", f"leg{i}_link2", (leg.lengths[0], 0.0, 0.0),
+                          drive=nominal.drive(f"leg{i}_joint2")))
         out.append(_link(f"leg{i}_B"))
         out.append(_joint(f"leg{i}_B_marker", "fixed", f"leg{i}_link2", f"leg{i}_B"))
         tip_parent = f"leg{i}_link2"
         tip_offset = (leg.lengths[1], 0.0, 0.0)
         if leg.platform_joint:
-            out.append(_link(f"leg{i}_link3"))
-            out.append(_joint(f"leg{i}_joint3", "revolute", f"leg{i}_link2", f"leg{i}_link3", tip_offset))
+            out.append(_link(f"leg{i}_link3", nominal.body(f"leg{i}_link3")))
+            out.append(_joint(f"leg{i}_joint3", "revolute", f"leg{i}_link2", f"leg{i}_link3", tip_offset,
+                              drive=nominal.drive(f"leg{i}_joint3")))
             tip_parent, tip_offset = f"leg{i}_link3", (0.0, 0.0, 0.0)
         out.append(_link(f"leg{i}_tip"))
         out.append(_joint(f"leg{i}_tip_marker", "fixed", tip_parent, f"leg{i}_tip", tip_offset))
-        for name, (parent, body) in leg.extra.items():
-            out.append(_link(name, body))
+        for name, parent in leg.extra.items():
+            out.append(_link(name, nominal.body(name)))
             out.append(_joint(f"{name}_fixed", "fixed", parent, name))
     last = "platform_y_link"
     out.append(_link("platform_x_link"))
     out.append(_joint("platform_x", "prismatic", "base_link", "platform_x_link", axis="1 0 0"))
     out.append(_link(last))
     out.append(_joint("platform_y", "prismatic", "platform_x_link", last, axis="0 1 0"))
-    out.append(_link("platform", robot.platform))
+    out.append(_link("platform", nominal.body("platform")))
     out.append(_joint("platform_phi", "revolute", last, "platform") if robot.rotation
                else _joint("platform_fixed", "fixed", last, "platform"))
     for i, attachment in enumerate(robot.attachments, start=1):
         out.append(_link(f"platform_c{i}"))
         out.append(_joint(f"platform_c{i}_marker", "fixed", "platform", f"platform_c{i}", (*attachment.xy, 0.0), attachment.yaw))
-    if robot.payload is not None:
-        out.append(_link("payload", robot.payload))
+    if robot.payload:
+        out.append(_link("payload", nominal.body("payload")))
         out.append(_joint("payload_fixed", "fixed", "platform", "payload"))
     out.append("</robot>\n")
     return "".join(out)
@@ -142,17 +195,12 @@ def urdf(robot: PlanarRobot) -> str:
 
 def five_bar() -> PlanarRobot:
     # Our own design (no paper gives one): base joints 0.2 m apart, proximal
-    # 0.2 m, distal 0.25 m, a 0.1 kg end-effector at the distal tips' junction.
-    legs = [
-        Leg(base=(x, 0.0), lengths=(0.2, 0.25),
-            bodies=(rod(0.3, 0.2, 0.1, 1.0e-3), rod(0.2, 0.25, 0.125, 1.0e-3)), platform_joint=False)
-        for x in (-0.1, 0.1)
-    ]
+    # 0.2 m, distal 0.25 m, an end-effector body at the distal tips' junction.
+    legs = [Leg(base=(x, 0.0), lengths=(0.2, 0.25), platform_joint=False) for x in (-0.1, 0.1)]
     return PlanarRobot(
         name="five_bar",
         comment="Planar 5R five-bar (pardyn's own dimensions, see config/robots/five_bar.yaml).",
-        legs=legs, rotation=False, platform=Body(mass=0.1, ixx=1e-6, iyy=1e-6, izz=1e-6),
-        attachments=[],
+        legs=legs, rotation=False, attachments=[], nominal=read_nominal("five_bar"),
     )
 
 
@@ -161,7 +209,7 @@ def dualv() -> PlanarRobot:
     gammas = [15.52, 164.48, -164.48, -15.52]
     legs = [
         Leg(base=(0.41 * math.cos(math.radians(g)), 0.41 * math.sin(math.radians(g))), lengths=(0.28, 0.28),
-            bodies=(rod(1.2, 0.28, 0.12, 0.012), rod(0.6, 0.28, 0.14, 0.004)), platform_joint=True)
+            platform_joint=True)
         for g in gammas
     ]
     r_p = 0.1  # half platform length (not in the paper)
@@ -171,8 +219,7 @@ def dualv() -> PlanarRobot:
     return PlanarRobot(
         name="dualv",
         comment="DualV actuation-redundant planar parallel robot (Briot, Krut, Gautier 2015, Table 1).",
-        legs=legs, rotation=True, platform=Body(mass=1.92, ixx=1e-4, iyy=1e-4, izz=0.0206),
-        attachments=attachments,
+        legs=legs, rotation=True, attachments=attachments, payload=True, nominal=read_nominal("dualv"),
     )
 
 
@@ -181,9 +228,8 @@ def rrr3() -> PlanarRobot:
     bases = [(-0.15, -0.84), (0.69, -0.17), (-0.66, 0.21)]
     d = 0.1732
     legs = [
-        Leg(base=base, lengths=(0.5, 0.4),
-            bodies=(rod(0.4239, 0.5, 0.25, 0.0088), rod(0.3391, 0.4, 0.2, 0.0045)), platform_joint=True,
-            extra={f"leg{i}_sensor": (f"leg{i}_link2", Body(mass=0.0656, ixx=3.687e-6, iyy=3.687e-6, izz=3.687e-6))})
+        Leg(base=base, lengths=(0.5, 0.4), platform_joint=True,
+            extra={f"leg{i}_sensor": f"leg{i}_link2"})  # encoder housing at B_i
         for i, base in enumerate(bases, start=1)
     ]
     # C_i = P - d (cos(theta + phi_i), sin(theta + phi_i)), phi_i = (4(i-1)+1) pi / 6 (eq. 28);
@@ -195,8 +241,7 @@ def rrr3() -> PlanarRobot:
     return PlanarRobot(
         name="rrr3",
         comment="3-RRR planar parallel robot (Zubizarreta et al. 2010, section 4.8).",
-        legs=legs, rotation=True, platform=Body(mass=1.3576, ixx=1e-4, iyy=1e-4, izz=0.0085),
-        attachments=attachments, payload=Body(mass=0.5, ixx=1e-5, iyy=1e-5, izz=8.3333e-4),
+        legs=legs, rotation=True, attachments=attachments, payload=True, nominal=read_nominal("rrr3"),
     )
 
 

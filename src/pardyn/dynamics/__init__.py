@@ -1,0 +1,78 @@
+"""Dynamics of closed-loop robots: parameters, inverse dynamics, reduced model, identification models.
+
+* :mod:`pardyn.dynamics.parameters`: standard dynamic parameters (DualV paper
+  eq. 2), YAML nominal values, result files, and :func:`load_dynamic_model`
+  which writes them into ``robot.model`` (inertias, armature, damping,
+  friction, gravity), the interface with the forward dynamics;
+* :mod:`pardyn.dynamics.inverse`: closed-loop inverse dynamics (eqs. 19, 26, 30);
+* :mod:`pardyn.dynamics.closed_loop`: inertia, Coriolis, gravity terms in task
+  and joint coordinates (3-RRR paper eqs. 26, 58) for computed torque control;
+* :mod:`pardyn.dynamics.regressor`: identification models (eqs. 19, 30, 36, 38);
+* :mod:`pardyn.dynamics.forward`: constrained forward dynamics and simulation.
+
+>>> import pardyn
+>>> from pardyn.dynamics import InverseDynamics, load_dynamic_model
+>>> robot = pardyn.load_robot("dualv")
+>>> params = load_dynamic_model(robot)           # robot.model now carries the nominal dynamics
+>>> inverse = InverseDynamics(robot, params)
+>>> inverse.torques_from_task(robot.home, [0.1, 0.0, 0.0], [0.0, 0.0, 0.0])   # N m
+"""
+
+from pardyn.dynamics.closed_loop import (
+    ClosedLoopModel,
+    JointSpaceModel,
+    TaskSpaceModel,
+    closure_jacobian_and_rate,
+    closure_jacobian_derivative,
+    velocity_map_derivative,
+)
+from pardyn.dynamics.inverse import (
+    InverseDynamics,
+    minimum_norm_torques,
+    null_space_projector,
+    task_trajectory_states,
+)
+from pardyn.dynamics.parameters import (
+    DRIVE_NAMES,
+    INERTIAL_NAMES,
+    Body,
+    Drive,
+    DynamicParameters,
+    body_to_joint_matrix,
+    inertia_from_standard,
+    load_dynamic_model,
+    nominal_parameters,
+    read_parameter_file,
+    standard_from_inertia,
+    write_parameter_file,
+)
+from pardyn.dynamics.regressor import PROJECTIONS, Regressor, payload_experiments, stack_rows
+
+__all__ = [
+    "DRIVE_NAMES",
+    "INERTIAL_NAMES",
+    "PROJECTIONS",
+    "Body",
+    "ClosedLoopModel",
+    "Drive",
+    "DynamicParameters",
+    "InverseDynamics",
+    "JointSpaceModel",
+    "Regressor",
+    "TaskSpaceModel",
+    "body_to_joint_matrix",
+    "closure_jacobian_and_rate",
+    "closure_jacobian_derivative",
+    "inertia_from_standard",
+    "load_dynamic_model",
+    "minimum_norm_torques",
+    "nominal_parameters",
+    "null_space_projector",
+    "payload_experiments",
+    "read_parameter_file",
+    "stack_rows",
+    "standard_from_inertia",
+    "task_trajectory_states",
+    "velocity_map_derivative",
+    "write_parameter_file",
+]

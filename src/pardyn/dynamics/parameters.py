@@ -1,0 +1,681 @@
+"""Standard dynamic parameters of a robot: bodies, drive chains, gravity.
+
+The parameters follow the DualV paper (Briot, Krut, Gautier 2015), eq. (2):
+every moving body ``b`` (a URDF link: leg links, the platform, a payload, a
+sensor housing...) has the 10 inertial standard parameters
+
+    [xx_b xy_b xz_b yy_b yz_b zz_b mx_b my_b mz_b m_b]              # eq. (2)-(4)
+
+``xx .. zz`` being the inertia matrix at the origin of the link frame, in link
+axes (eq. 3), ``[mx my mz] = m * com`` the first moments in link axes (eq. 4),
+``m`` the mass. Every drive chain (each actuated joint, plus any other joint
+given friction in the YAML) has
+
+    [ia_j fv_j fs_j offset_j]                                     # eq. (2), (5)
+
+rotor + gear inertia (kg m^2), viscous (N m s/rad) and Coulomb (N m) friction
+and the torque offset (N m); the drive torque is (eq. 5, plus the rotor term)
+
+    tau_drive_j = ia_j qddot_j + fv_j qdot_j + fs_j sign(qdot_j) + offset_j.
+
+Parameter names are ``<parameter>_<link or joint>``: ``zz_leg1_link1``,
+``m_platform``, ``m_payload``, ``ia_leg1_joint1``... :attr:`DynamicParameters.names`
+gives the column order used by the observation matrices
+(:mod:`pardyn.dynamics.regressor`): the bodies in YAML order, then the drives
+(actuated joints first, in the robot's actuated order).
+
+Pinocchio orders the 10 inertial parameters of a body differently
+(``Inertia.toDynamicParameters()``)::
+
+    pinocchio: [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]
+    standard:  [xx, xy, xz, yy, yz, zz, mx, my, mz, m]
+
+and lumps the bodies rigidly attached to one joint (a sensor fixed to a distal
+link, a payload fixed to the platform, eq. 38) into the joint's inertia. Each
+body here keeps its own parameters in its own frame; :meth:`DynamicParameters.body_map`
+is the linear map to pinocchio's per-joint parameters.
+
+The shared interface with the rest of pardyn (forward dynamics, simulation) is
+the pinocchio model itself: :meth:`DynamicParameters.apply` writes
+
+* ``model.inertias[j]``: the sum of the bodies attached to joint ``j``;
+* ``model.armature[v]``: ``ia``, ``model.damping[v]``: ``fv``,
+  ``model.friction[v]``: ``fs`` of the drive joints (0 elsewhere);
+* ``model.gravity``: the gravity of the YAML (m/s^2, world frame);
+
+and keeps ``offset`` (pinocchio has no field for it) in the
+:class:`DynamicParameters` object.
+
+Nominal values come from the ``dynamics:`` section of ``config/robots/<name>.yaml``::
+
+    dynamics:
+      gravity: [0.0, -9.81, 0.0]         # m/s^2, world frame
+      bodies:                            # one entry may list several links with equal values
+        - links: [leg1_link1, leg2_link1]
+          mass: 0.4239                   # kg
+          com: [0.25, 0.0, 0.0]          # m, link frame
+          inertia_com: {xx: 1.0e-6, yy: 0.0088, zz: 0.0088}   # kg m^2 about the com, link axes
+      drives:
+        - joints: [leg1_joint1, leg2_joint1]
+          ia: 0.02                       # kg m^2
+          fv: 0.05                       # N m s/rad
+          fs: 0.3                        # N m
+          offset: 0.0                    # N m
+
+A robot without a ``dynamics:`` section gets one body per moving joint (named
+after the joint's child link) from the URDF inertias, and zero drive
+parameters for its actuated joints.
+
+Identified parameters are read from a JSON result file (see
+:func:`read_parameter_file`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pinocchio as pin
+
+from pardyn.errors import DescriptionError, InputError
+
+if TYPE_CHECKING:
+    from pardyn.robot import Robot
+
+__all__ = [
+    "INERTIAL_NAMES",
+    "DRIVE_NAMES",
+    "PINOCCHIO_FROM_STANDARD",
+    "STANDARD_FROM_PINOCCHIO",
+    "RESULT_FORMAT",
+    "Body",
+    "Drive",
+    "DynamicParameters",
+    "standard_from_inertia",
+    "inertia_from_standard",
+    "body_to_joint_matrix",
+    "nominal_parameters",
+    "load_dynamic_model",
+    "read_parameter_file",
+    "write_parameter_file",
+]
+
+INERTIAL_NAMES: tuple[str, ...] = ("xx", "xy", "xz", "yy", "yz", "zz", "mx", "my", "mz", "m")
+"""The 10 inertial standard parameters of a body, eq. (2) order."""
+
+DRIVE_NAMES: tuple[str, ...] = ("ia", "fv", "fs", "offset")
+"""The 4 drive-chain parameters of a joint, eq. (2) order (``offset`` is tau_off)."""
+
+STANDARD_FROM_PINOCCHIO = np.array([4, 5, 7, 6, 8, 9, 1, 2, 3, 0])
+"""``standard = pinocchio[STANDARD_FROM_PINOCCHIO]``, pinocchio = toDynamicParameters()."""
+
+PINOCCHIO_FROM_STANDARD = np.argsort(STANDARD_FROM_PINOCCHIO)
+"""``pinocchio = standard[PINOCCHIO_FROM_STANDARD]``."""
+
+RESULT_FORMAT = "pardyn-dynamic-parameters"
+"""Value of the ``format`` key of a parameter result file (version 1)."""
+
+_INERTIA_KEYS = ("xx", "xy", "xz", "yy", "yz", "zz")
+
+
+def standard_from_inertia(inertia: pin.Inertia) -> np.ndarray:
+    """The 10 standard parameters of a pinocchio inertia, eq. (2) order, shape (10,).
+
+    The inertia matrix is taken at the origin of the inertia's frame (eq. 3).
+    """
+    return np.asarray(inertia.toDynamicParameters())[STANDARD_FROM_PINOCCHIO]
+
+
+def inertia_from_standard(standard: np.ndarray, *, where: str = "parameters") -> pin.Inertia:
+    """The pinocchio inertia of 10 standard parameters (eq. 2 order).
+
+    Any mass sign is accepted (the algebra is linear); a zero mass requires zero
+    first moments (``mx = my = mz = 0``), otherwise the centre of mass is
+    undefined and :class:`InputError` is raised naming ``where``.
+    """
+    standard = np.asarray(standard, dtype=float)
+    mass = standard[9]
+    if mass == 0.0:
+        if np.any(standard[6:9] != 0.0):
+            raise InputError(
+                f"{where}: zero mass with nonzero first moments {standard[6:9].tolist()} is not a "
+                "rigid body (regrouped base parameters?); pinocchio cannot hold it"
+            )
+        xx, xy, xz, yy, yz, zz = standard[:6]
+        matrix = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+        return pin.Inertia(0.0, np.zeros(3), matrix)
+    return pin.Inertia.FromDynamicParameters(standard[PINOCCHIO_FROM_STANDARD])
+
+
+def _skew(vector: np.ndarray) -> np.ndarray:
+    x, y, z = vector
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def _transform_standard(placement: pin.SE3, standard: np.ndarray) -> np.ndarray:
+    """Pinocchio-ordered parameters, in the parent frame, of a body given in its own frame.
+
+    With ``r_parent = R r_body + p``: ``m' = m``, ``h' = R h + m p`` and
+    ``I'_O = R I_O R^T - S(R h) S(p) - S(p) S(R h) - m S(p)^2`` (linear in the
+    parameters; valid for non-physical values, unlike pinocchio's Inertia).
+    """
+    xx, xy, xz, yy, yz, zz, mx, my, mz, mass = standard
+    rotation, translation = placement.rotation, placement.translation
+    inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    moment = rotation @ np.array([mx, my, mz])
+    s_p, s_h = _skew(translation), _skew(moment)
+    inertia = rotation @ inertia @ rotation.T - s_h @ s_p - s_p @ s_h - mass * s_p @ s_p
+    moment = moment + mass * translation
+    return np.array([
+        mass, *moment,
+        inertia[0, 0], inertia[0, 1], inertia[1, 1], inertia[0, 2], inertia[1, 2], inertia[2, 2],
+    ])
+
+
+def body_to_joint_matrix(placement: pin.SE3) -> np.ndarray:
+    """Linear map from a body's standard parameters to its joint's pinocchio parameters.
+
+    ``pinocchio_joint = A @ standard_body`` for a body whose frame sits at
+    ``placement`` in the joint frame; shape (10, 10). Equals
+    ``placement.act(inertia).toDynamicParameters()`` for a physical inertia.
+    """
+    identity = np.eye(10)
+    return np.column_stack([_transform_standard(placement, identity[k]) for k in range(10)])
+
+
+@dataclass(frozen=True)
+class Body:
+    """One moving rigid body (a URDF link) and its standard parameters.
+
+    Attributes:
+        name: link (pinocchio BODY frame) name, e.g. ``leg1_link1``, ``platform``.
+        joint: pinocchio joint id carrying the body (the body moves with it).
+        placement: body frame in the joint frame.
+        standard: ``[xx xy xz yy yz zz mx my mz m]`` at the body frame origin, (10,).
+    """
+
+    name: str
+    joint: int
+    placement: pin.SE3
+    standard: np.ndarray
+
+
+@dataclass(frozen=True)
+class Drive:
+    """Drive-chain parameters of one joint (eq. 2, 5).
+
+    Attributes:
+        joint: joint name; ``index``: its position in ``q`` / ``v``.
+        ia: rotor + gear inertia (kg m^2, or kg for a prismatic joint).
+        fv: viscous friction (N m s/rad); fs: Coulomb friction (N m);
+        offset: torque offset tau_off (N m).
+    """
+
+    joint: str
+    index: int
+    ia: float = 0.0
+    fv: float = 0.0
+    fs: float = 0.0
+    offset: float = 0.0
+
+    def values(self) -> np.ndarray:
+        """``[ia fv fs offset]``, shape (4,)."""
+        return np.array([self.ia, self.fv, self.fs, self.offset])
+
+
+@dataclass(frozen=True)
+class DynamicParameters:
+    """The standard dynamic parameters of a robot (eq. 2 for every body and drive).
+
+    Build with :func:`nominal_parameters` (YAML values) or
+    :func:`read_parameter_file` (identified values); change with
+    :meth:`with_vector` / :meth:`with_values`; write into a pinocchio model with
+    :meth:`apply`.
+
+    Attributes:
+        robot: robot name.
+        bodies: the moving bodies, in column order.
+        drives: the drive chains, in column order (actuated joints first).
+        gravity: gravity vector in the world frame, m/s^2, shape (3,).
+        njoints: number of pinocchio joints of the model (universe included).
+        nv: number of tree coordinates.
+    """
+
+    robot: str
+    bodies: tuple[Body, ...]
+    drives: tuple[Drive, ...]
+    gravity: np.ndarray
+    njoints: int
+    nv: int
+
+    # ------------------------------------------------------------- naming
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Parameter names in column order, e.g. ``zz_leg1_link1``, ``ia_leg1_joint1``."""
+        names = [f"{p}_{body.name}" for body in self.bodies for p in INERTIAL_NAMES]
+        names += [f"{p}_{drive.joint}" for drive in self.drives for p in DRIVE_NAMES]
+        return tuple(names)
+
+    @property
+    def size(self) -> int:
+        """Number of standard parameters ``n_st``."""
+        return 10 * len(self.bodies) + 4 * len(self.drives)
+
+    def body_columns(self, body: str) -> np.ndarray:
+        """Column indices of one body's 10 parameters (e.g. ``"payload"``, eq. 38)."""
+        for k, item in enumerate(self.bodies):
+            if item.name == body:
+                return np.arange(10 * k, 10 * k + 10)
+        raise InputError(f"{self.robot}: no body {body!r}; bodies: {[b.name for b in self.bodies]}")
+
+    @property
+    def drive_indices(self) -> np.ndarray:
+        """Positions in ``q`` of the drive joints, shape (n_d,)."""
+        return np.array([drive.index for drive in self.drives], dtype=int)
+
+    def drive_values(self) -> np.ndarray:
+        """``[[ia fv fs offset], ...]`` per drive, shape (n_d, 4)."""
+        return np.array([drive.values() for drive in self.drives]).reshape(-1, 4)
+
+    @property
+    def offsets(self) -> dict[str, float]:
+        """``{joint: offset}`` (N m): the term pinocchio's model cannot hold."""
+        return {drive.joint: drive.offset for drive in self.drives}
+
+    def offset_vector(self) -> np.ndarray:
+        """The offsets tau_off as a tree vector (nv,), N m (N), zero off the drive joints."""
+        out = np.zeros(self.nv)
+        for drive in self.drives:
+            out[drive.index] = drive.offset
+        return out
+
+    # ------------------------------------------------------------- vector
+    def vector(self) -> np.ndarray:
+        """The standard parameter vector chi_st in column order, shape (n_st,)."""
+        parts = [body.standard for body in self.bodies] + [drive.values() for drive in self.drives]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def as_dict(self) -> dict[str, float]:
+        """``{name: value}`` in column order."""
+        return {name: float(value) for name, value in zip(self.names, self.vector())}
+
+    def with_vector(self, vector: np.ndarray) -> DynamicParameters:
+        """A copy with the parameters replaced by ``vector`` (n_st,), column order."""
+        vector = np.asarray(vector, dtype=float).reshape(-1)
+        if vector.shape != (self.size,):
+            raise InputError(f"{self.robot}: expected {self.size} standard parameters, got {vector.size}")
+        if not np.all(np.isfinite(vector)):
+            bad = [n for n, v in zip(self.names, vector) if not math.isfinite(v)]
+            raise InputError(f"{self.robot}: parameters must be finite: {bad}")
+        nb = len(self.bodies)
+        bodies = tuple(replace(b, standard=vector[10 * k:10 * k + 10].copy()) for k, b in enumerate(self.bodies))
+        drives = tuple(
+            replace(d, **dict(zip(DRIVE_NAMES, map(float, vector[10 * nb + 4 * k:10 * nb + 4 * k + 4]))))
+            for k, d in enumerate(self.drives)
+        )
+        return replace(self, bodies=bodies, drives=drives)
+
+    def with_values(
+        self, values: Mapping[str, float], *, unlisted: str = "keep", where: str = "values"
+    ) -> DynamicParameters:
+        """A copy with the named parameters set.
+
+        Args:
+            values: ``{parameter name: value}`` (SI units).
+            unlisted: ``"keep"`` the current value of parameters not named, or
+                set them to ``"zero"`` (base parameters written under the name of
+                the standard parameter they regroup into).
+            where: what to name in error messages (a file, an option).
+        """
+        if unlisted not in ("keep", "zero"):
+            raise InputError(f"{where}: unlisted must be 'keep' or 'zero', got {unlisted!r}")
+        names = self.names
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise InputError(f"{where}: unknown parameters {unknown} for {self.robot}; known: {list(names)}")
+        vector = self.vector() if unlisted == "keep" else np.zeros(self.size)
+        position = {name: k for k, name in enumerate(names)}
+        for name, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InputError(f"{where}: {name}: expected a finite number, got {value!r}")
+            vector[position[name]] = float(value)
+        return self.with_vector(vector)
+
+    def with_gravity(self, gravity: Sequence[float]) -> DynamicParameters:
+        """A copy with another gravity vector (m/s^2, world frame, (3,))."""
+        array = np.asarray(gravity, dtype=float).reshape(-1)
+        if array.shape != (3,) or not np.all(np.isfinite(array)):
+            raise InputError(f"gravity: expected 3 finite numbers, got {list(gravity)}")
+        return replace(self, gravity=array)
+
+    # ---------------------------------------------------- pinocchio side
+    def body_map(self) -> np.ndarray:
+        """Map of the inertial parameters to pinocchio's per-joint parameters.
+
+        ``pi = B @ chi_inertial`` with ``pi`` the concatenated
+        ``model.inertias[j].toDynamicParameters()`` for j = 1 .. njoints-1 and
+        ``chi_inertial = vector()[:10 * len(bodies)]``; shape (10 (njoints-1), 10 n_bodies).
+        ``computeJointTorqueRegressor(...) @ B`` is the tree regressor of the bodies.
+        """
+        matrix = np.zeros((10 * (self.njoints - 1), 10 * len(self.bodies)))
+        for k, body in enumerate(self.bodies):
+            rows = slice(10 * (body.joint - 1), 10 * body.joint)
+            matrix[rows, 10 * k:10 * k + 10] = body_to_joint_matrix(body.placement)
+        return matrix
+
+    def joint_parameters(self) -> np.ndarray:
+        """Pinocchio-ordered parameters of every joint (bodies lumped), shape (njoints-1, 10)."""
+        inertial = np.concatenate([b.standard for b in self.bodies]) if self.bodies else np.zeros(0)
+        return (self.body_map() @ inertial).reshape(self.njoints - 1, 10)
+
+    def representable(self) -> bool:
+        """True if every joint's lumped parameters are a pinocchio ``Inertia``.
+
+        False for regrouped (base) parameters that give a joint zero mass but a
+        nonzero first moment; :meth:`apply` refuses those, the inverse dynamics
+        then uses the regressor instead of RNEA.
+        """
+        lumped = self.joint_parameters()
+        return not bool(np.any((lumped[:, 0] == 0.0) & np.any(lumped[:, 1:4] != 0.0, axis=1)))
+
+    def apply(self, model: pin.Model) -> pin.Model:
+        """Write the parameters into ``model`` (in place) and return it.
+
+        Sets ``model.inertias`` (bodies lumped per joint), ``model.armature``
+        (ia), ``model.damping`` (fv), ``model.friction`` (fs) of the drive joints
+        (0 for every other joint) and ``model.gravity``. The offsets stay in
+        :attr:`offsets`. Raises :class:`InputError` if the model does not match
+        (other joint count) or a joint's lumped parameters are not a rigid body.
+        """
+        if model.njoints != self.njoints or model.nv != self.nv:
+            raise InputError(
+                f"{self.robot}: parameters are for a model with {self.njoints} joints / nv={self.nv}, "
+                f"got {model.njoints} / {model.nv}"
+            )
+        lumped = self.joint_parameters()
+        inertias = [
+            inertia_from_standard(lumped[j - 1][STANDARD_FROM_PINOCCHIO], where=f"{self.robot}: joint {model.names[j]}")
+            for j in range(1, model.njoints)
+        ]
+        for j, inertia in enumerate(inertias, start=1):
+            model.inertias[j] = inertia
+        armature, damping, friction = np.zeros(model.nv), np.zeros(model.nv), np.zeros(model.nv)
+        for drive in self.drives:
+            armature[drive.index], damping[drive.index], friction[drive.index] = drive.ia, drive.fv, drive.fs
+        model.armature, model.damping, model.friction = armature, damping, friction
+        model.gravity = pin.Motion(self.gravity, np.zeros(3))
+        return model
+
+    def to_json(self) -> dict[str, Any]:
+        """The result-file content of these parameters (see :func:`read_parameter_file`)."""
+        return {
+            "format": RESULT_FORMAT,
+            "version": 1,
+            "robot": self.robot,
+            "unlisted": "nominal",
+            "standard_parameters": self.as_dict(),
+        }
+
+
+# ----------------------------------------------------------------- YAML reading
+class _Fields:
+    """Typed access to the ``dynamics:`` section naming file and key on error."""
+
+    def __init__(self, source: Path) -> None:
+        self.source = source
+
+    def fail(self, key: str, message: str) -> DescriptionError:
+        return DescriptionError(f"{self.source}: {key}: {message}")
+
+    def mapping(self, value: Any, key: str) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(key, f"expected a mapping, got {value!r}")
+        return value
+
+    def number(self, value: Any, key: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.fail(key, f"expected a finite number, got {value!r}")
+        return float(value)
+
+    def vector(self, value: Any, key: str, size: int) -> np.ndarray:
+        if not isinstance(value, list) or len(value) != size:
+            raise self.fail(key, f"expected a list of {size} numbers, got {value!r}")
+        return np.array([self.number(v, f"{key}[{i}]") for i, v in enumerate(value)])
+
+    def names(self, value: Any, key: str) -> list[str]:
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(key, f"expected a non-empty list of names, got {value!r}")
+        return list(value)
+
+    def check_keys(self, item: Mapping[str, Any], key: str, allowed: set[str]) -> None:
+        unknown = sorted(set(item) - allowed)
+        if unknown:
+            raise self.fail(key, f"unknown keys {unknown}; allowed: {sorted(allowed)}")
+
+
+def _standard_from_com(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
+    """Standard parameters at the frame origin from mass, com and inertia about the com."""
+    origin = inertia_com + mass * (com @ com * np.eye(3) - np.outer(com, com))  # parallel axes
+    moment = mass * com
+    return np.array([origin[0, 0], origin[0, 1], origin[0, 2], origin[1, 1], origin[1, 2], origin[2, 2],
+                     *moment, mass])
+
+
+def _body_frame(robot: Robot, link: str, fields: _Fields, key: str) -> tuple[int, pin.SE3]:
+    model = robot.model
+    frame_id = model.getFrameId(link, pin.FrameType.BODY)
+    if frame_id >= len(model.frames):
+        links = sorted(f.name for f in model.frames if f.type == pin.FrameType.BODY)
+        raise fields.fail(key, f"unknown link {link!r}; URDF links: {links}")
+    frame = model.frames[frame_id]
+    if frame.parentJoint == 0:
+        raise fields.fail(key, f"link {link!r} is fixed to the base: it has no dynamics")
+    return frame.parentJoint, frame.placement.copy()
+
+
+def _drive(robot: Robot, joint: str, values: Mapping[str, float]) -> Drive:
+    return Drive(joint=joint, index=robot.joint_names.index(joint), **values)
+
+
+def _order_drives(robot: Robot, drives: dict[str, Drive]) -> tuple[Drive, ...]:
+    """Actuated joints first (robot order, zero parameters if not given), then the others."""
+    ordered = [drives.get(name) or _drive(robot, name, {}) for name in robot.actuated_names]
+    ordered += [drive for name, drive in drives.items() if name not in robot.actuated_names]
+    return tuple(ordered)
+
+
+def _from_section(robot: Robot, raw: Any) -> DynamicParameters:
+    source = robot.description.source
+    fields = _Fields(source)
+    section = fields.mapping(raw, "dynamics")
+    fields.check_keys(section, "dynamics", {"gravity", "bodies", "drives"})
+    gravity = (fields.vector(section["gravity"], "dynamics.gravity", 3) if "gravity" in section
+               else np.array([0.0, 0.0, -9.81]))
+
+    raw_bodies = section.get("bodies") or []
+    if not isinstance(raw_bodies, list):
+        raise fields.fail("dynamics.bodies", "expected a list")
+    bodies: list[Body] = []
+    for i, raw_body in enumerate(raw_bodies):
+        key = f"dynamics.bodies[{i}]"
+        item = fields.mapping(raw_body, key)
+        fields.check_keys(item, key, {"links", "mass", "com", "inertia_com"})
+        if "mass" not in item:
+            raise fields.fail(key, "missing 'mass' (kg)")
+        mass = fields.number(item["mass"], f"{key}.mass")
+        com = fields.vector(item["com"], f"{key}.com", 3) if "com" in item else np.zeros(3)
+        raw_inertia = fields.mapping(item.get("inertia_com", {}), f"{key}.inertia_com")
+        fields.check_keys(raw_inertia, f"{key}.inertia_com", set(_INERTIA_KEYS))
+        xx, xy, xz, yy, yz, zz = (fields.number(raw_inertia.get(k, 0.0), f"{key}.inertia_com.{k}")
+                                  for k in _INERTIA_KEYS)
+        inertia_com = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+        standard = _standard_from_com(mass, com, inertia_com)
+        for j, link in enumerate(fields.names(item.get("links"), f"{key}.links")):
+            joint, placement = _body_frame(robot, link, fields, f"{key}.links[{j}]")
+            bodies.append(Body(name=link, joint=joint, placement=placement, standard=standard.copy()))
+    names = [b.name for b in bodies]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise fields.fail("dynamics.bodies", f"links listed twice: {twice}")
+
+    raw_drives = section.get("drives") or []
+    if not isinstance(raw_drives, list):
+        raise fields.fail("dynamics.drives", "expected a list")
+    drives: dict[str, Drive] = {}
+    for i, raw_drive in enumerate(raw_drives):
+        key = f"dynamics.drives[{i}]"
+        item = fields.mapping(raw_drive, key)
+        fields.check_keys(item, key, {"joints", *DRIVE_NAMES})
+        values = {p: fields.number(item.get(p, 0.0), f"{key}.{p}") for p in DRIVE_NAMES}
+        for j, joint in enumerate(fields.names(item.get("joints"), f"{key}.joints")):
+            if joint not in robot.joint_names:
+                raise fields.fail(f"{key}.joints[{j}]", f"unknown joint {joint!r}; joints: {list(robot.joint_names)}")
+            if robot.joint_names.index(joint) in robot.task_indices:
+                raise fields.fail(f"{key}.joints[{j}]", f"{joint!r} is a virtual task coordinate, not a drive")
+            if joint in drives:
+                raise fields.fail(f"{key}.joints[{j}]", f"joint {joint!r} listed twice")
+            drives[joint] = _drive(robot, joint, values)
+    return DynamicParameters(
+        robot=robot.name, bodies=tuple(bodies), drives=_order_drives(robot, drives), gravity=gravity,
+        njoints=robot.model.njoints, nv=robot.model.nv,
+    )
+
+
+def _from_urdf(robot: Robot) -> DynamicParameters:
+    """One body per moving joint carrying mass (named after its child link), URDF drive friction."""
+    model = robot.model
+    bodies = []
+    for joint in range(1, model.njoints):
+        standard = standard_from_inertia(model.inertias[joint])
+        if not np.any(standard):
+            continue
+        link = next(f.name for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == joint)
+        bodies.append(Body(name=link, joint=joint, placement=pin.SE3.Identity(), standard=standard))
+    drives = {}
+    for index, name in enumerate(robot.joint_names):
+        values = {"ia": float(model.armature[index]), "fv": float(model.damping[index]),
+                  "fs": float(model.friction[index])}
+        if name in robot.actuated_names or any(values.values()):
+            drives[name] = _drive(robot, name, values)
+    return DynamicParameters(
+        robot=robot.name, bodies=tuple(bodies), drives=_order_drives(robot, drives),
+        gravity=np.asarray(model.gravity.linear, dtype=float).copy(), njoints=model.njoints, nv=model.nv,
+    )
+
+
+def _check_against_urdf(robot: Robot, params: DynamicParameters) -> None:
+    """The URDF (as pinocchio lumps it) must agree with the YAML nominal values."""
+    model = robot.model
+    lumped = params.joint_parameters()
+    for joint in range(1, model.njoints):
+        urdf = np.asarray(model.inertias[joint].toDynamicParameters())
+        if not np.allclose(urdf, lumped[joint - 1], rtol=1e-8, atol=1e-12):
+            raise DescriptionError(
+                f"{robot.description.source}: dynamics: the bodies on joint {model.names[joint]!r} add up to "
+                f"[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] = {np.round(lumped[joint - 1], 10).tolist()} but "
+                f"{robot.description.urdf} gives {np.round(urdf, 10).tolist()}; regenerate the URDF "
+                "(python tools/generate_planar_urdf.py) or fix the YAML"
+            )
+    for drive in params.drives:
+        urdf = (float(model.damping[drive.index]), float(model.friction[drive.index]))
+        if not np.allclose(urdf, (drive.fv, drive.fs), rtol=1e-8, atol=1e-12):
+            raise DescriptionError(
+                f"{robot.description.source}: dynamics: joint {drive.joint!r} has fv, fs = {drive.fv}, {drive.fs} "
+                f"but {robot.description.urdf} <dynamics damping friction> gives {urdf}; regenerate the URDF"
+            )
+
+
+def nominal_parameters(robot: Robot, *, check_urdf: bool = True) -> DynamicParameters:
+    """The nominal parameters of the robot's YAML ``dynamics:`` section.
+
+    Without that section: the URDF inertias (one body per moving joint) and
+    drive friction. With ``check_urdf`` the URDF must agree with the YAML
+    (:class:`DescriptionError` otherwise, naming the joint).
+    """
+    raw = robot.description.extra.get("dynamics")
+    if raw is None:
+        return _from_urdf(robot)
+    params = _from_section(robot, raw)
+    if check_urdf:
+        _check_against_urdf(robot, params)
+    return params
+
+
+def load_dynamic_model(robot: Robot, params: DynamicParameters | None = None) -> DynamicParameters:
+    """Write dynamic parameters into ``robot.model`` (in place) and return them.
+
+    The explicit step that turns the kinematic model into the dynamic one used
+    by the rest of pardyn (forward dynamics, simulation): inertias, armature,
+    damping, friction and gravity as in :meth:`DynamicParameters.apply`.
+
+    Args:
+        robot: the robot whose ``model`` is modified.
+        params: parameters to apply; the YAML nominal values by default.
+    """
+    params = nominal_parameters(robot) if params is None else params
+    params.apply(robot.model)
+    return params
+
+
+# ------------------------------------------------------------ result files
+def read_parameter_file(path: str | Path, robot: Robot, *, base: DynamicParameters | None = None) -> DynamicParameters:
+    """Read identified parameters from a JSON result file.
+
+    Format (version 1; other keys, e.g. the identification's statistics or
+    the regrouping of base parameters, are ignored)::
+
+        {
+          "format": "pardyn-dynamic-parameters",   # optional; checked if present
+          "version": 1,                            # optional; checked if present
+          "robot": "dualv",                        # must be the robot's name
+          "standard_parameters": {                 # names as DynamicParameters.names, SI units
+            "zz_leg1_link1": 0.0445, "m_platform": 1.92, "fv_leg1_joint1": 0.05
+          },
+          "unlisted": "nominal"                    # or "zero"
+        }
+
+    ``unlisted`` says what the parameters not listed become: their nominal
+    value (``base``, the YAML values by default), or zero. Base parameters
+    (section 4.1) are written with ``"unlisted": "zero"`` under the name of the
+    standard parameter that carries the regrouped value (e.g. ``zz_leg1_link1``
+    for ``zz1R = zz1 + d2^2 m2``): the model they give is then exactly the
+    base-parameter model.
+
+    Raises:
+        InputError: unreadable file, wrong robot, unknown name, non-finite value
+            (the message names the file and the key).
+    """
+    path = Path(path)
+    try:
+        content = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}: not valid JSON: {error}") from error
+    if not isinstance(content, Mapping):
+        raise InputError(f"{path}: expected a JSON object")
+    if "format" in content and content["format"] != RESULT_FORMAT:
+        raise InputError(f"{path}: format: expected {RESULT_FORMAT!r}, got {content['format']!r}")
+    if "version" in content and content["version"] != 1:
+        raise InputError(f"{path}: version: only version 1 is known, got {content['version']!r}")
+    if content.get("robot") != robot.name:
+        raise InputError(f"{path}: robot: the file is for {content.get('robot')!r}, not {robot.name!r}")
+    values = content.get("standard_parameters")
+    if not isinstance(values, Mapping):
+        raise InputError(f"{path}: standard_parameters: expected an object {{name: value}}")
+    unlisted = content.get("unlisted", "nominal")
+    if unlisted not in ("nominal", "zero"):
+        raise InputError(f"{path}: unlisted: expected 'nominal' or 'zero', got {unlisted!r}")
+    base = nominal_parameters(robot) if base is None else base
+    return base.with_values(values, unlisted="keep" if unlisted == "nominal" else "zero",
+                            where=f"{path}: standard_parameters")
+
+
+def write_parameter_file(path: str | Path, params: DynamicParameters, **extra: Any) -> None:
+    """Write ``params`` as a result file (every parameter listed); ``extra`` keys are added."""
+    content = params.to_json()
+    content.update(extra)
+    Path(path).write_text(json.dumps(content, indent=2) + "\n")
