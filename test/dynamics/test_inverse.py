@@ -20,8 +20,6 @@ from scipy.linalg import null_space
 import pardyn
 from pardyn.dynamics.closed_loop import (
     ClosedLoopModel,
-    closure_jacobian_and_rate,
-    closure_jacobian_derivative,
     velocity_map_derivative,
 )
 from pardyn.dynamics.inverse import InverseDynamics, task_trajectory_states
@@ -329,9 +327,9 @@ def test_closure_jacobian_rate_matches_finite_differences(load, name):
     q, qdot, _, _, _ = _state(robot, rng)
     h = 1e-6
     numeric = (robot.closures.jacobian(q + h * qdot) - robot.closures.jacobian(q - h * qdot)) / (2 * h)
-    rate = closure_jacobian_derivative(robot.closures, q, qdot)
+    rate = robot.closures.jacobian_and_rate(q, qdot)[1]
     np.testing.assert_allclose(rate, numeric, atol=1e-8)
-    jacobian, same_rate = closure_jacobian_and_rate(robot.closures, q, qdot)
+    jacobian, same_rate = robot.closures.jacobian_and_rate(q, qdot)
     np.testing.assert_array_equal(jacobian, robot.closures.jacobian(q))
     np.testing.assert_array_equal(same_rate, rate)
     np.testing.assert_allclose(rate @ qdot, robot.closures.drift(q, qdot), atol=1e-12)
@@ -346,7 +344,7 @@ def test_distance_closure_rate_matches_finite_differences(load):
     q, qdot = rng.uniform(-1, 1, model.nv), rng.normal(size=model.nv)
     h = 1e-6
     numeric = (closures.jacobian(q + h * qdot) - closures.jacobian(q - h * qdot)) / (2 * h)
-    jacobian, rate = closure_jacobian_and_rate(closures, q, qdot)
+    jacobian, rate = closures.jacobian_and_rate(q, qdot)
     np.testing.assert_allclose(jacobian, closures.jacobian(q), atol=1e-14)
     np.testing.assert_allclose(rate, numeric, atol=1e-8)
     np.testing.assert_allclose(rate @ qdot, closures.drift(q, qdot), atol=1e-12)

@@ -22,8 +22,6 @@ from pardyn.dynamics.closed_loop import (
     ClosedLoopModel,
     JointSpaceModel,
     TaskSpaceModel,
-    closure_jacobian_and_rate,
-    closure_jacobian_derivative,
     velocity_map_derivative,
 )
 from pardyn.dynamics.inverse import (
@@ -61,8 +59,6 @@ __all__ = [
     "Regressor",
     "TaskSpaceModel",
     "body_to_joint_matrix",
-    "closure_jacobian_and_rate",
-    "closure_jacobian_derivative",
     "inertia_from_standard",
     "load_dynamic_model",
     "minimum_norm_torques",

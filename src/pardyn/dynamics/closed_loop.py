@@ -55,7 +55,6 @@ import pinocchio as pin
 
 from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
 from pardyn.errors import InputError
-from pardyn.kinematics.closure import LoopClosures
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -64,54 +63,8 @@ __all__ = [
     "ClosedLoopModel",
     "JointSpaceModel",
     "TaskSpaceModel",
-    "closure_jacobian_and_rate",
-    "closure_jacobian_derivative",
     "velocity_map_derivative",
 ]
-
-_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-
-
-def closure_jacobian_and_rate(closures: LoopClosures, q: np.ndarray, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``K`` and ``Kdot = dK/dt`` along ``qdot``, both (m, nv), from one kinematic pass.
-
-    ``Kdot qdot = closures.drift(q, qdot)``. From pinocchio's frame Jacobians
-    and their time variations (world-aligned), rows selected as in
-    :class:`pardyn.kinematics.closure.LoopClosures`; distance closures add the
-    rotation of their unit vector.
-    """
-    model = closures.model
-    data = closures.data
-    pin.computeJointJacobiansTimeVariation(model, data, q, qdot)  # fills data.J and data.dJ
-    pin.updateFramePlacements(model, data)
-    jacobian = np.empty((closures.size, model.nv))
-    out = np.empty((closures.size, model.nv))
-    start = 0
-    for closure in closures.closures:
-        frame_a, frame_b = (model.getFrameId(name) for name in closure.frames)
-        rows = slice(start, start + closure.size)
-        start += closure.size
-        relative = pin.getFrameJacobian(model, data, frame_b, _LWA) - pin.getFrameJacobian(model, data, frame_a, _LWA)
-        rate = (pin.getFrameJacobianTimeVariation(model, data, frame_b, _LWA)
-                - pin.getFrameJacobianTimeVariation(model, data, frame_a, _LWA))
-        if closure.type != "distance":
-            components = list(closure.components)
-            jacobian[rows], out[rows] = relative[components], rate[components]
-            continue
-        delta = data.oMf[frame_b].translation - data.oMf[frame_a].translation
-        distance = np.linalg.norm(delta)
-        unit = delta / distance
-        velocity = relative[:3] @ qdot
-        unit_rate = (velocity - unit * (unit @ velocity)) / distance
-        jacobian[rows] = unit @ relative[:3]
-        out[rows] = unit @ rate[:3] + unit_rate @ relative[:3]
-    return jacobian, out
-
-
-def closure_jacobian_derivative(closures: LoopClosures, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
-    """``Kdot = dK/dt`` along ``qdot`` (m, nv), with ``Kdot qdot = closures.drift(q, qdot)``."""
-    return closure_jacobian_and_rate(closures, q, qdot)[1]
-
 
 def velocity_map_derivative(
     robot: Robot, q: np.ndarray, qdot: np.ndarray, *, velocity_map: np.ndarray | None = None
@@ -124,7 +77,7 @@ def velocity_map_derivative(
     """
     differential = robot.differential
     velocity_map = differential.task_velocity_map(q) if velocity_map is None else velocity_map
-    jacobian, rate = closure_jacobian_and_rate(robot.closures, q, qdot)
+    jacobian, rate = robot.closures.jacobian_and_rate(q, qdot)
     out = np.zeros_like(velocity_map)
     legs = differential.leg_indices
     out[legs] = -np.linalg.solve(jacobian[:, legs], rate @ velocity_map)

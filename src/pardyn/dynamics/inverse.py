@@ -205,10 +205,7 @@ class InverseDynamics:
         ``qdot = W xdot``, ``qddot = W xddot + w``.
         """
         stress = self.check_internal_stress(internal_stress)
-        differential = self.robot.differential
-        velocity_map = differential.task_velocity_map(q)
-        qdot = velocity_map @ np.asarray(task_velocity, dtype=float)
-        qddot = velocity_map @ np.asarray(task_acceleration, dtype=float) + differential.acceleration_bias(q, qdot)
+        velocity_map, qdot, qddot = self.robot.differential.task_states(q, task_velocity, task_acceleration)
         return self._close(velocity_map, self.tree_torques(q, qdot, qddot), stress)
 
     def torques_batch(
@@ -290,8 +287,6 @@ def task_trajectory_states(
             q[k] = robot.solve_inverse(task[k], start=previous).q
         except KinematicsError as error:
             raise _with_context(error, f"sample {k} (task {task[k].tolist()})") from error
-        velocity_map = differential.task_velocity_map(q[k])
-        qdot[k] = velocity_map @ task_velocity[k]
-        qddot[k] = velocity_map @ task_acceleration[k] + differential.acceleration_bias(q[k], qdot[k])
+        _, qdot[k], qddot[k] = differential.task_states(q[k], task_velocity[k], task_acceleration[k])
         previous = q[k]
     return q, qdot, qddot

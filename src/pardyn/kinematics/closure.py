@@ -93,7 +93,40 @@ class LoopClosures:
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """Closure Jacobian ``K(q) = d phi / d q`` at a closed configuration, shape (m, nv)."""
-        return self.residual_and_jacobian(q)[1]
+        pin.computeJointJacobians(self.model, self.data, q)
+        pin.updateFramePlacements(self.model, self.data)
+        return self._jacobian_from_data()
+
+    def jacobian_and_rate(self, q: np.ndarray, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``K`` and ``Kdot = dK/dt`` along ``qdot``, both (m, nv), from one kinematic pass.
+
+        ``Kdot qdot`` equals :meth:`drift`. Rows from pinocchio's frame Jacobians
+        and their time variations (world-aligned); a distance closure adds the
+        rotation rate of its unit vector.
+        """
+        model, data = self.model, self.data
+        pin.computeJointJacobiansTimeVariation(model, data, q, qdot)  # data.J and data.dJ
+        pin.updateFramePlacements(model, data)
+        jacobian = np.empty((self.size, model.nv))
+        rate = np.empty((self.size, model.nv))
+        for closure, (ia, ib), rows, components in zip(
+            self.closures, self._frame_ids, self._rows, self._components
+        ):
+            relative = pin.getFrameJacobian(model, data, ib, _LWA) - pin.getFrameJacobian(model, data, ia, _LWA)
+            relative_rate = pin.getFrameJacobianTimeVariation(model, data, ib, _LWA) - pin.getFrameJacobianTimeVariation(
+                model, data, ia, _LWA
+            )
+            if closure.type != "distance":
+                jacobian[rows], rate[rows] = relative[components], relative_rate[components]
+                continue
+            delta = data.oMf[ib].translation - data.oMf[ia].translation
+            distance = np.linalg.norm(delta)
+            unit = delta / distance
+            velocity = relative[:3] @ qdot
+            unit_rate = (velocity - unit * (unit @ velocity)) / distance
+            jacobian[rows] = unit @ relative[:3]
+            rate[rows] = unit @ relative_rate[:3] + unit_rate @ relative[:3]
+        return jacobian, rate
 
     def _jacobian_from_data(self) -> np.ndarray:
         jacobian = np.empty((self.size, self.model.nv))

@@ -48,10 +48,16 @@ class DifferentialKinematics:
 
     def task_velocity_map(self, q: np.ndarray) -> np.ndarray:
         """``W(q)`` such that ``qdot = W xdot``, shape (nv, n)."""
-        jacobian = self.closures.jacobian(q)
-        return self._map_from_jacobian(jacobian)
+        return self.velocity_map_from(self.closures.jacobian(q))
 
-    def _map_from_jacobian(self, jacobian: np.ndarray) -> np.ndarray:
+    def maps(self, q: np.ndarray, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(K, W, w)`` from one kinematic pass: the closure Jacobian (m, nv), the
+        velocity map (nv, n) and the acceleration bias (nv,), ``qddot = W xddot + w``."""
+        jacobian, rate = self.closures.jacobian_and_rate(q, qdot)
+        return jacobian, self.velocity_map_from(jacobian), self.bias_from(jacobian, rate @ qdot)
+
+    def velocity_map_from(self, jacobian: np.ndarray) -> np.ndarray:
+        """``W`` from a closure Jacobian ``K`` (m, nv) already evaluated, shape (nv, n)."""
         velocity_map = np.zeros((self.nv, len(self.task_indices)))
         velocity_map[self.task_indices] = np.eye(len(self.task_indices))
         velocity_map[self.leg_indices] = -np.linalg.solve(
@@ -77,21 +83,29 @@ class DifferentialKinematics:
 
     def acceleration_bias(self, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
         """``w(q, qdot)``: joint accelerations when ``xddot = 0``, shape (nv,)."""
-        jacobian = self.closures.jacobian(q)
-        return self._bias_from_jacobian(jacobian, self.closures.drift(q, qdot))
+        return self.maps(q, qdot)[2]
 
-    def _bias_from_jacobian(self, jacobian: np.ndarray, drift: np.ndarray) -> np.ndarray:
+    def bias_from(self, jacobian: np.ndarray, drift: np.ndarray) -> np.ndarray:
+        """``w`` from ``K`` (m, nv) and the drift ``Kdot qdot`` (m,) already evaluated, shape (nv,)."""
         bias = np.zeros(self.nv)
         bias[self.leg_indices] = -np.linalg.solve(jacobian[:, self.leg_indices], drift)
         return bias
+
+    def task_states(
+        self, q: np.ndarray, task_velocity: np.ndarray, task_acceleration: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(W, qdot, qddot)`` at ``q`` from the task rates: eqs. (9)-(10) with one Jacobian evaluation."""
+        jacobian = self.closures.jacobian(q)
+        velocity_map = self.velocity_map_from(jacobian)
+        qdot = velocity_map @ np.asarray(task_velocity, dtype=float)
+        bias = self.bias_from(jacobian, self.closures.drift(q, qdot))
+        return velocity_map, qdot, velocity_map @ np.asarray(task_acceleration, dtype=float) + bias
 
     def accelerations_from_task(
         self, q: np.ndarray, qdot: np.ndarray, task_acceleration: np.ndarray
     ) -> np.ndarray:
         """Every joint acceleration from the task acceleration, shape (nv,). Eq. (10)."""
-        jacobian = self.closures.jacobian(q)
-        velocity_map = self._map_from_jacobian(jacobian)
-        bias = self._bias_from_jacobian(jacobian, self.closures.drift(q, qdot))
+        _, velocity_map, bias = self.maps(q, qdot)
         return velocity_map @ np.asarray(task_acceleration, dtype=float) + bias
 
     def accelerations_from(
@@ -99,9 +113,7 @@ class DifferentialKinematics:
     ) -> np.ndarray:
         """Every joint acceleration from measured accelerations ``qddot_I``, shape (nv,). Eq. (24)."""
         indices = np.asarray(indices, dtype=int)
-        jacobian = self.closures.jacobian(q)
-        velocity_map = self._map_from_jacobian(jacobian)
-        bias = self._bias_from_jacobian(jacobian, self.closures.drift(q, qdot))
+        _, velocity_map, bias = self.maps(q, qdot)
         task_acceleration = np.linalg.lstsq(
             velocity_map[indices], np.asarray(acceleration, dtype=float) - bias[indices], rcond=None
         )[0]
