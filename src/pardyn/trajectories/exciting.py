@@ -1,0 +1,277 @@
+"""Exciting trajectories for identification: finite Fourier series in task coordinates.
+
+Each task coordinate follows a finite Fourier series (Swevers et al.'s
+classical parametrization) of fundamental pulsation ``omega = 2 pi f_0``,
+shifted so that it starts at the centre, and faded in and out so that the
+robot starts and ends at rest:
+
+    d_j(t) = sum_{k=1..H} a_jk sin(k omega t) + b_jk (cos(k omega t) - 1)       # d_j(0) = 0
+    x_j(t) = c_j + e(t) d_j(t)                                                 # (N, n)
+
+with the envelope ``e(t)`` rising from 0 to 1 over ``ramp_s`` with the quintic
+law of :func:`pardyn.trajectories.task.quintic_time_law` and falling back at
+the end. Velocities and accelerations are exact (product rule).
+
+:func:`design_exciting_trajectory` draws seeded random coefficients, keeps
+the candidates that stay inside the workspace and away from singularities
+(every sample solved by the inverse problem with a strict condition-number
+limit) within the velocity and acceleration limits, and returns the one whose
+observation matrix (restricted to the base parameters, DualV paper eqs. 41-43)
+has the smallest condition number, the usual excitation criterion.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pardyn.errors import InputError, KinematicsError
+from pardyn.trajectories.task import TaskSamples, TaskTrajectory, _positive, _vector, quintic_time_law
+
+if TYPE_CHECKING:
+    from pardyn.robot import Robot
+
+__all__ = ["ExcitingDesign", "FourierTrajectory", "design_exciting_trajectory"]
+
+
+class FourierTrajectory(TaskTrajectory):
+    """Finite Fourier series around ``center`` (n,), faded in and out over ``ramp_s``.
+
+    Args:
+        center: task pose at rest at both ends (n,) (m, rad).
+        sine, cosine: coefficients ``a_jk``, ``b_jk`` (n, H) (m, rad).
+        base_frequency_hz: fundamental frequency ``f_0`` (Hz).
+        duration_s: total duration (s), ramps included.
+        ramp_s: fade-in and fade-out time (s).
+    """
+
+    def __init__(
+        self,
+        center: Sequence[float] | np.ndarray,
+        sine: np.ndarray,
+        cosine: np.ndarray,
+        *,
+        base_frequency_hz: float,
+        duration_s: float,
+        ramp_s: float = 1.0,
+    ) -> None:
+        self.start = _vector(center, "center")
+        self.sine = np.atleast_2d(np.asarray(sine, dtype=float))
+        self.cosine = np.atleast_2d(np.asarray(cosine, dtype=float))
+        if self.sine.shape != self.cosine.shape or self.sine.shape[0] != self.start.size:
+            raise InputError(
+                f"coefficients must both be (n, H) with n = {self.start.size}, got {self.sine.shape} and {self.cosine.shape}"
+            )
+        self.base_frequency_hz = _positive(base_frequency_hz, "base frequency (Hz)")
+        self.duration_s = _positive(duration_s, "duration (s)")
+        self.ramp_s = _positive(ramp_s, "ramp (s)")
+        if 2 * self.ramp_s > self.duration_s:
+            raise InputError(f"ramps of {self.ramp_s} s do not fit in {self.duration_s} s")
+
+    @property
+    def harmonics(self) -> int:
+        return self.sine.shape[1]
+
+    def series(self, times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``d``, ``ddot``, ``dddot`` of the Fourier series alone, each (N, n)."""
+        pulsation = 2 * math.pi * self.base_frequency_hz * np.arange(1, self.harmonics + 1)  # (H,)
+        phase = np.outer(times, pulsation)  # (N, H)
+        sin, cos = np.sin(phase), np.cos(phase)
+        d = sin @ self.sine.T + (cos - 1.0) @ self.cosine.T
+        ddot = (cos * pulsation) @ self.sine.T - (sin * pulsation) @ self.cosine.T
+        dddot = -(sin * pulsation**2) @ self.sine.T - (cos * pulsation**2) @ self.cosine.T
+        return d, ddot, dddot
+
+    def envelope(self, times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``e``, ``edot``, ``eddot`` (N,): quintic rise over the first ``ramp_s``, fall over the last."""
+        rise, rise_d, rise_dd = quintic_time_law(times / self.ramp_s)
+        fall, fall_d, fall_dd = quintic_time_law((self.duration_s - times) / self.ramp_s)
+        e = rise * fall
+        edot = rise_d / self.ramp_s * fall - rise * fall_d / self.ramp_s
+        eddot = (
+            rise_dd / self.ramp_s**2 * fall
+            - 2 * rise_d * fall_d / self.ramp_s**2
+            + rise * fall_dd / self.ramp_s**2
+        )
+        return e, edot, eddot
+
+    def evaluate(self, times: Sequence[float] | np.ndarray) -> TaskSamples:
+        times = np.asarray(times, dtype=float).reshape(-1)
+        d, ddot, dddot = self.series(times)
+        e, edot, eddot = (column[:, None] for column in self.envelope(times))
+        return TaskSamples(
+            times=times,
+            position=self.start + e * d,
+            velocity=edot * d + e * ddot,
+            acceleration=eddot * d + 2 * edot * ddot + e * dddot,
+        )
+
+    def to_json(self) -> dict:
+        """Everything needed to rebuild the trajectory (SI units)."""
+        return {
+            "type": "fourier",
+            "center": self.start.tolist(),
+            "sine": self.sine.tolist(),
+            "cosine": self.cosine.tolist(),
+            "base_frequency_hz": self.base_frequency_hz,
+            "duration_s": self.duration_s,
+            "ramp_s": self.ramp_s,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> FourierTrajectory:
+        return cls(
+            data["center"], np.asarray(data["sine"]), np.asarray(data["cosine"]),
+            base_frequency_hz=data["base_frequency_hz"], duration_s=data["duration_s"], ramp_s=data["ramp_s"],
+        )
+
+
+@dataclass(frozen=True)
+class ExcitingDesign:
+    """The chosen trajectory and the figures that chose it.
+
+    Attributes:
+        trajectory: the Fourier trajectory.
+        condition_number: cond of the base-parameter observation matrix over one period.
+        base_parameter_count: number of base parameters (columns kept by QR).
+        max_kinematic_condition: worst serial/parallel condition number along one period.
+        candidates_tried, candidates_feasible: how many random draws, and how many stayed feasible.
+    """
+
+    trajectory: FourierTrajectory
+    condition_number: float
+    base_parameter_count: int
+    max_kinematic_condition: float
+    candidates_tried: int
+    candidates_feasible: int
+
+
+# Largest |s'| and |s''| of the quintic law on [0, 1] (at tau = 1/2 and tau = 1/2 -+ sqrt(3)/6).
+_QUINTIC_MAX_RATE = 15.0 / 8.0
+_QUINTIC_MAX_CURVATURE = 10.0 / math.sqrt(3.0)
+
+
+def _scaled_coefficients(
+    rng: np.random.Generator, count: int, harmonics: int, amplitude: np.ndarray,
+    max_velocity: np.ndarray, max_acceleration: np.ndarray, *, pulsation: float, ramp_s: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Random coefficients (1/k decay) scaled so that the worst case of the sum respects every bound.
+
+    With ``|d| <= P``, ``|ddot| <= V``, ``|dddot| <= A`` and the envelope's
+    ``|edot| <= 15/8 / ramp``, ``|eddot| <= 10/sqrt(3) / ramp^2``, the product
+    rule bounds the trajectory everywhere, ramps included:
+    ``|xdot| <= V + P edot_max``, ``|xddot| <= A + 2 V edot_max + P eddot_max``.
+    """
+    decay = 1.0 / np.arange(1, harmonics + 1)
+    sine = rng.normal(size=(count, harmonics)) * decay
+    cosine = rng.normal(size=(count, harmonics)) * decay
+    k = np.arange(1, harmonics + 1)
+    position = np.abs(sine).sum(1) + 2 * np.abs(cosine).sum(1)
+    velocity = ((np.abs(sine) + np.abs(cosine)) * k * pulsation).sum(1)
+    acceleration = ((np.abs(sine) + np.abs(cosine)) * (k * pulsation) ** 2).sum(1)
+    rate, curvature = _QUINTIC_MAX_RATE / ramp_s, _QUINTIC_MAX_CURVATURE / ramp_s**2
+    scale = np.minimum.reduce([
+        amplitude / position,
+        max_velocity / (velocity + rate * position),
+        max_acceleration / (acceleration + 2 * rate * velocity + curvature * position),
+    ])
+    return sine * scale[:, None], cosine * scale[:, None]
+
+
+def design_exciting_trajectory(
+    robot: Robot,
+    *,
+    amplitude: Sequence[float],
+    max_velocity: Sequence[float],
+    max_acceleration: Sequence[float],
+    duration_s: float = 60.0,
+    base_frequency_hz: float = 0.2,
+    harmonics: int = 5,
+    ramp_s: float = 1.0,
+    center: Sequence[float] | None = None,
+    candidates: int = 12,
+    seed: int = 0,
+    check_rate_hz: float = 25.0,
+    max_condition: float = 1e3,
+    projection: str | None = None,
+) -> ExcitingDesign:
+    """Draw ``candidates`` Fourier trajectories and keep the best-exciting feasible one.
+
+    Args:
+        robot: the robot (its nominal dynamic parameters define the regressor layout).
+        amplitude: largest deviation from the centre per task coordinate (n,) (m, rad).
+        max_velocity, max_acceleration: bounds per task coordinate (n,) (per s, per s^2);
+            the series is scaled so that its worst case respects them.
+        duration_s: total duration (s); ``base_frequency_hz``: fundamental (Hz);
+            ``harmonics``: number of harmonics H; ``ramp_s``: fade in/out (s).
+        center: rest pose (n,), the robot's home by default.
+        candidates: random draws; ``seed``: their generator seed (reproducible).
+        check_rate_hz: sampling of one period for the feasibility and excitation checks (Hz).
+        max_condition: strictest closure-Jacobian condition number accepted along the way
+            (keeps away from serial and parallel singularities).
+        projection: identification model of the excitation criterion (see
+            :class:`pardyn.dynamics.regressor.Regressor`), its default by default.
+
+    Raises:
+        KinematicsError: no candidate stayed feasible (smaller amplitudes needed).
+    """
+    from pardyn.dynamics.regressor import Regressor, stack_rows  # noqa: PLC0415 - heavy, on demand
+    from pardyn.identification.base_parameters import base_parameters, symmetric_order  # noqa: PLC0415
+
+    n = len(robot.task_names)
+    bounds = [_vector(v, label) for v, label in (
+        (amplitude, "amplitude"), (max_velocity, "max_velocity"), (max_acceleration, "max_acceleration"))]
+    if any(b.size != n for b in bounds):
+        raise InputError(f"amplitude and rate bounds need {n} values ({list(robot.task_names)})")
+    center = robot.home[robot.task_indices] if center is None else _vector(center, "center")
+    rng = np.random.default_rng(seed)
+    pulsation = 2 * math.pi * base_frequency_hz
+    regressor = Regressor(robot, projection=projection)
+    period = 1.0 / base_frequency_hz
+    times = np.arange(0.0, period, 1.0 / check_rate_hz)
+    columns = None
+    best: tuple[float, FourierTrajectory, float, int] | None = None
+    feasible = 0
+    draws = [
+        _scaled_coefficients(rng, n, harmonics, *bounds, pulsation=pulsation, ramp_s=ramp_s) for _ in range(candidates)
+    ]
+    for sine, cosine in draws:
+        trajectory = FourierTrajectory(center, sine, cosine, base_frequency_hz=base_frequency_hz,
+                                       duration_s=duration_s, ramp_s=ramp_s)
+        # One full period of the series without the envelope: what the steady part excites.
+        d, ddot, dddot = trajectory.series(times)
+        q = np.empty((times.size, robot.nv))
+        worst = 0.0
+        start = robot.home
+        try:
+            for k in range(times.size):
+                solution = robot.solve_inverse(center + d[k], start=start)
+                worst = max(worst, *solution.conditioning.values())
+                if worst > max_condition:
+                    raise KinematicsError(f"condition number {worst:.3g} > {max_condition:.3g}")
+                q[k] = start = solution.q
+        except KinematicsError:
+            continue
+        feasible += 1
+        qdot = np.empty_like(q)
+        qddot = np.empty_like(q)
+        for k in range(times.size):
+            _, qdot[k], qddot[k] = robot.differential.task_states(q[k], ddot[k], dddot[k])
+        observation, _ = stack_rows(regressor.matrix(q, qdot, qddot))
+        if columns is None:
+            base = base_parameters(observation, names=regressor.names, order=symmetric_order(regressor.names))
+            columns = base.independent
+        condition = float(np.linalg.cond(observation[:, columns]))
+        if best is None or condition < best[0]:
+            best = (condition, trajectory, worst, len(columns))
+    if best is None:
+        raise KinematicsError(
+            f"none of {candidates} exciting-trajectory candidates stayed in the workspace with condition "
+            f"numbers below {max_condition:g}: reduce the amplitude {bounds[0].tolist()}"
+        )
+    condition, trajectory, worst, count = best
+    return ExcitingDesign(trajectory, condition, count, worst, candidates, feasible)
