@@ -1,0 +1,526 @@
+"""MuJoCo plant: the robot simulated by an independent physics engine.
+
+The MJCF model is generated from the pinocchio model of the robot
+(``robot.model`` after :func:`pardyn.dynamics.parameters.load_dynamic_model`),
+not from the URDF nor the YAML, so whatever parameters pardyn holds are the
+ones simulated:
+
+* one MuJoCo body per pinocchio joint, placed at ``model.jointPlacements[j]``
+  in its parent's body (body frame = pinocchio joint frame), carrying the
+  joint: revolute -> ``hinge``, prismatic -> ``slide``, axis in the body frame;
+* inertial: ``model.inertias[j]`` (mass, ``lever`` = centre of mass,
+  rotational inertia about the centre of mass, joint axes);
+* drives: ``model.armature`` -> joint ``armature`` (rotor inertia ``ia`` of eq. 2
+  of the DualV paper), ``model.damping`` -> ``damping`` (viscous ``fv``),
+  ``model.friction`` -> ``frictionloss`` (Coulomb ``fs``, eq. 5: MuJoCo's
+  dry-friction constraint, with the equalities' stiff ``solref``/``solimp`` as
+  ``solreffriction``/``solimpfriction``, so that it is ``fs sign(qdot)`` while
+  sliding and holds up to ``fs`` at rest: stiction, which eq. (5) has not.
+  On a PD-held DualV motion with velocity reversals, 0.5 s, it stays within
+  2e-3 rad of eq. (5) with a 1e-3 rad/s ``tanh``; MuJoCo's default, softer
+  friction was 1e-2 rad away), ``model.gravity`` -> ``option/gravity``;
+* one ``motor`` per actuated joint (``gear = 1``, no control limits: torque
+  limits are the controller's job), in ``robot.actuated_names`` order;
+* a ``site`` at every frame a closure uses (``model.frames``: parent joint and
+  placement), and the closures as equality constraints between the sites:
+
+  ============ ===================================================================
+  closure      MuJoCo equality
+  ============ ===================================================================
+  ``2D``, ``3D`` ``connect site1 site2``: the sites' origins coincide
+  ``planar``, ``6D`` ``weld site1 site2``: the sites' frames coincide (relative
+               pose = identity, the closure's definition)
+  ``distance`` ``tendon``: a spatial tendon through the two sites, whose length
+               (= the distance) is held at ``length`` (polycoef ``length - L0``, L0
+               the tendon length at ``qpos0 = 0``). MuJoCo 3+ has no ``distance``
+               equality; the tendon is a massless rod with ball joints.
+  ============ ===================================================================
+
+  A closure that fixes only some rotations (custom ``components`` with one
+  rotation) is welded whole: MuJoCo constrains at least what pardyn does.
+  For the planar robots the extra rows (z, rx, ry) are identically satisfied
+  (all axes along z), MuJoCo's regularized solver accepts these redundant rows.
+
+**Stiff equalities.** Each equality is a soft constraint with reference
+acceleration ``aref = -b v - k r`` (MuJoCo's ``solref = (timeconst, dampratio)``)
+and impedance ``d`` (``solimp``); defaults ``timeconst = 2 * timestep`` (the
+smallest MuJoCo allows), critical damping, ``solimp = (0.9999, 0.9999, 0.001,
+0.5, 2)`` (``d`` = 0.9999, the maximum). With ``timestep = 1e-4`` s the closure
+violation stays below 3e-10 m over 2 s of brisk motion (tests: bound 1e-8 m).
+Being soft, the equalities meet the constraint *accelerations* only to ~1e-4
+relative at any instant (``d``); the position feedback of ``aref`` corrects
+the drift, so trajectories agree with pardyn's forward model to ~1e-8 rad
+over 0.5 s (``test/plants/test_mujoco_plant.py`` lists the measured figures).
+
+**Massless bodies.** pinocchio accepts massless bodies (the platform-joint
+bodies ``leg{i}_link3``, the virtual chain ``platform_x``, ``platform_y``);
+MuJoCo needs mass and inertia > 1e-15 on every moving body. They get
+``virtual_mass`` (1e-10 kg) at the joint origin with the isotropic inertia
+``virtual_inertia`` (1e-13 kg m^2). They move with the platform (welded to
+it, or its virtual chain), so they add 1e-10 kg to a platform of 0.1-2 kg:
+the closed-loop accelerations change by ~1e-10 relative (measured by
+``test_virtual_masses_do_not_bias_the_dynamics`` with pardyn's forward model on
+the inertias MuJoCo compiled). Larger values bias the motion measurably
+(1e-6 kg: 1e-6 relative accelerations, 2e-5 rad over 0.5 s on rrr3).
+
+**Physical inertias.** MuJoCo refuses inertias violating ``A + B >= C`` (the
+planar robots' YAML gives e.g. the DualV platform ``xx = yy = 1e-4``,
+``zz = 0.0206`` kg m^2, since only ``zz`` matters in the plane). For a planar
+tree (every hinge axis parallel to ``n``) the inertia becomes
+``I + delta (E - n n^T)``, which has the same ``I omega`` for every ``omega``
+along ``n``, hence the same dynamics; other trees get a :class:`DescriptionError`.
+
+**Integration.** MuJoCo's ``RK4`` integrator, ``timestep = 1e-4`` s, Newton
+constraint solver with tolerance 1e-12; contacts disabled (no collision geoms:
+the capsules drawn for viewing have ``contype = conaffinity = 0``). RK4 costs
+~3x the ``implicitfast`` integrator per step but keeps the kinetic energy of
+free motion to 3e-8 over 1 s (``implicitfast``: 1e-4) and the trajectories
+~100x closer to the forward model. :meth:`MujocoPlant.step` runs
+``round(duration / timestep)`` ``mj_step`` with the torques held (zero-order
+hold over the control period).
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+
+from pardyn.dynamics.forward import ForwardDynamics
+from pardyn.errors import DescriptionError, InputError
+from pardyn.plants import Plant, PlantState
+from pardyn.plants.pinocchio_plant import Payload, model_with_payload
+
+if TYPE_CHECKING:
+    from pardyn.robot import Robot
+
+__all__ = ["MujocoPlant", "Payload", "build_mjcf", "DEFAULT_SOLIMP", "INTEGRATORS"]
+
+INTEGRATORS = ("RK4", "implicitfast", "implicit", "Euler")
+"""MuJoCo integrators accepted by :class:`MujocoPlant` (``option/integrator``)."""
+
+DEFAULT_SOLIMP: tuple[float, float, float, float, float] = (0.9999, 0.9999, 0.001, 0.5, 2.0)
+"""``solimp`` of the closure equalities: impedance 0.9999 (MuJoCo's maximum) at any violation."""
+
+_AXIS_JOINTS = {
+    "RX": ("hinge", (1.0, 0.0, 0.0)),
+    "RY": ("hinge", (0.0, 1.0, 0.0)),
+    "RZ": ("hinge", (0.0, 0.0, 1.0)),
+    "PX": ("slide", (1.0, 0.0, 0.0)),
+    "PY": ("slide", (0.0, 1.0, 0.0)),
+    "PZ": ("slide", (0.0, 0.0, 1.0)),
+}
+
+
+def _numbers(values: Sequence[float]) -> str:
+    return " ".join(repr(float(v)) for v in values)
+
+
+def _quaternion(rotation: np.ndarray) -> list[float]:
+    """MuJoCo's ``w x y z`` quaternion of a rotation matrix."""
+    x, y, z, w = pin.Quaternion(np.asarray(rotation)).normalized().coeffs()
+    return [w, x, y, z]
+
+
+def _joint_kind(model: pin.Model, joint_id: int) -> tuple[str, np.ndarray]:
+    """(``hinge`` | ``slide``, axis (3,) in the joint frame) of a one-dof pinocchio joint."""
+    joint = model.joints[joint_id]
+    short = joint.shortname()
+    suffix = short.removeprefix("JointModel")
+    if suffix in _AXIS_JOINTS:
+        kind, axis = _AXIS_JOINTS[suffix]
+        return kind, np.array(axis)
+    if suffix in ("RevoluteUnaligned", "PrismaticUnaligned"):
+        axis = np.asarray(joint.extract().axis, dtype=float)
+        return ("hinge" if suffix.startswith("Revolute") else "slide"), axis / np.linalg.norm(axis)
+    raise DescriptionError(
+        f"joint {model.names[joint_id]!r}: pinocchio type {short} has no MuJoCo counterpart here "
+        "(revolute and prismatic joints only)"
+    )
+
+
+def _body_names(model: pin.Model) -> list[str]:
+    """MuJoCo body name of each pinocchio joint (index 0: world): the URDF child link when known."""
+    names = ["world"]
+    used: set[str] = set()
+    for joint_id in range(1, model.njoints):
+        name = model.names[joint_id]
+        for frame in model.frames:
+            if (
+                frame.type == pin.FrameType.BODY
+                and frame.parentJoint == joint_id
+                and model.frames[frame.parentFrame].type == pin.FrameType.JOINT
+                and model.frames[frame.parentFrame].parentJoint == joint_id
+            ):
+                name = frame.name
+                break
+        if name in used:
+            name = f"{name}_{model.names[joint_id]}"
+        used.add(name)
+        names.append(name)
+    return names
+
+
+def _plane_normals(model: pin.Model) -> list[np.ndarray | None]:
+    """For a planar tree (all hinge axes parallel in the world), the common axis in each joint frame.
+
+    Such a tree's bodies only rotate about that axis ``n``, so their inertia about
+    the axes normal to ``n`` never enters the dynamics. ``None`` entries when the
+    tree is not planar.
+    """
+    data = model.createData()
+    pin.forwardKinematics(model, data, pin.neutral(model))
+    axes = []
+    for joint_id in range(1, model.njoints):
+        kind, axis = _joint_kind(model, joint_id)
+        if kind == "hinge":
+            axes.append(data.oMi[joint_id].rotation @ axis)
+    if not axes or any(np.linalg.norm(np.cross(axes[0], a)) > 1e-9 for a in axes):
+        return [None] * model.njoints
+    return [data.oMi[j].rotation.T @ axes[0] for j in range(model.njoints)]
+
+
+def _satisfies_triangle(inertia: np.ndarray) -> bool:
+    a, b, c = np.linalg.eigvalsh(inertia)
+    return bool(a + b >= c * (1.0 + 1e-9))
+
+
+def _physical_inertia(inertia: np.ndarray, normal: np.ndarray | None, body: str) -> np.ndarray:
+    """Make a rotational inertia satisfy MuJoCo's triangle inequality ``A + B >= C``.
+
+    The planar robots' YAML gives e.g. the platform ``xx = yy = 1e-4``,
+    ``zz = 0.0206`` kg m^2 (only ``zz`` enters planar dynamics), which no rigid body
+    has. For a planar tree with rotation axis ``n`` (body frame) the inertia
+    ``I + delta (E - n n^T)`` has the same angular momentum ``I omega`` for every
+    ``omega`` along ``n``, hence the same dynamics: ``delta`` is raised until the
+    inequality holds. For non-planar trees the inertia is rejected.
+    """
+    if _satisfies_triangle(inertia):
+        return inertia
+    if normal is None:
+        a, b, c = np.linalg.eigvalsh(inertia)
+        if a + b >= c * (1.0 - 1e-9):  # a thin plate (A + B = C) up to rounding: MuJoCo judges
+            return inertia
+        raise DescriptionError(
+            f"body {body!r}: inertia {np.diag(inertia).tolist()} (principal moments "
+            f"{np.linalg.eigvalsh(inertia).tolist()}) violates A + B >= C, which MuJoCo refuses; "
+            "give physical inertias in robot.model"
+        )
+    a, b, c = np.linalg.eigvalsh(inertia)
+    delta = 0.5 * (c - a - b) + 1e-9 * c
+    normal_part = np.eye(3) - np.outer(normal, normal)
+    while not _satisfies_triangle(inertia + delta * normal_part):
+        delta *= 2.0
+    return inertia + delta * normal_part
+
+
+def build_mjcf(
+    robot: Robot,
+    *,
+    model: pin.Model | None = None,
+    timestep: float = 1e-4,
+    integrator: str = "RK4",
+    constraint_timeconst: float | None = None,
+    solimp: Sequence[float] = DEFAULT_SOLIMP,
+    virtual_mass: float = 1e-10,
+    virtual_inertia: float = 1e-13,
+    solver_tolerance: float = 1e-12,
+) -> str:
+    """The MJCF text of the robot (module docstring for the mapping).
+
+    Args:
+        robot: the robot (closures, actuated joints).
+        model: the pinocchio model to translate (``robot.model`` by default; a copy
+            with a payload, see :func:`pardyn.plants.pinocchio_plant.model_with_payload`).
+        timestep: MuJoCo time step (s).
+        integrator: MuJoCo integrator name (``Euler``, ``implicitfast``, ``implicit``, ``RK4``).
+        constraint_timeconst: ``solref`` time constant of the closures (s), ``2 * timestep`` by default.
+        solimp: ``solimp`` of the closures (5 numbers).
+        virtual_mass: mass given to massless bodies (kg), >= 1e-15 (MuJoCo's mjMINVAL).
+        virtual_inertia: isotropic inertia added to bodies whose inertia is not positive
+            definite (kg m^2), > 1e-15.
+        solver_tolerance: MuJoCo constraint solver tolerance.
+    """
+    model = robot.model if model is None else model
+    timeconst = 2.0 * timestep if constraint_timeconst is None else float(constraint_timeconst)
+    bodies = _body_names(model)
+    plane_normals = _plane_normals(model)
+
+    root = ET.Element("mujoco", model=robot.name)
+    ET.SubElement(root, "compiler", angle="radian", inertiafromgeom="false", autolimits="true")
+    option = ET.SubElement(
+        root,
+        "option",
+        timestep=repr(float(timestep)),
+        integrator=integrator,
+        gravity=_numbers(model.gravity.linear),
+        solver="Newton",
+        tolerance=repr(float(solver_tolerance)),
+        iterations="100",
+    )
+    ET.SubElement(option, "flag", contact="disable")
+    default = ET.SubElement(root, "default")
+    ET.SubElement(default, "geom", contype="0", conaffinity="0", group="1", rgba="0.5 0.5 0.8 1")
+    ET.SubElement(default, "site", size="0.006", rgba="0.9 0.3 0.3 1")
+    ET.SubElement(default, "equality", solref=f"{timeconst!r} 1.0", solimp=_numbers(solimp))
+    ET.SubElement(default, "joint", solreffriction=f"{timeconst!r} 1.0", solimpfriction=_numbers(solimp))
+
+    worldbody = ET.SubElement(root, "worldbody")
+    elements: list[ET.Element] = [worldbody]
+    for joint_id in range(1, model.njoints):
+        placement = model.jointPlacements[joint_id]
+        body = ET.SubElement(
+            elements[model.parents[joint_id]],
+            "body",
+            name=bodies[joint_id],
+            pos=_numbers(placement.translation),
+            quat=_numbers(_quaternion(placement.rotation)),
+        )
+        elements.append(body)
+        kind, axis = _joint_kind(model, joint_id)
+        v = model.joints[joint_id].idx_v
+        ET.SubElement(
+            body,
+            "joint",
+            name=model.names[joint_id],
+            type=kind,
+            axis=_numbers(axis),
+            armature=repr(float(model.armature[v])),
+            damping=repr(float(model.damping[v])),
+            frictionloss=repr(float(model.friction[v])),
+        )
+        inertia = model.inertias[joint_id]
+        mass = float(inertia.mass)
+        rotational = np.array(inertia.inertia)
+        com = np.array(inertia.lever)
+        smallest = float(np.linalg.eigvalsh(rotational).min())
+        if mass < 0.0 or smallest < -1e-12 * max(1.0, float(np.abs(rotational).max())):
+            raise DescriptionError(
+                f"body {bodies[joint_id]!r} (joint {model.names[joint_id]!r}): mass {mass} kg, principal "
+                f"inertias {np.linalg.eigvalsh(rotational).tolist()} kg m^2 are not a physical body; "
+                "MuJoCo cannot simulate it (identified base parameters need physical consistency)"
+            )
+        if mass == 0.0:
+            mass, com = virtual_mass, np.zeros(3)
+        if smallest <= 0.0:
+            rotational = rotational + virtual_inertia * np.eye(3)
+        rotational = _physical_inertia(rotational, plane_normals[joint_id], bodies[joint_id])
+        ET.SubElement(
+            body,
+            "inertial",
+            pos=_numbers(com),
+            mass=repr(mass),
+            fullinertia=_numbers([rotational[i, j] for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))]),
+        )
+    # Drawing only: a capsule from each body to each child body.
+    for joint_id in range(1, model.njoints):
+        start = np.zeros(3)
+        end = np.asarray(model.jointPlacements[joint_id].translation)
+        if np.linalg.norm(end) > 1e-9:
+            ET.SubElement(
+                elements[model.parents[joint_id]], "geom", type="capsule", size="0.005",
+                fromto=_numbers(np.concatenate([start, end])),
+            )
+
+    frames = sorted({name for closure in robot.description.closures for name in closure.frames})
+    for name in frames:
+        frame = model.frames[model.getFrameId(name)]
+        ET.SubElement(
+            elements[frame.parentJoint],
+            "site",
+            name=name,
+            pos=_numbers(frame.placement.translation),
+            quat=_numbers(_quaternion(frame.placement.rotation)),
+        )
+
+    tendon = None
+    equality = ET.SubElement(root, "equality")
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, pin.neutral(model))  # MuJoCo's qpos0: every joint at 0
+    for closure in robot.description.closures:
+        site_a, site_b = closure.frames
+        if closure.type == "distance":
+            if tendon is None:
+                tendon = ET.Element("tendon")
+            rod = f"{closure.name}_rod"
+            spatial = ET.SubElement(tendon, "spatial", name=rod, width="0.003")
+            ET.SubElement(spatial, "site", site=site_a)
+            ET.SubElement(spatial, "site", site=site_b)
+            reference = float(
+                np.linalg.norm(
+                    data.oMf[model.getFrameId(site_b)].translation - data.oMf[model.getFrameId(site_a)].translation
+                )
+            )
+            ET.SubElement(
+                equality, "tendon", name=closure.name, tendon1=rod,
+                polycoef=_numbers([float(closure.length) - reference, 0.0, 0.0, 0.0, 0.0]),
+            )
+        elif any(c >= 3 for c in closure.components):
+            ET.SubElement(equality, "weld", name=closure.name, site1=site_a, site2=site_b)
+        else:
+            ET.SubElement(equality, "connect", name=closure.name, site1=site_a, site2=site_b)
+    if tendon is not None:
+        root.insert(list(root).index(equality), tendon)
+
+    actuator = ET.SubElement(root, "actuator")
+    for name in robot.actuated_names:
+        ET.SubElement(actuator, "motor", name=name, joint=name, gear="1")
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+class MujocoPlant(Plant):
+    """The robot simulated by MuJoCo, loops closed by stiff equality constraints.
+
+    Attributes:
+        robot: the robot.
+        payload: the payload on the platform (or ``None``).
+        model, data: MuJoCo ``MjModel`` / ``MjData``.
+        qpos_addresses: MuJoCo ``qpos`` index of each pardyn coordinate (nv,)
+            (``qvel`` shares it: hinge and slide joints only).
+
+    Args:
+        robot: the robot; its ``model`` (dynamic parameters included) is read at
+            construction: call :meth:`set_payload` (e.g. ``set_payload(plant.payload)``)
+            to rebuild after changing it.
+        payload: a :class:`Payload` fixed to the platform (first moments ``mass * com``
+            and inertia in the platform frame, SI units), in addition to whatever the
+            model already carries (the 3-RRR's YAML puts a 0.5 kg load on its platform).
+        timestep: MuJoCo time step (s), 0.1 ms by default.
+        integrator, constraint_timeconst, solimp, virtual_mass, virtual_inertia,
+            solver_tolerance: see :func:`build_mjcf`.
+    """
+
+    def __init__(
+        self,
+        robot: Robot,
+        *,
+        payload: Payload | None = None,
+        timestep: float = 1e-4,
+        integrator: str = "RK4",
+        constraint_timeconst: float | None = None,
+        solimp: Sequence[float] = DEFAULT_SOLIMP,
+        virtual_mass: float = 1e-10,
+        virtual_inertia: float = 1e-13,
+        solver_tolerance: float = 1e-12,
+    ) -> None:
+        if not (math.isfinite(timestep) and timestep > 0.0):
+            raise InputError(f"timestep must be a positive time (s), got {timestep}")
+        if integrator not in INTEGRATORS:
+            raise InputError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+        if not (virtual_mass > 0.0 and virtual_inertia > 0.0):
+            raise InputError(
+                f"virtual_mass and virtual_inertia must be > 0 (kg, kg m^2), got {virtual_mass}, {virtual_inertia}"
+            )
+        self.robot = robot
+        self._options = dict(
+            timestep=float(timestep),
+            integrator=integrator,
+            constraint_timeconst=constraint_timeconst,
+            solimp=tuple(float(v) for v in solimp),
+            virtual_mass=float(virtual_mass),
+            virtual_inertia=float(virtual_inertia),
+            solver_tolerance=float(solver_tolerance),
+        )
+        self._n_a = len(robot.actuated_names)
+        self._projector = ForwardDynamics(robot)  # for its projection onto the closures only
+        self._build(payload)
+        self.reset(robot.home)
+
+    # ------------------------------------------------------------------ model
+    def _build(self, payload: Payload | None) -> None:
+        self.payload = payload
+        self._mjcf = build_mjcf(self.robot, model=model_with_payload(self.robot.model, payload), **self._options)
+        try:
+            self.model = mujoco.MjModel.from_xml_string(self._mjcf)
+        except ValueError as error:  # MuJoCo reports compile errors as ValueError
+            raise DescriptionError(f"{self.robot.name}: MuJoCo rejects the generated MJCF: {error}") from error
+        self.data = mujoco.MjData(self.model)
+        self.timestep = float(self.model.opt.timestep)
+        addresses = []
+        for name in self.robot.joint_names:
+            joint_id = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, name)
+            addresses.append(int(self.model.jnt_qposadr[joint_id]))
+            if self.model.jnt_dofadr[joint_id] != addresses[-1]:
+                raise DescriptionError(f"{self.robot.name}: joint {name!r}: MuJoCo qpos and qvel addresses differ")
+        self.qpos_addresses = np.array(addresses, dtype=int)
+        actuators = [mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(self.model.nu)]
+        if actuators != list(self.robot.actuated_names):
+            raise DescriptionError(
+                f"{self.robot.name}: MuJoCo actuators {actuators} != actuated joints {list(self.robot.actuated_names)}"
+            )
+
+    def mjcf(self) -> str:
+        """The MJCF text of the simulated model (for debugging, ``python -m mujoco.viewer``)."""
+        return self._mjcf
+
+    def set_payload(self, payload: Payload | None) -> PlantState:
+        """Rebuild the MuJoCo model with ``payload`` (``None`` removes it), keeping the state.
+
+        ``robot.model`` is read again, so this also picks up new dynamic parameters.
+        """
+        state = self.state()
+        self._build(payload)
+        self._set_state(state.q, state.qdot, state.time)
+        self._tau = state.tau
+        return self.state()
+
+    # ------------------------------------------------------------------ state
+    def _vector(self, value: np.ndarray, size: int, what: str) -> np.ndarray:
+        array = np.asarray(value, dtype=float)
+        if array.shape != (size,) or not np.all(np.isfinite(array)):
+            raise InputError(
+                f"{self.robot.name}: {what} must be {size} finite values, got {np.asarray(value).tolist()}"
+            )
+        return array
+
+    def _set_state(self, q: np.ndarray, qdot: np.ndarray, time: float) -> None:
+        mujoco.mj_resetData(self.model, self.data)
+        self.data.qpos[self.qpos_addresses] = q
+        self.data.qvel[self.qpos_addresses] = qdot
+        self.data.time = time
+        mujoco.mj_forward(self.model, self.data)
+
+    def reset(self, q: np.ndarray, qdot: np.ndarray | None = None) -> PlantState:
+        """Start at time 0 from ``q`` (nv,) with velocities ``qdot`` (nv,) (zero by default), zero torques.
+
+        The state is first projected onto the closures, as :class:`~pardyn.plants.pinocchio_plant.PinocchioPlant`
+        does (:meth:`pardyn.dynamics.forward.ForwardDynamics.project`: ``phi(q) = 0`` to
+        ``robot.solver.tolerance``, ``qdot`` into ``null(K)``), so the stiff equalities
+        do not snap an open linkage shut with an impulse.
+
+        Raises:
+            InputError: wrong shapes, non-finite values.
+            ConvergenceError: ``q`` is too far from any closed configuration.
+        """
+        nv = self.robot.nv
+        q = self._vector(q, nv, "q")
+        qdot = np.zeros(nv) if qdot is None else self._vector(qdot, nv, "qdot")
+        q, qdot = self._projector.project(q, qdot)
+        self._set_state(q, qdot, 0.0)
+        self._tau = np.zeros(self._n_a)
+        return self.state()
+
+    def step(self, tau: np.ndarray, duration: float) -> PlantState:
+        """Hold ``tau`` (n_a,) (N m, N) for ``round(duration / timestep)`` MuJoCo steps (at least one)."""
+        tau = self._vector(tau, self._n_a, "tau").copy()
+        if not (math.isfinite(duration) and duration > 0.0):
+            raise InputError(f"duration must be a positive time (s), got {duration}")
+        steps = max(1, round(duration / self.timestep))
+        self.data.ctrl[:] = tau
+        mujoco.mj_step(self.model, self.data, nstep=steps)
+        self._tau = tau
+        return self.state()
+
+    def state(self) -> PlantState:
+        return PlantState(
+            time=float(self.data.time),
+            q=self.data.qpos[self.qpos_addresses].copy(),
+            qdot=self.data.qvel[self.qpos_addresses].copy(),
+            tau=self._tau.copy(),
+        )
