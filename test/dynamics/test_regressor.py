@@ -7,7 +7,9 @@ import pytest
 
 from pardyn.dynamics.inverse import InverseDynamics, null_space_projector
 from pardyn.dynamics.parameters import nominal_parameters
-from pardyn.dynamics.regressor import Regressor, payload_experiments, stack_rows
+from pardyn.dynamics.regressor import Regressor
+from pardyn.identification.estimation import payload_system
+from pardyn.identification.filtering import stack_equations
 from pardyn.errors import InputError
 
 CASES = [
@@ -136,16 +138,7 @@ def test_payload_columns_and_eq49(load):
     unloaded = loaded.with_values({name: 0.0 for name in loaded.names if name.endswith("_payload")})
     torques_a = InverseDynamics(robot, unloaded).torques_batch(q[:3], qdot[:3], qddot[:3])
     torques_b = InverseDynamics(robot, loaded).torques_batch(q[3:], qdot[3:], qddot[3:])
-    matrix_a, vector_a = stack_rows(observation[:3], torques_a)
-    matrix_b, vector_b = stack_rows(observation[3:], torques_b)
-    stacked = payload_experiments(matrix_a, matrix_b, payload)
-    np.testing.assert_allclose(stacked @ loaded.vector(), np.concatenate([vector_a, vector_b]), atol=1e-10)
-
-
-def test_stack_rows_order():
-    observation = np.arange(2 * 3 * 4, dtype=float).reshape(2, 3, 4)  # (N, rows, n_st)
-    measured = np.arange(6, dtype=float).reshape(2, 3)
-    matrix, vector = stack_rows(observation, measured)
-    np.testing.assert_array_equal(matrix[:2], observation[:, 0])  # Y^1: row 1 of every sample
-    np.testing.assert_array_equal(matrix[2:4], observation[:, 1])
-    np.testing.assert_array_equal(vector, [0, 3, 1, 4, 2, 5])
+    system_a = stack_equations(torques_a, observation[:3], names=regressor.names)
+    system_b = stack_equations(torques_b, observation[3:], names=regressor.names)
+    stacked = payload_system(system_a, system_b, payload=list(payload))
+    np.testing.assert_allclose(stacked.W @ loaded.vector(), stacked.Y, atol=1e-10)

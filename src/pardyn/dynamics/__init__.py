@@ -44,7 +44,7 @@ from pardyn.dynamics.parameters import (
     standard_from_inertia,
     write_parameter_file,
 )
-from pardyn.dynamics.regressor import PROJECTIONS, Regressor, payload_experiments, stack_rows
+from pardyn.dynamics.regressor import PROJECTIONS, Regressor
 
 __all__ = [
     "DRIVE_NAMES",
@@ -64,9 +64,7 @@ __all__ = [
     "minimum_norm_torques",
     "nominal_parameters",
     "null_space_projector",
-    "payload_experiments",
     "read_parameter_file",
-    "stack_rows",
     "standard_from_inertia",
     "task_trajectory_states",
     "velocity_map_derivative",

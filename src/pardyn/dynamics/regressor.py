@@ -30,8 +30,9 @@ Closing the loops with ``W`` (``qdot = W xdot``) and ``J = W[actuated]``
 Both projected models are unique whatever the internal stress of a redundant
 robot (the null space of ``J^T`` vanishes in ``J^T tau`` and in ``Gamma^2``).
 Every function is vectorized over samples: states ``(N, nv)``, torques
-``(N, n_a)``, observations ``(N, rows, n_st)``; :func:`stack_rows` sorts them
-as in section 4.1 (all samples of row 1, then row 2, ...).
+``(N, n_a)``, observations ``(N, rows, n_st)``;
+:func:`pardyn.identification.filtering.stack_equations` sorts them as in
+section 4.1 (all samples of row 1, then row 2, ...).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from pardyn.errors import InputError
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["PROJECTIONS", "Regressor", "payload_experiments", "stack_rows"]
+__all__ = ["PROJECTIONS", "Regressor"]
 
 PROJECTIONS = ("standard", "platform", "actuators")
 
@@ -219,26 +220,3 @@ class Regressor:
         maps = self._maps(q2)
         out = self._measure(maps, self._left(maps), np.atleast_2d(np.asarray(torques, dtype=float)))
         return out[0] if q.ndim == 1 else out
-
-
-def stack_rows(observation: np.ndarray, measured: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-    """Sort (N, rows, n_st) / (N, rows) as in section 4.1: ``[Y^1; Y^2; ...]`` row by row.
-
-    Returns ``W`` (rows N, n_st) and ``Y`` (rows N,) (or None).
-    """
-    count, rows, size = observation.shape
-    matrix = np.swapaxes(observation, 0, 1).reshape(rows * count, size)
-    vector = None if measured is None else np.swapaxes(measured, 0, 1).reshape(rows * count)
-    return matrix, vector
-
-
-def payload_experiments(unloaded: np.ndarray, loaded: np.ndarray, payload_columns: Sequence[int]) -> np.ndarray:
-    """The stacked observation matrix of eq. (49) (rows of both experiments, n_st).
-
-    ``[[W_a, 0], [W_b, W_l]]`` in the original column order: the rows of the
-    trajectories without payload (``unloaded``, (r_a, n_st)) get zero payload
-    columns; those with the payload (``loaded``, (r_b, n_st)) keep them.
-    """
-    unloaded = np.array(unloaded, dtype=float, copy=True)
-    unloaded[:, np.asarray(payload_columns, dtype=int)] = 0.0
-    return np.vstack([unloaded, np.asarray(loaded, dtype=float)])

@@ -219,8 +219,9 @@ def design_exciting_trajectory(
     Raises:
         KinematicsError: no candidate stayed feasible (smaller amplitudes needed).
     """
-    from pardyn.dynamics.regressor import Regressor, stack_rows  # noqa: PLC0415 - heavy, on demand
+    from pardyn.dynamics.regressor import Regressor  # noqa: PLC0415 - heavy, on demand
     from pardyn.identification.base_parameters import base_parameters, symmetric_order  # noqa: PLC0415
+    from pardyn.identification.filtering import stack_equations  # noqa: PLC0415
 
     n = len(robot.task_names)
     bounds = [_vector(v, label) for v, label in (
@@ -261,7 +262,7 @@ def design_exciting_trajectory(
         qddot = np.empty_like(q)
         for k in range(times.size):
             _, qdot[k], qddot[k] = robot.differential.task_states(q[k], ddot[k], dddot[k])
-        observation, _ = stack_rows(regressor.matrix(q, qdot, qddot))
+        observation = stack_equations(np.zeros((times.size, regressor.rows)), regressor.matrix(q, qdot, qddot)).W
         if columns is None:
             base = base_parameters(observation, names=regressor.names, order=symmetric_order(regressor.names))
             columns = base.independent
