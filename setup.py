@@ -51,7 +51,7 @@ setup(
             "ros-kilted-std-srvs",
             "ros-kilted-rosgraph-msgs",
         ],
-        "sim": ["mujoco", "rosbags", "matplotlib"],
+        "sim": ["mujoco", "rosbags>=0.11,<0.12", "matplotlib"],
         "test": ["pytest"],
     },
     tests_require=["pytest"],
@@ -59,6 +59,10 @@ setup(
         "console_scripts": [
             "pardyn = pardyn.cli:main",
             "closure_solver = pardyn.nodes.closure_solver:main",
+            "recorder = pardyn.nodes.recorder:main",
+            "sim = pardyn.nodes.sim:main",
+            "controller = pardyn.nodes.controller:main",
+            "trajectory = pardyn.nodes.trajectory:main",
         ],
     },
 )

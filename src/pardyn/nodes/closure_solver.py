@@ -40,24 +40,21 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PoseStamped
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType
-from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException
+from rcl_interfaces.msg import FloatingPointRange, ParameterType
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from pardyn.errors import DescriptionError, InputError, PardynError, SingularityError
 from pardyn.kinematics.solver import Solution
+from pardyn.nodes.common import ReportThrottle, Reporter, descriptor, run_node
 from pardyn.robot import Robot, load_robot
 
 __all__ = [
@@ -264,29 +261,11 @@ class ClosureTracker:
         return ClosedLoopState(solution.q, qdot, self.pose(solution.q), solution, with_sensed)
 
 
-class _ReportThrottle:
-    """At most one report per ``period_s`` for each kind of problem."""
-
-    def __init__(self, period_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.period_s = period_s
-        self._clock = clock
-        self._last: dict[str, float] = {}
-        self._suppressed: Counter[str] = Counter()
-
-    def __call__(self, kind: str) -> int | None:
-        """None to stay silent, else the number of reports of this kind suppressed since the last one."""
-        now = self._clock()
-        last = self._last.get(kind)
-        if last is not None and now - last < self.period_s:
-            self._suppressed[kind] += 1
-            return None
-        self._last[kind] = now
-        return self._suppressed.pop(kind, 0)
+_ReportThrottle = ReportThrottle  # the name this module's tests know it by
 
 
 # --------------------------------------------------------------------------- ROS adapter
-def _descriptor(description: str, kind: int, *, read_only: bool = False, **extra) -> ParameterDescriptor:
-    return ParameterDescriptor(description=description, type=kind, read_only=read_only, **extra)
+_descriptor = descriptor
 
 
 class ClosureSolverNode(Node):
@@ -342,7 +321,7 @@ class ClosureSolverNode(Node):
         ).value
         self.robot = load_robot(robot_name, max_condition=max_condition)
         self.tracker = ClosureTracker(self.robot)
-        self._throttle = _ReportThrottle(log_period)
+        self._reporter = Reporter(self, log_period, what="more dropped")
         input_qos = QoSProfile(
             depth=QUEUE_DEPTH, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT
         )
@@ -358,16 +337,10 @@ class ClosureSolverNode(Node):
 
     def _report(self, kind: str, text: str, *, error: bool) -> None:
         """Log ``text`` (a warning, or an error) unless ``kind`` was reported less than ``log_period`` ago."""
-        suppressed = self._throttle(kind)
-        if suppressed is None:
-            return
-        if suppressed:
-            text += f" ({suppressed} more dropped for the same reason in the last {self._throttle.period_s:g} s)"
-        # two call sites: rclpy fixes the severity of each logging call site
         if error:
-            self.get_logger().error(text)
+            self._reporter.error(kind, text)
         else:
-            self.get_logger().warning(text)
+            self._reporter.warning(kind, text)
 
     def _on_joint_state(self, message: JointState) -> None:
         try:
@@ -411,21 +384,7 @@ class ClosureSolverNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Run the node until Ctrl-C/SIGTERM; exit code 0, or 1 if it cannot start."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = ClosureSolverNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (PardynError, ParameterException) as error:
-        rclpy.logging.get_logger(NODE_NAME).fatal(f"cannot start: {type(error).__name__}: {error}")
-        return 1
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(ClosureSolverNode, NODE_NAME, args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,132 @@
+"""Control laws of the pure core (no rclpy): actuator torques from measured joints.
+
+A control law maps the measured actuated joints ``q_a``, ``qdot_a`` (n_a,) and
+a joint-space reference (:class:`JointReference`) to actuator torques
+``tau_a`` (n_a,) in ``robot.actuated_names`` order, saturated per actuator at
+``|tau_a[i]| <= limits[i]`` (N m, N for prismatic joints). The ROS node
+:mod:`pardyn.nodes.controller` hosts them; the laws themselves never see a
+message.
+
+* :class:`pardyn.control.pd.JointPD`: decentralized joint PD,
+  ``tau = Kp (q_ref - q) + Kd (qdot_ref - qdot)``.
+
+:func:`actuator_limits` gives the per-actuator torque limits: the URDF's
+``<limit effort=...>`` (pinocchio's ``model.effortLimit``) unless overridden.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pardyn.errors import InputError
+
+if TYPE_CHECKING:
+    from pardyn.robot import Robot
+
+__all__ = ["ControlLaw", "JointReference", "actuator_limits", "finite_vector", "saturate"]
+
+
+def finite_vector(values: Sequence[float] | np.ndarray, size: int, what: str) -> np.ndarray:
+    """``values`` as a float array of shape (size,), or InputError naming ``what`` and the problem."""
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size != size:
+        raise InputError(f"{what}: expected {size} values, got {array.size} (shape {array.shape})")
+    bad = [i for i, value in enumerate(array) if not math.isfinite(value)]
+    if bad:
+        raise InputError(f"{what}: non-finite values at indices {bad}: {array.tolist()}")
+    return array
+
+
+@dataclass(frozen=True)
+class JointReference:
+    """Reference of the actuated joints at one instant, ``robot.actuated_names`` order.
+
+    Attributes:
+        position: ``q_ref`` (n_a,) (rad, m).
+        velocity: ``qdot_ref`` (n_a,) (rad/s, m/s).
+        acceleration: ``qddot_ref`` (n_a,) (rad/s^2, m/s^2).
+    """
+
+    position: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+    @classmethod
+    def hold(cls, position: Sequence[float] | np.ndarray) -> JointReference:
+        """A fixed setpoint: ``position`` (n_a,) with zero velocity and acceleration."""
+        position = np.array(position, dtype=float)
+        return cls(position, np.zeros_like(position), np.zeros_like(position))
+
+
+def saturate(tau: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """``tau`` (n_a,) clipped per actuator to ``[-limits[i], limits[i]]``, shape (n_a,)."""
+    return np.clip(tau, -limits, limits)
+
+
+def actuator_limits(robot: Robot, override: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
+    """Per-actuator torque limits (n_a,) in ``robot.actuated_names`` order (N m, N).
+
+    Args:
+        robot: the robot; the default is the URDF ``<limit effort=...>`` of each
+            actuated joint, read by pinocchio into ``robot.model.effortLimit``.
+        override: None or empty for the URDF limits; one positive value for
+            every actuator; or one per actuator.
+
+    Raises:
+        InputError: wrong count, or a limit that is not positive and finite;
+            the message names the joint at fault.
+    """
+    names = list(robot.actuated_names)
+    if override is None or len(override) == 0:
+        limits = np.asarray(robot.model.effortLimit, dtype=float)[robot.actuated_indices]
+        source = f"{robot.description.source}: URDF <limit effort>"
+    else:
+        values = np.asarray(override, dtype=float).reshape(-1)
+        if values.size == 1:
+            values = np.full(len(names), float(values[0]))
+        if values.size != len(names):
+            raise InputError(
+                f"effort limits: expected 1 or {len(names)} values {names}, got {values.size}"
+            )
+        limits = values
+        source = "effort limits"
+    bad = [name for name, value in zip(names, limits) if not (math.isfinite(value) and value > 0.0)]
+    if bad:
+        raise InputError(f"{source}: the limits of {bad} must be positive and finite, got {limits.tolist()}")
+    return limits.copy()
+
+
+class ControlLaw(ABC):
+    """A joint-space control law of the actuated joints.
+
+    Attributes:
+        limits: per-actuator torque limits (n_a,) (N m, N); every output is
+            saturated at ``|tau[i]| <= limits[i]``.
+    """
+
+    limits: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """The number of actuators ``n_a``."""
+        return int(self.limits.size)
+
+    def torques(self, position: np.ndarray, velocity: np.ndarray, reference: JointReference) -> np.ndarray:
+        """Saturated actuator torques (n_a,) for the measured ``q_a``, ``qdot_a`` (n_a,) each.
+
+        Raises:
+            InputError: a measurement of the wrong size or with NaN/inf.
+        """
+        position = finite_vector(position, self.size, "measured positions")
+        velocity = finite_vector(velocity, self.size, "measured velocities")
+        return saturate(self.unsaturated(position, velocity, reference), self.limits)
+
+    @abstractmethod
+    def unsaturated(self, position: np.ndarray, velocity: np.ndarray, reference: JointReference) -> np.ndarray:
+        """The law itself, before saturation, (n_a,); inputs already checked."""

@@ -1,0 +1,239 @@
+"""Helpers shared by pardyn's ROS 2 nodes.
+
+* :func:`descriptor`, :func:`declare`: parameters declared with a
+  ParameterDescriptor (description, type, read-only flag, ranges);
+* :class:`ReportThrottle` and :class:`Reporter`: at most one log report per
+  period for each kind of problem, with the count of the ones held back;
+* :func:`run_node`: the ``main()`` of a node executable: init, spin, clean
+  exit on Ctrl-C/SIGTERM (exit code 0), a one-line fatal message and exit
+  code 1 when the node cannot start (a pardyn error, a bad parameter);
+* stamp conversions and the QoS profiles of the control loop.
+
+The lockstep protocol between the ``sim`` and the ``controller`` nodes (see
+:mod:`pardyn.nodes.sim`) tags each command with the step it answers in
+``Float64MultiArray.layout.data_offset``: :func:`step_of_stamp` is the one
+place that turns a state's stamp into that tag.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from builtin_interfaces.msg import Time
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+__all__ = [
+    "COMMAND_TOPIC",
+    "CONTROL_QOS",
+    "LATCHED_QOS",
+    "NANOSECONDS",
+    "SEQUENCE_MODULUS",
+    "STATE_TOPIC",
+    "Reporter",
+    "ReportThrottle",
+    "declare",
+    "descriptor",
+    "ns_to_stamp",
+    "period_ns",
+    "run_node",
+    "stamp_to_ns",
+    "step_of_stamp",
+]
+
+STATE_TOPIC = "joint_states"
+COMMAND_TOPIC = "effort_controller/commands"
+NANOSECONDS = 1_000_000_000
+SEQUENCE_MODULUS = 2**32  # layout.data_offset is a uint32
+
+CONTROL_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
+"""joint_states and effort commands: reliable (a lockstep step must not be lost), depth 10."""
+
+LATCHED_QOS = QoSProfile(
+    depth=1,
+    history=HistoryPolicy.KEEP_LAST,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+"""A message that late subscribers still receive (the reference trajectory)."""
+
+
+# --------------------------------------------------------------------------- parameters
+def descriptor(description: str, kind: int, *, read_only: bool = False, **extra: Any) -> ParameterDescriptor:
+    """A ParameterDescriptor (``kind`` a ``ParameterType`` constant); ``extra`` e.g. ``floating_point_range``."""
+    return ParameterDescriptor(description=description, type=kind, read_only=read_only, **extra)
+
+
+_KINDS: dict[type, int] = {
+    bool: ParameterType.PARAMETER_BOOL,
+    int: ParameterType.PARAMETER_INTEGER,
+    float: ParameterType.PARAMETER_DOUBLE,
+    str: ParameterType.PARAMETER_STRING,
+}
+_ARRAYS: dict[str, tuple[int, Parameter.Type]] = {
+    "double_array": (ParameterType.PARAMETER_DOUBLE_ARRAY, Parameter.Type.DOUBLE_ARRAY),
+    "string_array": (ParameterType.PARAMETER_STRING_ARRAY, Parameter.Type.STRING_ARRAY),
+    "integer_array": (ParameterType.PARAMETER_INTEGER_ARRAY, Parameter.Type.INTEGER_ARRAY),
+}
+
+
+def declare(
+    node: Node,
+    name: str,
+    default: Any,
+    description: str,
+    *,
+    read_only: bool = True,
+    low: float | None = None,
+    high: float | None = None,
+) -> Any:
+    """Declare a parameter with a descriptor and return its value.
+
+    Args:
+        default: the default value, whose Python type sets the parameter type
+            (``1.0`` double, ``1`` integer, ``True`` bool, ``"x"`` string), or one
+            of ``"double_array"``, ``"string_array"``, ``"integer_array"`` for an
+            array parameter without a default (ROS cannot type an empty list):
+            its value is then ``[]`` when no file or override sets it.
+        low, high: inclusive range of a number parameter.
+    """
+    if isinstance(default, str) and default in _ARRAYS:
+        kind, uninitialized = _ARRAYS[default]
+        value = node.declare_parameter(name, uninitialized, descriptor(description, kind, read_only=read_only)).value
+        return [] if value is None else list(value)
+    kind = _KINDS[type(default)]
+    extra: dict[str, Any] = {}
+    if low is not None or high is not None:
+        if kind == ParameterType.PARAMETER_DOUBLE:
+            extra["floating_point_range"] = [FloatingPointRange(
+                from_value=-math.inf if low is None else float(low),
+                to_value=math.inf if high is None else float(high),
+            )]
+        elif kind == ParameterType.PARAMETER_INTEGER:
+            extra["integer_range"] = [IntegerRange(
+                from_value=-(2**63) if low is None else int(low), to_value=2**63 - 1 if high is None else int(high),
+                step=1,
+            )]
+    return node.declare_parameter(name, default, descriptor(description, kind, read_only=read_only, **extra)).value
+
+
+# --------------------------------------------------------------------------- reports
+class ReportThrottle:
+    """At most one report per ``period_s`` for each kind of problem."""
+
+    def __init__(self, period_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.period_s = period_s
+        self._clock = clock
+        self._last: dict[str, float] = {}
+        self._suppressed: Counter[str] = Counter()
+
+    def __call__(self, kind: str) -> int | None:
+        """None to stay silent, else the number of reports of this kind suppressed since the last one."""
+        now = self._clock()
+        last = self._last.get(kind)
+        if last is not None and now - last < self.period_s:
+            self._suppressed[kind] += 1
+            return None
+        self._last[kind] = now
+        return self._suppressed.pop(kind, 0)
+
+
+class Reporter:
+    """Throttled logging of a node's problems, one :class:`ReportThrottle` for all kinds.
+
+    ``reporter.error("watchdog", "no command for 20 periods")`` logs at most once
+    per ``period_s`` per kind, appending how many were held back.
+    """
+
+    def __init__(self, node: Node, period_s: float, *, what: str = "more") -> None:
+        self._logger = node.get_logger()
+        self.throttle = ReportThrottle(period_s)
+        self._what = what
+
+    def _text(self, kind: str, text: str) -> str | None:
+        suppressed = self.throttle(kind)
+        if suppressed is None:
+            return None
+        if suppressed:
+            text += f" ({suppressed} {self._what} for the same reason in the last {self.throttle.period_s:g} s)"
+        return text
+
+    # one call site per severity: rclpy fixes the severity of each logging call site
+    def info(self, kind: str, text: str) -> None:
+        if (message := self._text(kind, text)) is not None:
+            self._logger.info(message)
+
+    def warning(self, kind: str, text: str) -> None:
+        if (message := self._text(kind, text)) is not None:
+            self._logger.warning(message)
+
+    def error(self, kind: str, text: str) -> None:
+        if (message := self._text(kind, text)) is not None:
+            self._logger.error(message)
+
+
+# --------------------------------------------------------------------------- time
+def stamp_to_ns(stamp: Time) -> int:
+    """builtin_interfaces/Time as integer nanoseconds."""
+    return int(stamp.sec) * NANOSECONDS + int(stamp.nanosec)
+
+
+def ns_to_stamp(nanoseconds: int) -> Time:
+    """Integer nanoseconds (>= 0) as builtin_interfaces/Time."""
+    sec, nanosec = divmod(int(nanoseconds), NANOSECONDS)
+    return Time(sec=sec, nanosec=nanosec)
+
+
+def period_ns(rate_hz: float) -> int:
+    """The control period of ``rate_hz`` in whole nanoseconds (1 kHz: 1_000_000)."""
+    return int(round(NANOSECONDS / rate_hz))
+
+
+def step_of_stamp(stamp_ns: int, period: int) -> int:
+    """The lockstep tag of a state stamped ``stamp_ns``: ``round(stamp / period) mod 2^32``.
+
+    The sim stamps state ``k`` at exactly ``k * period`` ns of simulated time,
+    so the tag is ``k`` (modulo the uint32 range of ``layout.data_offset``).
+    """
+    return int(round(stamp_ns / period)) % SEQUENCE_MODULUS
+
+
+# --------------------------------------------------------------------------- main
+def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None = None) -> int:
+    """Run ``factory()``'s node until Ctrl-C/SIGTERM; exit code 0, or 1 if it cannot start.
+
+    A pardyn error or a bad parameter while constructing the node is logged as
+    ``cannot start: <type>: <message>`` on the ``name`` logger, without a traceback.
+    """
+    import rclpy  # noqa: PLC0415 - keep module import cheap for tools that only read constants
+    from rclpy.exceptions import ParameterException  # noqa: PLC0415
+    from rclpy.executors import ExternalShutdownException  # noqa: PLC0415
+
+    from pardyn.errors import PardynError  # noqa: PLC0415
+
+    rclpy.init(args=None if args is None else list(args))
+    node = None
+    try:
+        try:
+            node = factory()
+        except (PardynError, ParameterException, OSError) as error:
+            rclpy.logging.get_logger(name).fatal(f"cannot start: {type(error).__name__}: {error}")
+            return 1
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception:
+        if rclpy.ok():
+            raise
+        # SIGINT/SIGTERM shut the context down while a callback was publishing: a clean stop
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

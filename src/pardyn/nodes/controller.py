@@ -1,0 +1,315 @@
+"""ROS 2 node ``controller``: actuator torques from the measured joints, ros2_control style.
+
+The node answers every ``joint_states`` message with one effort command, at
+once (event driven: the control rate is the rate of the state stream, 1 kHz
+from the ``sim`` node or a hardware driver):
+
+    tau = law(q_a, qdot_a, reference(t))      t = the state's header.stamp   # (n_a,)
+
+so that in the sim's lockstep mode the whole loop is deterministic. Laws
+(parameter ``law``): ``"pd"``, :class:`pardyn.control.pd.JointPD`
+(``tau = sat(Kp (q_ref - q) + Kd (qdot_ref - qdot))``, gains ``kp``, ``kd``).
+
+Topics (relative names):
+
+* subscribes ``joint_states`` (sensor_msgs/JointState, reliable): the
+  positions and velocities of at least the actuated joints, by name (other
+  names are ignored, order does not matter);
+* publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray): the
+  torques in ``robot.actuated_names`` order (N m), ``layout.data_offset`` =
+  the lockstep tag of the state answered (:func:`pardyn.nodes.common.step_of_stamp`:
+  ``round(stamp / period) mod 2^32`` with ``period = 1/rate``, see :mod:`pardyn.nodes.sim`);
+* subscribes ``reference/trajectory`` (trajectory_msgs/JointTrajectory,
+  transient local): the reference of the actuated joints, from the
+  ``trajectory`` node. It replaces the current reference from its start time
+  ``header.stamp`` (a zero stamp: the node's clock at reception, the ROS
+  convention; ``time_from_start`` of each point is added), evaluated at each
+  state's stamp by quintic Hermite interpolation of the points' positions,
+  velocities and accelerations (:class:`pardyn.trajectories.SampledReference`),
+  holding the last point after the end. Before any trajectory the reference
+  is the fixed setpoint: ``setpoint`` (actuated joints), else ``setpoint_task``
+  through the inverse kinematics, else the first measured position.
+
+Safety:
+
+* watchdog: once states have started, if none arrives for ``watchdog_periods``
+  control periods (wall clock), the node publishes zero torque (every half
+  watchdog period) and logs an error until states come back;
+* a state with missing names, NaN/inf, or no velocities is dropped with a
+  warning naming the problem (no command is sent for it);
+* every command is saturated at the per-actuator limits ``effort_limits``
+  (the URDF ``<limit effort>`` by default).
+
+Run: ``ros2 run pardyn controller --ros-args --params-file config/controller.yaml``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from trajectory_msgs.msg import JointTrajectory
+
+from pardyn.control import ControlLaw, JointReference, actuator_limits
+from pardyn.control.pd import JointPD
+from pardyn.errors import InputError, PardynError
+from pardyn.nodes.common import (
+    COMMAND_TOPIC,
+    CONTROL_QOS,
+    LATCHED_QOS,
+    STATE_TOPIC,
+    Reporter,
+    declare,
+    period_ns,
+    run_node,
+    stamp_to_ns,
+    step_of_stamp,
+)
+from pardyn.robot import Robot, load_robot
+from pardyn.trajectories import SampledReference
+
+__all__ = ["ControllerNode", "LAWS", "REFERENCE_TOPIC", "actuated_readings", "command_message", "main",
+           "reference_from_message"]
+
+NODE_NAME = "controller"
+REFERENCE_TOPIC = "reference/trajectory"
+LAWS = ("pd",)
+
+
+# --------------------------------------------------------------------------- message <-> arrays
+def actuated_readings(message: JointState, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and velocities (n_a,) of ``names`` in a JointState.
+
+    Raises:
+        InputError: missing names, lengths that differ, no velocities, NaN/inf.
+    """
+    given = list(message.name)
+    if len(message.position) != len(given) or len(message.velocity) != len(given):
+        raise InputError(
+            f"{len(given)} names but {len(message.position)} positions and {len(message.velocity)} velocities "
+            "(the controller needs both)"
+        )
+    missing = [name for name in names if name not in given]
+    if missing:
+        raise InputError(f"missing actuated joints {missing}, got {given}")
+    where = [given.index(name) for name in names]
+    position = np.array([message.position[i] for i in where], dtype=float)
+    velocity = np.array([message.velocity[i] for i in where], dtype=float)
+    bad = [name for name, p, v in zip(names, position, velocity) if not (math.isfinite(p) and math.isfinite(v))]
+    if bad:
+        raise InputError(f"non-finite position or velocity of {bad}")
+    return position, velocity
+
+
+def command_message(tau: np.ndarray, names: tuple[str, ...], tag: int) -> Float64MultiArray:
+    """Float64MultiArray of the torques ``tau`` (n_a,), labelled with the joint names, tagged ``tag``."""
+    message = Float64MultiArray()
+    message.layout.dim = [MultiArrayDimension(label="joints", size=len(names), stride=len(names))]
+    message.layout.data_offset = int(tag)
+    message.data = [float(v) for v in tau]
+    return message
+
+
+def reference_from_message(message: JointTrajectory, names: tuple[str, ...]) -> SampledReference:
+    """The reference of ``names`` (k,) in a JointTrajectory, in time from its start (s, ``time_from_start``).
+
+    Times stay relative to the start: absolute wall-clock seconds (~1.8e9 s) as
+    doubles would only resolve ~0.2 microseconds.
+
+    Raises:
+        InputError: missing joints, points with the wrong number of values, times
+            not increasing, NaN/inf.
+    """
+    given = list(message.joint_names)
+    missing = [name for name in names if name not in given]
+    if missing:
+        raise InputError(f"trajectory lacks joints {missing}, has {given}")
+    if not message.points:
+        raise InputError("trajectory has no points")
+    where = [given.index(name) for name in names]
+    times, positions, velocities, accelerations = [], [], [], []
+    for index, point in enumerate(message.points):
+        if len(point.positions) != len(given):
+            raise InputError(f"point {index}: {len(point.positions)} positions for {len(given)} joints")
+        for field, values, store in (("velocities", point.velocities, velocities),
+                                     ("accelerations", point.accelerations, accelerations)):
+            if len(values) not in (0, len(given)):
+                raise InputError(f"point {index}: {len(values)} {field} for {len(given)} joints")
+            store.append([values[i] for i in where] if len(values) else [0.0] * len(names))
+        times.append(point.time_from_start.sec + point.time_from_start.nanosec * 1e-9)
+        positions.append([point.positions[i] for i in where])
+    return SampledReference(np.array(times), np.array(positions), np.array(velocities), np.array(accelerations))
+
+
+# --------------------------------------------------------------------------- node
+class ControllerNode(Node):
+    """The ``controller`` node (see the module docstring for topics and safety).
+
+    Parameters (``config/controller.yaml``; all read-only):
+        robot (string): robot name or YAML path; "dualv".
+        law (string): control law, one of :data:`LAWS`; "pd".
+        rate (double): control rate (Hz), the sim's: sets the lockstep tags and the watchdog period; 1000.
+        kp, kd (double[]): PD gains, one per actuator or one for all (N m/rad, N m s/rad).
+        effort_limits (double[]): per-actuator torque limits (N m); empty: the URDF's.
+        setpoint (double[]): fixed reference of the actuated joints (rad); empty: see setpoint_task.
+        setpoint_task (double[]): fixed task pose (m, rad) solved for the actuated joints; empty:
+            hold the first measured position.
+        watchdog_periods (int): control periods without a state before zero torque; 50.
+        log_period (double): minimum time between two reports of one kind of problem (s); 1.
+
+    Raises:
+        PardynError: unknown robot or law, gains or limits of the wrong size.
+    """
+
+    def __init__(self, **node_options) -> None:
+        super().__init__(NODE_NAME, **node_options)
+        robot_name = declare(self, "robot", "dualv", "robot name (config/robots/<name>.yaml) or robot YAML path")
+        law = declare(self, "law", "pd", f"control law, one of {list(LAWS)}")
+        rate = declare(self, "rate", 1000.0, "control rate (Hz): the sim's, for lockstep tags and the watchdog",
+                       low=1e-3, high=1e6)
+        kp = declare(self, "kp", "double_array", "proportional gains (N m/rad), one per actuator or one for all")
+        kd = declare(self, "kd", "double_array", "derivative gains (N m s/rad), one per actuator or one for all")
+        limits = declare(self, "effort_limits", "double_array",
+                         "per-actuator torque limits (N m); empty: the URDF <limit effort>")
+        setpoint = declare(self, "setpoint", "double_array",
+                           "fixed reference of the actuated joints (rad, m) until a trajectory arrives")
+        setpoint_task = declare(self, "setpoint_task", "double_array",
+                                "fixed task pose (m, rad) if 'setpoint' is empty; both empty: hold the first reading")
+        watchdog_periods = declare(self, "watchdog_periods", 50,
+                                   "control periods without a joint state before the controller outputs zero torque",
+                                   low=1, high=1_000_000)
+        log_period = declare(self, "log_period", 1.0, "minimum time between two reports of one kind of problem (s)",
+                             low=0.0, high=3600.0)
+
+        self.robot: Robot = load_robot(robot_name)
+        self.names = tuple(self.robot.actuated_names)
+        self.law = self._make_law(law, kp, kd, limits)
+        self.period_ns = period_ns(rate)
+        self.watchdog_s = watchdog_periods * self.period_ns * 1e-9
+        self._hold = self._fixed_setpoint(setpoint, setpoint_task)
+        self._trajectory: SampledReference | None = None  # in time from its start
+        self._trajectory_start_ns = 0
+        self._reporter = Reporter(self, log_period, what="more")
+        self._last_state_wall: float | None = None
+        self._last_tag = 0
+        self._tripped = False
+        self.answered = 0
+
+        self._publisher = self.create_publisher(Float64MultiArray, COMMAND_TOPIC, CONTROL_QOS)
+        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, CONTROL_QOS)
+        self._reference = self.create_subscription(JointTrajectory, REFERENCE_TOPIC, self._on_trajectory, LATCHED_QOS)
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._watchdog = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._check_watchdog, clock=steady)
+        self.get_logger().info(
+            f"robot {self.robot.name}, law {law} ({self._describe_law()}), limits {self.law.limits.tolist()} N m: "
+            f"{self._states.topic_name} -> {self._publisher.topic_name}; reference {self._reference.topic_name}; "
+            f"watchdog {watchdog_periods} periods of {self.period_ns * 1e-6:g} ms"
+        )
+
+    # ------------------------------------------------------------ setup
+    def _make_law(self, law: str, kp: list[float], kd: list[float], limits: list[float]) -> ControlLaw:
+        if law not in LAWS:
+            raise InputError(f"parameter law: unknown control law {law!r}, expected one of {list(LAWS)}")
+        if not kp or not kd:
+            raise InputError(f"parameters kp and kd: the PD law needs gains for {list(self.names)}, got {kp}, {kd}")
+        try:
+            return JointPD(kp, kd, limits=actuator_limits(self.robot, limits))
+        except InputError as error:
+            raise InputError(f"controller parameters: {error}") from error
+
+    def _describe_law(self) -> str:
+        law = self.law
+        if isinstance(law, JointPD):
+            return f"kp {law.kp.tolist()}, kd {law.kd.tolist()}"
+        return type(law).__name__
+
+    def _fixed_setpoint(self, setpoint: list[float], setpoint_task: list[float]) -> JointReference | None:
+        robot = self.robot
+        if setpoint:
+            if len(setpoint) != len(self.names) or not all(math.isfinite(v) for v in setpoint):
+                raise InputError(f"parameter setpoint: expected {len(self.names)} finite values "
+                                 f"{list(self.names)}, got {setpoint}")
+            return JointReference.hold(setpoint)
+        if setpoint_task:
+            q = robot.solve_inverse(setpoint_task).q
+            return JointReference.hold(q[robot.actuated_indices])
+        return None
+
+    # ------------------------------------------------------------ callbacks
+    def reference(self, stamp_ns: int) -> JointReference | None:
+        """The reference at ``stamp_ns`` (ns on the states' clock)."""
+        trajectory = self._trajectory
+        if trajectory is not None:
+            t = (stamp_ns - self._trajectory_start_ns) * 1e-9  # s from the trajectory's start, exact
+            if t >= trajectory.start_time:
+                return trajectory(t)
+        return self._hold
+
+    def _on_trajectory(self, message: JointTrajectory) -> None:
+        start_ns = stamp_to_ns(message.header.stamp)
+        if start_ns == 0:
+            start_ns = self.get_clock().now().nanoseconds
+        try:
+            trajectory = reference_from_message(message, self.names)
+        except InputError as error:
+            self._reporter.warning("trajectory", f"dropped {REFERENCE_TOPIC} message: {error}")
+            return
+        self._trajectory, self._trajectory_start_ns = trajectory, start_ns
+        self.get_logger().info(
+            f"new reference: {len(message.points)} points from t = {(start_ns * 1e-9 + trajectory.start_time):.9g} s "
+            f"to {(start_ns * 1e-9 + trajectory.end_time):.9g} s"
+        )
+
+    def _on_state(self, message: JointState) -> None:
+        try:
+            position, velocity = actuated_readings(message, self.names)
+        except InputError as error:
+            self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
+            return
+        stamp_ns = stamp_to_ns(message.header.stamp)
+        if self._hold is None:
+            self._hold = JointReference.hold(position)
+            self.get_logger().info(f"holding the first measured position {position.tolist()}")
+        reference = self.reference(stamp_ns)
+        try:
+            tau = self.law.torques(position, velocity, reference)
+        except PardynError as error:
+            self._reporter.error("law", f"no command for the state at {stamp_ns * 1e-9:.6f} s: {error}")
+            return
+        tag = step_of_stamp(stamp_ns, self.period_ns)
+        self._publisher.publish(command_message(tau, self.names, tag))
+        self._last_tag = tag
+        self._last_state_wall = time.monotonic()
+        self.answered += 1
+        if self._tripped:
+            self._tripped = False
+            self.get_logger().info(f"{STATE_TOPIC} back at {stamp_ns * 1e-9:.6f} s: control resumed")
+
+    def _check_watchdog(self) -> None:
+        last = self._last_state_wall
+        if last is None:
+            return  # not started: nothing to hold yet
+        silent_s = time.monotonic() - last
+        if silent_s <= self.watchdog_s:
+            return
+        self._tripped = True
+        self._publisher.publish(command_message(np.zeros(len(self.names)), self.names, self._last_tag))
+        self._reporter.error(
+            "watchdog",
+            f"no {STATE_TOPIC} for {silent_s * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): commanding zero torque",
+        )
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the node until Ctrl-C/SIGTERM; exit code 0, or 1 if it cannot start."""
+    return run_node(ControllerNode, NODE_NAME, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""ROS 2 node ``trajectory``: the reference of the actuated joints, once, for the controller.
+
+The node builds a task-space trajectory (:mod:`pardyn.trajectories.task`),
+maps it to every joint through the closed-loop inverse kinematics with warm
+starts (:func:`pardyn.trajectories.joint_trajectory`: ``qdot = W xdot``,
+``qddot = W xddot + w``, DualV paper eqs. (9)-(10)) and publishes the
+actuated joints' samples as ONE trajectory_msgs/JointTrajectory on
+``reference/trajectory`` (transient local: a controller that starts later
+still receives it). The ``controller`` node interpolates it at each state's
+stamp, so the reference does not depend on when messages travel (a
+deterministic lockstep simulation stays deterministic).
+
+* ``kind: circle``: ``turns`` revolutions of radius ``radius`` (m) in the
+  x-y plane through ``start_task``, rest to rest in ``duration`` s
+  (:class:`pardyn.trajectories.Circle`);
+* ``kind: point_to_point``: a straight line from ``start_task`` to
+  ``goal_task`` with the 5th-degree time law (:class:`pardyn.trajectories.PointToPoint`).
+
+Start time (``header.stamp``, on the node's clock: simulated time with
+``use_sim_time``): ``start_time`` (s) when positive, else the node's clock at
+publication plus ``start_delay`` (s). Points every ``1/sample_rate`` s
+(positions, velocities, accelerations of ``robot.actuated_names``).
+
+Run: ``ros2 run pardyn trajectory --ros-args --params-file config/trajectory.yaml``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from builtin_interfaces.msg import Duration
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from pardyn.errors import InputError
+from pardyn.nodes.common import LATCHED_QOS, declare, ns_to_stamp, run_node
+from pardyn.robot import load_robot
+from pardyn.trajectories import Circle, JointSamples, PointToPoint, TaskTrajectory, joint_trajectory
+
+__all__ = ["KINDS", "TOPIC", "TrajectoryNode", "main", "trajectory_message"]
+
+NODE_NAME = "trajectory"
+TOPIC = "reference/trajectory"
+KINDS = ("circle", "point_to_point")
+
+
+def trajectory_message(samples: JointSamples, indices, names, start_ns: int) -> JointTrajectory:
+    """A JointTrajectory of the joints ``indices`` (named ``names``) starting at ``start_ns``."""
+    message = JointTrajectory()
+    message.header.stamp = ns_to_stamp(start_ns)
+    message.joint_names = list(names)
+    for k, t in enumerate(samples.times):
+        point = JointTrajectoryPoint()
+        point.positions = samples.q[k, indices].tolist()
+        point.velocities = samples.qdot[k, indices].tolist()
+        point.accelerations = samples.qddot[k, indices].tolist()
+        whole = int(round(float(t) * 1e9))
+        point.time_from_start = Duration(sec=whole // 1_000_000_000, nanosec=whole % 1_000_000_000)
+        message.points.append(point)
+    return message
+
+
+class TrajectoryNode(Node):
+    """The ``trajectory`` node.
+
+    Parameters (``config/trajectory.yaml``; all read-only):
+        robot (string): robot name or YAML path; "dualv".
+        kind (string): one of :data:`KINDS`; "circle".
+        start_task (double[]): task pose at the start (m, rad); empty: the robot's home.
+        goal_task (double[]): end pose of ``point_to_point`` (m, rad).
+        radius (double): circle radius (m); 0.02.
+        turns (double): circle revolutions (counter-clockwise if positive); 1.
+        start_angle (double): angle of the start point seen from the circle's centre (rad); 0.
+        duration (double): duration of the motion (s); 2.
+        sample_rate (double): points per second (Hz); 100.
+        start_time (double): absolute start time (s) on the node's clock if > 0; 0.
+        start_delay (double): otherwise the start is the publication time plus this (s); 0.5.
+
+    Raises:
+        PardynError: bad parameters, or a sample the robot cannot reach (named).
+    """
+
+    def __init__(self, **node_options) -> None:
+        super().__init__(NODE_NAME, **node_options)
+        robot_name = declare(self, "robot", "dualv", "robot name (config/robots/<name>.yaml) or robot YAML path")
+        kind = declare(self, "kind", "circle", f"trajectory kind, one of {list(KINDS)}")
+        start_task = declare(self, "start_task", "double_array", "task pose at the start (m, rad); empty: home")
+        goal_task = declare(self, "goal_task", "double_array", "end task pose of point_to_point (m, rad)")
+        radius = declare(self, "radius", 0.02, "circle radius (m)", low=0.0, high=10.0)
+        turns = declare(self, "turns", 1.0, "circle revolutions (counter-clockwise if positive)", low=-1e6, high=1e6)
+        start_angle = declare(self, "start_angle", 0.0, "angle of the start point seen from the centre (rad)")
+        duration = declare(self, "duration", 2.0, "duration of the motion (s)", low=0.0, high=1e6)
+        sample_rate = declare(self, "sample_rate", 100.0, "points per second (Hz)", low=0.0, high=1e6)
+        start_time = declare(self, "start_time", 0.0, "absolute start time (s) on the node's clock if > 0",
+                             low=0.0, high=1e12)
+        self._start_delay = declare(self, "start_delay", 0.5,
+                                    "if start_time is 0: start this long after publication (s)", low=0.0, high=1e6)
+        self.robot = load_robot(robot_name)
+        robot = self.robot
+        start = robot.home[robot.task_indices] if not start_task else start_task
+        self.task_trajectory = self._build(kind, start, goal_task, radius=radius, turns=turns,
+                                           start_angle=start_angle, duration=duration)
+        start_q = robot.solve_inverse(start).q
+        self.samples = joint_trajectory(robot, self.task_trajectory, rate_hz=sample_rate, start=start_q)
+        self._start_time_ns = int(round(start_time * 1e9))
+        self._publisher = self.create_publisher(JointTrajectory, TOPIC, LATCHED_QOS)
+        self.message: JointTrajectory | None = None
+        # steady clock: with use_sim_time a ROS-time timer would wait for /clock
+        self._timer = self.create_timer(0.0, self._publish_once, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.get_logger().info(
+            f"robot {robot.name}: {kind} of {duration:g} s from task {list(map(float, start))}, "
+            f"{self.samples.times.size} points of {list(robot.actuated_names)} on {self._publisher.topic_name}"
+        )
+
+    @staticmethod
+    def _build(kind, start, goal, *, radius, turns, start_angle, duration) -> TaskTrajectory:
+        if kind == "circle":
+            return Circle(start, radius_m=radius, duration_s=duration, turns=turns, start_angle_rad=start_angle)
+        if kind == "point_to_point":
+            if not goal:
+                raise InputError("parameter goal_task: point_to_point needs a goal task pose")
+            return PointToPoint(start, goal, duration_s=duration)
+        raise InputError(f"parameter kind: unknown trajectory kind {kind!r}, expected one of {list(KINDS)}")
+
+    def _publish_once(self) -> None:
+        self._timer.cancel()
+        start_ns = self._start_time_ns
+        if start_ns <= 0:
+            start_ns = self.get_clock().now().nanoseconds + int(round(self._start_delay * 1e9))
+        robot = self.robot
+        self.message = trajectory_message(self.samples, robot.actuated_indices, robot.actuated_names, start_ns)
+        self._publisher.publish(self.message)
+        self.get_logger().info(f"published the reference, start at {start_ns * 1e-9:.6g} s")
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the node until Ctrl-C/SIGTERM; exit code 0, or 1 if it cannot start."""
+    return run_node(TrajectoryNode, NODE_NAME, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

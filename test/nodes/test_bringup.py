@@ -1,0 +1,331 @@
+"""``pardyn bringup`` (several nodes in one process) and the launch files that share its YAML.
+
+* ``config/bringup/sim.yaml``: sim + controller + trajectory + closure_solver in
+  one process; the test watches the plant's ground truth follow the circle of
+  ``config/trajectory.yaml``, written here from its closed form (not through
+  pardyn's trajectory code), with the loops closed, and the closure_solver
+  answering; Ctrl-C stops everything with exit status 0.
+* ``config/bringup/hardware.yaml``: the test is the robot's driver; every
+  command must be the PD law (gains from ``config/controller.yaml``) of the
+  state it answers, with the reference recomputed here by inverse kinematics of
+  the closed-form circle and finite differences; ``--duration`` ends the run.
+* the launch files take their node set from those YAML files (checked with
+  ``ast``; executed only where launch_ros exists).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+import yaml
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from pardyn import load_robot
+from pardyn.cli import main as cli_main
+from pardyn.cli.bringup import load_bringup
+from pardyn.errors import DescriptionError
+from pardyn.nodes.common import LATCHED_QOS
+
+REPO = Path(__file__).resolve().parents[2]
+BRINGUPS = {"sim": REPO / "config" / "bringup" / "sim.yaml", "hardware": REPO / "config" / "bringup" / "hardware.yaml"}
+LAUNCHES = {"sim": REPO / "launch" / "sim.launch.py", "hardware": REPO / "launch" / "hardware.launch.py"}
+PERIOD_NS = 1_000_000
+
+
+def node_parameters(name: str) -> dict:
+    return yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())[f"/**/{name}"]["ros__parameters"]
+
+
+def stamp_ns(message) -> int:
+    return message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
+
+
+class Bringup:
+    """``pardyn bringup`` as a child process, output in a log file."""
+
+    def __init__(self, arguments: list[str], log_path: Path) -> None:
+        script = Path(sys.executable).parent / "pardyn"
+        command = [str(script)] if script.is_file() else [sys.executable, "-m", "pardyn.cli"]
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(command + ["bringup", *arguments], stdout=self._log,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, sig: int = signal.SIGINT, timeout_s: float = 20.0) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+        return self.process.returncode
+
+
+@pytest.fixture
+def bringup(ros_domain, tmp_path):
+    started: list[Bringup] = []
+
+    def start(*arguments: str) -> Bringup:
+        process = Bringup(list(arguments), tmp_path / f"bringup_{len(started)}.log")
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.stop(signal.SIGKILL)
+
+
+def circle_reference(t: np.ndarray, start: np.ndarray, radius: float, duration: float) -> np.ndarray:
+    """Task poses (N, 3) of the rest-to-rest circle: start angle 0, one turn, s = 10u^3 - 15u^4 + 6u^5."""
+    u = np.clip(np.asarray(t, dtype=float) / duration, 0.0, 1.0)
+    theta = 2 * math.pi * (10 * u**3 - 15 * u**4 + 6 * u**5)
+    pose = np.tile(start, (u.size, 1))
+    pose[:, 0] = start[0] - radius + radius * np.cos(theta)
+    pose[:, 1] = start[1] + radius * np.sin(theta)
+    return pose
+
+
+def closure_violation(robot, q) -> float:
+    model = robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, np.asarray(q))
+    return max(
+        float(np.linalg.norm(data.oMf[model.getFrameId(a)].translation - data.oMf[model.getFrameId(b)].translation))
+        for a, b in (closure.frames for closure in robot.description.closures)
+    )
+
+
+def pause(client, seconds: float) -> None:
+    """Spin the test's node for ``seconds`` with short waits (spin_until may block 50 ms per wait)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        client.executor.spin_once(timeout_sec=max(0.0, min(0.001, deadline - time.monotonic())))
+
+
+# --------------------------------------------------------------------------- one process, simulated robot
+def test_bringup_sim_tracks_the_circle_in_one_process(bringup, ros_client, ros_namespace):
+    robot = load_robot("dualv")
+    trajectory = node_parameters("trajectory")
+    assert trajectory["kind"] == "circle" and trajectory["start_task"] == [] and trajectory["start_angle"] == 0.0
+    start_time = yaml.safe_load(BRINGUPS["sim"].read_text())["nodes"][2]["parameters"][1]["start_time"]  # s
+    duration, radius = trajectory["duration"], trajectory["radius"]
+    namespace = f"{ros_namespace}/bringup_sim"
+    truth = ros_client.collect(JointState, f"{namespace}/ground_truth/joint_states", depth=10_000)
+    solved = ros_client.collect(JointState, f"{namespace}/closed_loop/joint_states", depth=10_000)
+    process = bringup("config/bringup/sim.yaml", "--namespace", namespace)
+    end_ns = int((start_time + duration + 0.1) * 1e9)
+    try:
+        assert ros_client.spin_until(lambda: truth and stamp_ns(truth[-1]) >= end_ns, 90.0), process.output()
+    finally:
+        code = process.stop(signal.SIGINT)
+    output = process.output()
+    assert code == 0, output
+    assert "Traceback" not in output and "sim summary" in output
+
+    stamps = np.array([stamp_ns(m) for m in truth])
+    # lockstep: one state per period, in order (a state is re-sent while the sim waits for its command)
+    assert np.all(np.diff(stamps) >= 0) and np.all(stamps % PERIOD_NS == 0)
+    truth = [m for m, previous in zip(truth, [-1, *stamps[:-1]]) if stamp_ns(m) != previous]
+    stamps = np.array([stamp_ns(m) for m in truth])
+    times = stamps * 1e-9
+    task = np.array([np.array(m.position)[robot.task_indices] for m in truth])  # (N, 3) x, y, phi
+    home = robot.home[robot.task_indices]
+    reference = circle_reference(times - start_time, home, radius, duration)
+    moving = (times > start_time) & (times < start_time + duration)
+    assert moving.sum() > 100
+    error = np.linalg.norm(task[:, :2] - reference[:, :2], axis=1)  # m
+    # the platform goes around the 2 cm circle (4 cm across) within a few mm
+    assert np.abs(task[moving, 0] - home[0]).max() > 0.035
+    assert error[moving].max() < 5e-3, error[moving].max()
+    assert error[-1] < 2e-3 and abs(task[-1, 2]) < 5e-3
+    assert max(closure_violation(robot, m.position) for m in truth[::10]) < 1e-6
+    assert solved and list(solved[-1].name) == list(robot.joint_names)
+
+
+# --------------------------------------------------------------------------- the robot's driver is the test
+def joint_state(names, position, velocity, stamp: int) -> JointState:
+    message = JointState()
+    message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp, 1_000_000_000)
+    message.name = list(names)
+    message.position = [float(v) for v in position]
+    message.velocity = [float(v) for v in velocity]
+    return message
+
+
+def test_bringup_hardware_commands_are_the_pd_of_each_state_and_duration_ends_it(bringup, ros_client,
+                                                                                 ros_namespace):
+    robot = load_robot("dualv")
+    names = list(robot.actuated_names)
+    controller, trajectory = node_parameters("controller"), node_parameters("trajectory")
+    kp, kd = np.array(controller["kp"]), np.array(controller["kd"])
+    namespace = f"{ros_namespace}/bringup_hardware"
+    references = []
+    ros_client.node.create_subscription(JointTrajectory, f"{namespace}/reference/trajectory", references.append,
+                                        LATCHED_QOS)
+    commands = ros_client.collect(Float64MultiArray, f"{namespace}/effort_controller/commands", depth=10_000)
+    solved = ros_client.collect(JointState, f"{namespace}/closed_loop/joint_states", depth=1000)
+    publisher = ros_client.publisher(JointState, f"{namespace}/joint_states", 100)
+    process = bringup("hardware", "--namespace", namespace, "--duration", "8")
+    q = robot.home[robot.actuated_indices]
+    v = np.array([0.01, -0.02, 0.03, 0.0])  # rad/s
+    stamps: dict[int, int] = {}  # tag -> stamp (ns)
+    try:
+        # the driver: the same reading, stamped now, every ~5 ms from the start of the process to the
+        # end of the circle (the trajectory's start is known once its message arrives)
+        deadline = time.monotonic() + 90.0
+        while time.monotonic() < deadline:
+            now_ns = ros_client.node.get_clock().now().nanoseconds
+            if references and (now_ns - stamp_ns(references[0])) * 1e-9 > trajectory["duration"] + 0.2:
+                break
+            stamp = now_ns - now_ns % PERIOD_NS
+            publisher.publish(joint_state(names, q, v, stamp))
+            stamps[(stamp // PERIOD_NS) % 2**32] = stamp
+            pause(ros_client, 0.005)
+        assert references, process.output()
+        start_ns = stamp_ns(references[0])  # the trajectory's start on the wall clock
+        # tag -> (time from the trajectory's start, exact from integers; q)
+        sent = {tag: ((stamp - start_ns) * 1e-9, q) for tag, stamp in stamps.items()}
+        last_tag = max(stamps, key=stamps.get)
+        assert ros_client.spin_until(lambda: last_tag in {c.layout.data_offset for c in commands[-20:]}, 10.0)
+        code = process.process.wait(timeout=30.0)  # --duration ends it
+    finally:
+        process.stop()
+    assert code == 0, process.output()
+    assert "Traceback" not in process.output()
+
+    home = robot.home[robot.task_indices]
+    h = 1e-4  # s
+    checked = {"hold": 0, "circle": 0}
+    first_answer = {}
+    for message in commands:
+        first_answer.setdefault(message.layout.data_offset, message)
+    for tag, message in first_answer.items():
+        if tag not in sent:
+            continue
+        local, position = sent[tag]
+        if local < -0.05:  # before the trajectory: hold the first reading (q), tau = -Kd v
+            expected = kp * 0.0 + kd * (0.0 - v)
+            kind = "hold"
+        elif 0.05 < local < trajectory["duration"] - 0.05:
+            def q_ref(time_s):
+                pose = circle_reference(np.array([time_s]), home, trajectory["radius"], trajectory["duration"])[0]
+                return robot.solve_inverse(pose).q[robot.actuated_indices]
+
+            qdot_ref = (q_ref(local + h) - q_ref(local - h)) / (2 * h)
+            expected = kp * (q_ref(local) - position) + kd * (qdot_ref - v)
+            kind = "circle"
+        else:
+            continue
+        np.testing.assert_allclose(message.data, expected, rtol=0, atol=1e-6, err_msg=f"{kind} at {local:.4f} s")
+        checked[kind] += 1
+    assert checked["hold"] >= 3 and checked["circle"] >= 30, checked
+    assert solved and list(solved[-1].name) == list(robot.joint_names)
+
+
+# --------------------------------------------------------------------------- the files
+def test_dry_run_prints_the_node_set_of_the_yaml(capsys):
+    assert cli_main(["bringup", "sim", "--dry-run"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    raw = yaml.safe_load(BRINGUPS["sim"].read_text())
+    assert [line.split()[3] for line in lines] == [node["executable"] for node in raw["nodes"]]
+    assert all(line.startswith("ros2 run pardyn ") for line in lines)
+    assert f"--params-file {REPO / 'config' / 'sim.yaml'} -p lockstep:=true -p robot:=dualv" in lines[0]
+
+
+def test_bringup_files_are_checked_with_messages_naming_the_field(tmp_path, capsys):
+    cases = {
+        "nodes: []\n": "non-empty 'nodes' list",
+        "nodes:\n  - {executable: sim, parameter: []}\n": "nodes[0]: unknown keys ['parameter']",
+        "nodes:\n  - {executable: sim, parameters: [config/nope.yaml]}\n": "nodes[0].parameters[0]: parameters file",
+        "nodes:\n  - {executable: sim}\n  - {executable: sim}\n": "nodes ['sim'] appear twice",
+    }
+    for index, (text, message) in enumerate(cases.items()):
+        path = tmp_path / f"bad{index}.yaml"
+        path.write_text(text)
+        with pytest.raises(DescriptionError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            load_bringup(path)
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text("nodes:\n  - {executable: no_such_node}\n")
+    assert cli_main(["bringup", str(unknown), "--duration", "1"]) == 2
+    assert "unknown node executable 'no_such_node'" in capsys.readouterr().err
+
+
+def _calls(tree: ast.AST, function: str) -> list[ast.Call]:
+    return [n for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == function]
+
+
+@pytest.mark.parametrize("kind", ["sim", "hardware"])
+def test_launch_file_takes_its_nodes_from_its_bringup_yaml(kind):
+    path = LAUNCHES[kind]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    assert "generate_launch_description" in [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    # the default config is config/bringup/<kind>.yaml of the package share
+    (share,) = _calls(tree, "get_package_share_directory")
+    assert ast.literal_eval(share.args[0]) == "pardyn"
+    (join,) = [c for c in _calls(tree, "join") if share in c.args]
+    assert REPO.joinpath(*[ast.literal_eval(a) for a in join.args if a is not share]) == BRINGUPS[kind]
+    # read with pardyn's own bringup reader; one Node per entry, nothing written in by hand
+    assert any(isinstance(n, ast.ImportFrom) and n.module == "pardyn.cli.bringup"
+               and "load_bringup" in [a.name for a in n.names] for n in tree.body)
+    assert _calls(tree, "load_bringup")
+    (node,) = _calls(tree, "Node")
+    keywords = {k.arg: k.value for k in node.keywords}
+    assert ast.literal_eval(keywords["package"]) == "pardyn"
+    for field in ("executable", "name"):
+        assert isinstance(keywords[field], ast.Attribute) and keywords[field].attr == field
+    assert _calls(keywords["parameters"], "launch_parameters")
+    assert isinstance(node, ast.Call) and any(isinstance(n, ast.comprehension) for n in ast.walk(tree))
+    # what bringup runs is what the YAML lists, in order, every executable a console script
+    entries = yaml.safe_load(BRINGUPS[kind].read_text())["nodes"]
+    specs = load_bringup(BRINGUPS[kind]).nodes
+    assert [s.executable for s in specs] == [e["executable"] for e in entries]
+    scripts = (REPO / "setup.py").read_text()
+    assert all(f'"{s.executable} = pardyn.nodes.{s.executable}:main"' in scripts for s in specs)
+    assert ("sim" in [s.executable for s in specs]) == (kind == "sim")
+
+
+@pytest.mark.parametrize("kind", ["sim", "hardware"])
+def test_launch_description_builds(kind, monkeypatch, tmp_path):
+    pytest.importorskip(
+        "launch_ros", reason="launch_ros cannot be installed on this machine (no ROS 2 Kilted wheel for it on PyPI)"
+    )
+    from launch import LaunchContext  # noqa: PLC0415 - only where launch_ros exists
+    from launch.actions import OpaqueFunction  # noqa: PLC0415
+    from launch_ros.actions import Node  # noqa: PLC0415
+
+    index = tmp_path / "share" / "ament_index" / "resource_index" / "packages"
+    index.mkdir(parents=True)
+    (index / "pardyn").write_text("")
+    (tmp_path / "share" / "pardyn").symlink_to(REPO)
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path))
+    spec = importlib.util.spec_from_file_location(f"{kind}_launch", LAUNCHES[kind])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    description = module.generate_launch_description()
+    context = LaunchContext()
+    nodes = []
+    for entity in description.entities:
+        entity.visit(context)
+        if isinstance(entity, OpaqueFunction):
+            nodes += [n for n in entity.execute(context) or [] if isinstance(n, Node)]
+    assert [n.node_executable for n in nodes] == [s.executable for s in load_bringup(BRINGUPS[kind]).nodes]
+    assert os.environ["AMENT_PREFIX_PATH"] == str(tmp_path)
