@@ -198,6 +198,7 @@ class Robot:
         sensed: Sequence[float] | Mapping[str, float] | None = None,
         start: np.ndarray | None = None,
         method: str = "newton",
+        checks: bool = True,
     ) -> Solution:
         """Every joint from the actuated (and optionally sensed passive) joints.
 
@@ -211,6 +212,8 @@ class Robot:
             start: warm start (nv,); home by default.
             method: ``"newton"`` (generic) or ``"analytic"`` (the robot's closed
                 form, see :mod:`pardyn.kinematics.analytic`).
+            checks: check the assembly mode and the singularities of the answer
+                (see :meth:`pardyn.kinematics.solver.ClosureSolver.solve`).
         """
         values = self._values(actuated, self.actuated_names, "actuated")
         indices = self.actuated_indices
@@ -228,6 +231,7 @@ class Robot:
             start=self.home if start is None else start,
             home=self.home,
             branch_violations=self.assembly_mode_violations,
+            checks=checks,
         )
 
 

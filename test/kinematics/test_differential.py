@@ -74,6 +74,9 @@ def test_measured_joints_give_back_every_velocity_and_acceleration(load, name):
         np.testing.assert_allclose(
             robot.differential.accelerations_from(q, qdot, indices, qddot[indices]), qddot, atol=1e-10
         )
+        both = robot.differential.states_from(q, indices, qdot[indices], qddot[indices])
+        np.testing.assert_allclose(both[0], qdot, atol=1e-12)
+        np.testing.assert_allclose(both[1], qddot, atol=1e-10)
 
 
 def test_dualv_velocity_matrices_of_eqs_59_63(load):

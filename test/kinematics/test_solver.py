@@ -74,7 +74,8 @@ def test_redundant_forward_with_inconsistent_readings_is_a_least_squares_fit(loa
     assert fit.residual <= 1e-12
     error = fit.q[robot.actuated_indices] - readings
     jacobian = robot.differential.inverse_jacobian(fit.q, robot.actuated_indices)
-    np.testing.assert_allclose(jacobian.T @ error, 0.0, atol=1e-12)
+    # |error| ~ 1e-3 rad; the fit stops at steps below 1e-10 rad (solver.FIT_STEP_TOLERANCE)
+    np.testing.assert_allclose(jacobian.T @ error, 0.0, atol=1e-9)
     assert 0 < np.linalg.norm(error) < 1e-3
 
 

@@ -43,6 +43,7 @@ from rosbags.typesys.store import Typestore
 from pardyn.bags.writer import (
     STATE_KEY,
     BagError,
+    cdr_decode,
     BagIncompleteError,
     FlushPolicy,
     _Rosbag2Writer,
@@ -835,6 +836,54 @@ def read_joint_states(
     """
     path = _checked_path(bag_path, repair)
     typestore = typestore_for(distro)
+    fast = _read_uniform_joint_states(path, topic, typestore)
+    if fast is not None:
+        resolved, bag_times, stamps, names, positions, velocities, efforts = fast
+    else:
+        resolved, bag_times, stamps, names, positions, velocities, efforts = _read_joint_state_messages(
+            path, topic, typestore
+        )
+    where = {"bag": path, "topic": resolved}
+    check_message_count(len(stamps), minimum=min_messages, **where)
+    stamp_ns = np.asarray(stamps, dtype=np.int64)  # (N,)
+    joint_names = check_joint_names(names, stamp_ns, **where)
+    n = len(joint_names)
+    check_lengths([len(p) for p in positions], n, stamp_ns, field_name="position", optional=False, **where)
+    check_lengths([len(v) for v in velocities], n, stamp_ns, field_name="velocity", optional=True, **where)
+    check_lengths([len(e) for e in efforts], n, stamp_ns, field_name="effort", optional=True, **where)
+
+    def stack(rows) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(rows, np.ndarray):  # uniform layout: already (N, n), or (N, 0) when absent
+            present = np.full(len(rows), rows.shape[1] > 0)
+            return (rows if rows.shape[1] else np.full((len(rows), n), np.nan)), present
+        present = np.array([row.size > 0 for row in rows], dtype=bool)  # (N,)
+        array = np.full((len(rows), n), np.nan)  # (N, n)
+        if present.any():
+            array[present] = np.stack([row for row in rows if row.size > 0])
+        return array, present
+
+    position = (positions if isinstance(positions, np.ndarray) else np.stack(positions)) if n else np.zeros((len(stamps), 0))
+    velocity, has_velocity = stack(velocities)
+    effort, has_effort = stack(efforts)
+    check_finite(position, stamp_ns, joint_names, field_name="position", **where)
+    check_finite(velocity, stamp_ns, joint_names, field_name="velocity", present=has_velocity, **where)
+    check_finite(effort, stamp_ns, joint_names, field_name="effort", present=has_effort, **where)
+    check_stamps(stamp_ns, period_tolerance=period_tolerance, **where)
+    return JointStateSeries(
+        bag_path=path,
+        topic=resolved,
+        names=joint_names,
+        stamp_ns=stamp_ns,
+        t=stamp_ns.astype(np.float64) * 1e-9,
+        bag_time_ns=np.asarray(bag_times, dtype=np.int64),
+        position=position,
+        velocity=velocity,
+        effort=effort,
+    )
+
+
+def _read_joint_state_messages(path: Path, topic: str, typestore: Typestore):
+    """Every message deserialized one by one (any layout)."""
     bag_times: list[int] = []
     stamps: list[int] = []
     names: list[list[str]] = []
@@ -855,7 +904,88 @@ def read_joint_states(
         positions.append(np.asarray(message.position, dtype=np.float64))
         velocities.append(np.asarray(message.velocity, dtype=np.float64))
         efforts.append(np.asarray(message.effort, dtype=np.float64))
-    where = {"bag": path, "topic": resolved}
+    return resolved, bag_times, stamps, names, positions, velocities, efforts
+
+
+def _align(offset: int, size: int) -> int:
+    return offset + (-offset) % size
+
+
+def _joint_state_layout(data: bytes) -> tuple[int, list[tuple[int, int]]] | None:
+    """Offsets of a little-endian CDR JointState: end of the names, and (count, first double) per array.
+
+    CDR alignment is relative to the byte after the 4-byte encapsulation header:
+    ``stamp (int32, uint32), frame_id (uint32 size + bytes), name (uint32 count,
+    strings), position/velocity/effort (uint32 count, aligned float64s)``.
+    """
+    if len(data) < 16 or data[1] != 1:  # big-endian data: take the general path
+        return None
+    body = memoryview(data)[4:]
+    offset = 8
+    size = int(np.frombuffer(body, np.uint32, 1, offset)[0])
+    offset = _align(offset + 4 + size, 4)
+    count = int(np.frombuffer(body, np.uint32, 1, offset)[0])
+    offset += 4
+    for _ in range(count):
+        offset = _align(offset, 4)
+        offset += 4 + int(np.frombuffer(body, np.uint32, 1, offset)[0])
+    names_end = offset
+    arrays = []
+    for _ in range(3):
+        offset = _align(offset, 4)
+        length = int(np.frombuffer(body, np.uint32, 1, offset)[0])
+        start = _align(offset + 4, 8) if length else offset + 4
+        arrays.append((length, start))
+        offset = start + 8 * length
+    return names_end, arrays
+
+
+def _read_uniform_joint_states(path: Path, topic: str, typestore: Typestore):
+    """The common case decoded in one go: every message of the topic has the same byte layout.
+
+    A driver publishes the same joints every period, so the messages differ only
+    in their stamps and numbers: same length, same frame_id and names. Those
+    are compared byte for byte; the stamps and the float64 arrays are then read
+    as strided views of one buffer. Returns ``None`` (use the general path) when
+    the layouts differ, the data are big-endian, or the topic is not a JointState.
+    """
+    try:
+        with Reader(path) as reader:
+            connection = _connection(reader, topic, path, typestore)
+            if connection.msgtype != JOINT_STATE_TYPE:
+                return None
+            raw = [(timestamp, bytes(data)) for _, timestamp, data in reader.messages([connection])]
+    except (ReaderError, BagError):
+        return None
+    if not raw:
+        return None
+    length = len(raw[0][1])
+    if any(len(data) != length for _, data in raw):
+        return None
+    try:
+        layout = _joint_state_layout(raw[0][1])
+        first, _ = cdr_decode(typestore, raw[0][1], JOINT_STATE_TYPE)
+    except (ValueError, IndexError):
+        return None
+    if layout is None:
+        return None
+    names_end, arrays = layout
+    buffer = np.frombuffer(b"".join(data for _, data in raw), dtype=np.uint8).reshape(len(raw), length)
+    body = buffer[:, 4:]
+    # encapsulation, frame_id, names, array counts and the padding bytes must not vary
+    fixed = np.ones(length - 4, dtype=bool)
+    fixed[0:8] = False  # stamp
+    for count, start in arrays:
+        fixed[start:start + 8 * count] = False
+    if not (np.array_equal(buffer[:, :4], np.broadcast_to(buffer[0, :4], (len(raw), 4)))
+            and np.array_equal(body[:, fixed], np.broadcast_to(body[0, fixed], (len(raw), int(fixed.sum()))))):
+        return None
+    stamps = (body[:, 0:4].copy().view("<i4")[:, 0].astype(np.int64) * 1_000_000_000
+              + body[:, 4:8].copy().view("<u4")[:, 0].astype(np.int64))
+    values = [body[:, start:start + 8 * count].copy().view("<f8") for count, start in arrays]
+    names = [list(first.name)] * len(raw)
+    bag_times = [timestamp for timestamp, _ in raw]
+    return connection.topic, bag_times, stamps, names, values[0], values[1], values[2]
     check_message_count(len(stamps), minimum=min_messages, **where)
     stamp_ns = np.asarray(stamps, dtype=np.int64)  # (N,)
     joint_names = check_joint_names(names, stamp_ns, **where)

@@ -22,7 +22,7 @@ from pardyn.errors import PardynError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS = ("robots", "kinematics", "demo", "dynamics", "bringup")
+COMMANDS = ("robots", "kinematics", "dynamics", "identify", "bringup", "demo")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -101,6 +101,20 @@ class DifferentialKinematics:
         bias = self.bias_from(jacobian, self.closures.drift(q, qdot))
         return velocity_map, qdot, velocity_map @ np.asarray(task_acceleration, dtype=float) + bias
 
+    def states_from(
+        self, q: np.ndarray, indices: Sequence[int], velocity: np.ndarray, acceleration: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(qdot, qddot)`` (nv,) each from measured ``qdot_I``, ``qddot_I``: eqs. (21), (24), one Jacobian evaluation."""
+        indices = np.asarray(indices, dtype=int)
+        jacobian = self.closures.jacobian(q)
+        velocity_map = self.velocity_map_from(jacobian)
+        measured_map = velocity_map[indices]  # J_I (|I|, n), full column rank away from singularities
+        pseudo_inverse = np.linalg.solve(measured_map.T @ measured_map, measured_map.T)  # J_I^+ (n, |I|), eq. (22)
+        qdot = velocity_map @ (pseudo_inverse @ np.asarray(velocity, dtype=float))
+        bias = self.bias_from(jacobian, self.closures.drift(q, qdot))
+        task_acceleration = pseudo_inverse @ (np.asarray(acceleration, dtype=float) - bias[indices])
+        return qdot, velocity_map @ task_acceleration + bias
+
     def accelerations_from_task(
         self, q: np.ndarray, qdot: np.ndarray, task_acceleration: np.ndarray
     ) -> np.ndarray:

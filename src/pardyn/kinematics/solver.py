@@ -48,6 +48,10 @@ def revolute_mask(model: pin.Model) -> np.ndarray:
     return mask
 
 
+FIT_STEP_TOLERANCE = 1e-10
+"""Largest step (rad, m) at which the least-squares fit of redundant readings stops."""
+
+
 def _condition(block: np.ndarray) -> float:
     """2-norm condition number (ratio of extreme singular values); inf when rank-deficient."""
     singular = np.linalg.svd(block, compute_uv=False)
@@ -196,11 +200,11 @@ class ClosureSolver:
                 step = np.linalg.lstsq(kkt, rhs, rcond=None)[0][:nv]
             if not np.all(np.isfinite(step)):
                 break
+            if residual_norm <= self.tolerance and _max_abs(step) <= FIT_STEP_TOLERANCE:
+                # Inconsistent readings: the least-squares fit has converged (the
+                # remaining step is far below any encoder resolution).
+                return q, iteration, residual, jacobian
             q += step
-            if residual_norm <= self.tolerance and _max_abs(step) <= 1e-12:
-                # Inconsistent readings: the least-squares fit has converged.
-                residual, jacobian = self.closures.residual_and_jacobian(q)
-                return q, iteration + 1, residual, jacobian
         raise ConvergenceError(
             f"loop closure did not converge in {self.max_iterations} iterations "
             f"(max |phi| = {residual_norm:.3g}); last configuration {self.describe(q)}"
@@ -215,7 +219,7 @@ class ClosureSolver:
         start: np.ndarray,
         home: np.ndarray,
         branch_violations: Callable[[np.ndarray], list[str]],
-        check_singularity: bool = True,
+        checks: bool = True,
     ) -> Solution:
         """Solve with ``q[indices] = values`` on the robot's branch.
 
@@ -226,7 +230,10 @@ class ClosureSolver:
             home: a closed configuration on the robot's branch (nv,).
             branch_violations: returns the mode conditions a configuration
                 violates (empty when it is on the branch).
-            check_singularity: raise :class:`SingularityError` on a singular block.
+            checks: check the branch and the conditioning of the answer (raising
+                :class:`WorkingModeError`, :class:`SingularityError`). Batch callers
+                warm-starting along a trajectory may check every few samples only;
+                without checks ``conditioning`` is empty.
         """
         indices = np.asarray(indices, dtype=int)
         values = np.asarray(values, dtype=float)
@@ -235,7 +242,7 @@ class ClosureSolver:
         total = 0
         try:
             q, total, residual, jacobian = self.newton(indices, values, start)
-            on_branch = not branch_violations(q)
+            on_branch = not checks or not branch_violations(q)
         except ConvergenceError:
             on_branch = False
         if not on_branch:
@@ -246,8 +253,8 @@ class ClosureSolver:
                     f"the solution is on another branch than the robot's: violates {violations}; "
                     f"configuration {self.describe(q)}"
                 )
-        conditioning = self.conditioning(jacobian)
-        if check_singularity:
+        conditioning = self.conditioning(jacobian) if checks else {}
+        if checks:
             for kind, condition in conditioning.items():
                 if not condition < self.max_condition:
                     raise SingularityError(

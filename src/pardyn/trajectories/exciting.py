@@ -233,7 +233,9 @@ def design_exciting_trajectory(
     pulsation = 2 * math.pi * base_frequency_hz
     regressor = Regressor(robot, projection=projection)
     period = 1.0 / base_frequency_hz
-    times = np.arange(0.0, period, 1.0 / check_rate_hz)
+    # enough samples of one period for the QR of the observation matrix (3x its columns)
+    count = max(int(math.ceil(period * check_rate_hz)), int(math.ceil(3 * regressor.size / regressor.rows)))
+    times = np.linspace(0.0, period, count, endpoint=False)
     columns = None
     best: tuple[float, FourierTrajectory, float, int] | None = None
     feasible = 0

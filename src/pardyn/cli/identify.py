@@ -1,0 +1,65 @@
+"""``pardyn identify``: dynamic parameters from rosbag2 bags (pardyn.identification.pipeline)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from pardyn.identification.pipeline import MODELS, IdentificationSettings, identify
+from pardyn.robot import load_robot
+
+HELP = "identify dynamic parameters from recorded bags; writes RESULT.json (and a report)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", required=True, help="robot name or YAML path")
+    parser.add_argument("--bag", action="append", required=True, type=Path, help="bag without payload (repeat)")
+    parser.add_argument("--loaded-bag", action="append", default=[], type=Path,
+                        help="bag with the payload fixed to the platform (repeat; eq. 49)")
+    parser.add_argument("--validate-bag", action="append", default=[], type=Path, help="held-out bag (repeat)")
+    parser.add_argument("--model", choices=("auto", *MODELS), default="auto",
+                        help="identification model: standard (eq. 19), case1 (eq. 30), case2 (eq. 36); "
+                             "auto = standard, or case1 for redundant robots")
+    parser.add_argument("--projected", help="case2: comma-separated actuated joints projected on the others")
+    parser.add_argument("--topic", default="joint_states", help="JointState topic (default joint_states)")
+    parser.add_argument("--cutoff", type=float, help="derivative low-pass cut-off in Hz (default: 5 x bandwidth)")
+    parser.add_argument("--decimation", type=int, default=20, help="decimation factor n_d (default 20)")
+    parser.add_argument("--r-sigma", type=float, default=10.0, help="essential-parameter ratio (default 10)")
+    parser.add_argument("--parameters", choices=("base", "essential"), default="base",
+                        help="model written to RESULT.json and validated (default base)")
+    parser.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
+    parser.add_argument("--report", type=Path, help="directory for report.md and its plots")
+
+
+def run(args: argparse.Namespace) -> int:
+    robot = load_robot(args.robot)
+    settings = IdentificationSettings(
+        model=args.model,
+        projected=None if not args.projected else tuple(n.strip() for n in args.projected.split(",")),
+        topic=args.topic,
+        cutoff_hz=args.cutoff,
+        decimation=args.decimation,
+        r_sigma=args.r_sigma,
+        parameters=args.parameters,
+    )
+    result = identify(robot, args.bag, loaded_bags=args.loaded_bag, validate_bags=args.validate_bag,
+                      settings=settings)
+    data = result.as_json()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(data, indent=2) + "\n")
+    fit = data["fit"]
+    print(f"{robot.name}: {len(data['base_parameters'])} base parameters ({len(data['essential_parameters'])} "
+          f"essential), fit error {100 * fit['relative_error_norm']:.2f} %, cond(W) {fit['condition_number']:.4g}")
+    if data["payload"]:
+        print("payload: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["payload"].items()))
+    if data["validation"]:
+        validation = data["validation"]
+        print(f"validation: relative error {100 * validation['relative_error_norm']:.2f} % "
+              f"(nominal model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
+    print(f"wrote {args.out}")
+    if args.report:
+        from pardyn.identification.report import write_report  # noqa: PLC0415 - matplotlib only for reports
+
+        print(f"wrote {write_report(result, args.report)}")
+    return 0

@@ -1,0 +1,57 @@
+"""Internal-stress projection for actuation-redundant robots (Briot et al. 2015, eq. 50).
+
+With more actuators than degrees of freedom, actuator torques in the null
+space of ``J^T`` (``J = W[actuated]``, the inverse Jacobian of eq. 20, (n_a, n))
+move nothing and only load the structure. The projection removes them:
+
+    tau* = tau - sum_i (u_i^T tau) u_i = tau - P tau,   P = I - J (J^T J)^-1 J^T   # (n_a,)
+
+so that ``J^T tau* = J^T tau`` (same motion) and ``tau*`` has the smallest norm
+among the torques producing it. On a non-redundant robot ``P = 0``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pardyn.dynamics.inverse import null_space_projector
+
+if TYPE_CHECKING:
+    from pardyn.robot import Robot
+
+__all__ = ["InternalStressProjection", "project_internal_stress"]
+
+
+def project_internal_stress(jacobian: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """``tau - P tau`` for ``J`` (n_a, n) and ``tau`` (n_a,): eq. (50)."""
+    tau = np.asarray(tau, dtype=float)
+    return tau - null_space_projector(jacobian) @ tau
+
+
+class InternalStressProjection:
+    """Eq. (50) from the measured joints: closes the loops, then projects.
+
+    The configuration comes from the forward problem on the measured joints
+    (warm-started from the previous call; the robot's closed form when it has
+    one, it is faster), and ``J = W[actuated]`` from it.
+
+    Args:
+        robot: the robot.
+        method: ``"analytic"`` when the robot has a closed form, else ``"newton"``.
+    """
+
+    def __init__(self, robot: Robot, *, method: str | None = None) -> None:
+        self.robot = robot
+        self.method = method or ("analytic" if robot.analytic is not None else "newton")
+        self.q = robot.home.copy()
+
+    def __call__(self, actuated: Sequence[float], tau: Sequence[float], *, sensed: Sequence[float] | None = None) -> np.ndarray:
+        """Projected torques (n_a,) for actuated positions (n_a,) and torques (n_a,)."""
+        if len(self.robot.actuated_names) == len(self.robot.task_names):
+            return np.asarray(tau, dtype=float)
+        self.q = self.robot.solve_forward(actuated, sensed=sensed, start=self.q, method=self.method).q
+        jacobian = self.robot.differential.inverse_jacobian(self.q, self.robot.actuated_indices)
+        return project_internal_stress(jacobian, tau)
