@@ -28,6 +28,7 @@ from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.control.pd import JointPD
 from pardyn.dynamics.parameters import DynamicParameters, load_dynamic_model
 from pardyn.errors import InputError
+from pardyn.parallel import fork_map
 from pardyn.experiments.runner import run_closed_loop
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
@@ -125,6 +126,28 @@ def _controller(robot: Robot) -> JointPD:
     return JointPD.for_robot(robot, kp, kd)
 
 
+def _record_job(shared: tuple, run: Run) -> tuple[Path, dict[str, float]]:
+    robot, plant_robot, law, out_dir, rate_hz, counts_per_revolution, torque_noise, candidates, show_progress = shared
+    design = design_exciting_trajectory(
+        robot, duration_s=run.duration_s, candidates=candidates, seed=run.seed, **EXCITATION[robot.name]
+    )
+    samples = joint_trajectory(robot, design.trajectory, rate_hz=100.0)
+    recording = run_closed_loop(
+        robot, MujocoPlant(plant_robot, payload=run.payload), law, samples.select(robot.actuated_indices),
+        duration_s=run.duration_s, start=samples.q[0], rate_hz=rate_hz,
+        measurement=MeasurementModel(robot, counts_per_revolution=counts_per_revolution,
+                                     torque_noise=torque_noise, seed=run.seed),
+        label=f"{robot.name} {run.name}" if show_progress else None,
+    )
+    step = max(1, len(recording.q) // 200)
+    return recording.write_bag(out_dir / run.name), {
+        "excitation_condition_number": design.condition_number,
+        "max_tracking_error_rad": float(recording.tracking_error().max()),
+        "max_torque": float(np.abs(recording.tau).max()),
+        "max_closure_violation": float(max(np.abs(robot.closures.residual(q)).max() for q in recording.q[::step])),
+    }
+
+
 def record_runs(
     robot_name: str,
     runs: Sequence[Run],
@@ -136,11 +159,13 @@ def record_runs(
     torque_noise: float = 0.01,
     candidates: int = 6,
     show_progress: bool = True,
+    workers: int | None = None,
 ) -> RecordedRuns:
     """Record ``runs`` of ``robot_name`` on the MuJoCo plant as bags in ``out_dir``.
 
     Writes ``out_dir/<run>/`` bags and ``out_dir/truth.json`` (as-built parameters
     and payloads, for comparison). Existing bags are not overwritten (BagError).
+    Runs are simulated ``workers`` at a time (forked processes; one per core by default).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -149,30 +174,11 @@ def record_runs(
     plant_robot = load_robot(robot_name)  # same kinematics, as-built dynamics
     truth = as_built_parameters(nominal, seed=truth_seed)
     load_dynamic_model(plant_robot, truth)
-    law = _controller(robot)
-    bags: dict[str, Path] = {}
-    figures: dict[str, dict[str, float]] = {}
-    for run in runs:
-        design = design_exciting_trajectory(
-            robot, duration_s=run.duration_s, candidates=candidates, seed=run.seed, **EXCITATION[robot_name]
-        )
-        samples = joint_trajectory(robot, design.trajectory, rate_hz=100.0)
-        recording = run_closed_loop(
-            robot, MujocoPlant(plant_robot, payload=run.payload), law, samples.select(robot.actuated_indices),
-            duration_s=run.duration_s, start=samples.q[0], rate_hz=rate_hz,
-            measurement=MeasurementModel(robot, counts_per_revolution=counts_per_revolution,
-                                         torque_noise=torque_noise, seed=run.seed),
-            label=f"{robot_name} {run.name}" if show_progress else None,
-        )
-        bags[run.name] = recording.write_bag(out_dir / run.name)
-        figures[run.name] = {
-            "excitation_condition_number": design.condition_number,
-            "max_tracking_error_rad": float(recording.tracking_error().max()),
-            "max_torque": float(np.abs(recording.tau).max()),
-            "max_closure_violation": float(max(
-                np.abs(robot.closures.residual(q)).max() for q in recording.q[:: max(1, len(recording.q) // 200)]
-            )),
-        }
+    shared = (robot, plant_robot, _controller(robot), out_dir, rate_hz, counts_per_revolution, torque_noise,
+              candidates, show_progress)
+    recorded = fork_map(_record_job, shared, list(runs), workers=workers)
+    bags = {run.name: path for run, (path, _) in zip(runs, recorded)}
+    figures = {run.name: numbers for run, (_, numbers) in zip(runs, recorded)}
     payloads = {run.name: run.payload for run in runs if run.payload is not None}
     (out_dir / "truth.json").write_text(json.dumps({
         "robot": robot_name,

@@ -37,8 +37,6 @@ for closed-loop and actuation-redundant robots:
 from __future__ import annotations
 
 import math
-import multiprocessing
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -65,6 +63,7 @@ from pardyn.identification.estimation import (
 )
 from pardyn.identification.filtering import decimate, decimation_cutoff_hz, estimate_derivatives, zero_phase_lowpass
 from pardyn.identification.metrics import nmse, relative_error_norm, relative_error_norms
+from pardyn.parallel import fork_map
 from pardyn.progress import progress
 
 if TYPE_CHECKING:
@@ -275,11 +274,8 @@ def prepare_bag(
     )
 
 
-_JOB: tuple | None = None  # (robot, regressor, settings) handed to forked workers without pickling
-
-
-def _prepare_in_worker(path: Path) -> BagData:
-    robot, regressor, settings = _JOB
+def _prepare_job(shared: tuple, path: Path) -> BagData:
+    robot, regressor, settings = shared
     return prepare_bag(robot, regressor, path, settings)
 
 
@@ -287,19 +283,10 @@ def _prepare_all(
     robot: Robot, regressor: Regressor, paths: Sequence[Path], settings: IdentificationSettings, *, show_progress: bool
 ) -> list[BagData]:
     """:func:`prepare_bag` on every bag, ``settings.workers`` bags at a time (forked processes)."""
-    workers = min(settings.workers or os.cpu_count() or 1, len(paths))
-    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if (settings.workers or 2) <= 1 or len(paths) == 1:
         return [prepare_bag(robot, regressor, path, settings, show_progress=show_progress) for path in paths]
-    global _JOB
-    _JOB = (robot, regressor, settings)
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            results = pool.imap(_prepare_in_worker, paths)
-            if show_progress:
-                results = progress(results, total=len(paths), label=f"preparing {len(paths)} bags on {workers} processes")
-            return list(results)
-    finally:
-        _JOB = None
+    return fork_map(_prepare_job, (robot, regressor, settings), paths, workers=settings.workers,
+                    label=f"preparing {len(paths)} bags" if show_progress else None)
 
 
 def _system(data: BagData, regressor: Regressor, settings: IdentificationSettings) -> LinearSystem:
