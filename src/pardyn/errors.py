@@ -52,6 +52,14 @@ class SingularityError(KinematicsError):
         self.kind = kind
         self.condition = condition
 
+    def __reduce__(self):
+        # keyword-only arguments: pickle (worker processes) needs to be told how to rebuild it
+        return _rebuild_singularity_error, (self.args[0], self.kind, self.condition)
+
+
+def _rebuild_singularity_error(message: str, kind: str, condition: float) -> SingularityError:
+    return SingularityError(message, kind=kind, condition=condition)
+
 
 class WorkingModeError(KinematicsError):
     """The solution found lies in another working or assembly mode than the robot's."""

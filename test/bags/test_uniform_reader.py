@@ -33,3 +33,36 @@ def test_missing_efforts_and_varying_layouts_fall_back(tmp_path):
     series = read_joint_states(bag)
     assert np.isnan(series.effort).all() and np.isnan(series.velocity).all()
     np.testing.assert_array_equal(series.position, 1.0)
+
+
+def test_bag_errors_survive_pickling():
+    """Worker processes send their errors back by pickle: a BagError must come back whole."""
+    import pickle
+
+    from pardyn.bags.writer import BagError, BagIncompleteError
+    from pardyn.errors import SingularityError
+
+    error = pickle.loads(pickle.dumps(BagError("stamps not increasing", bag="/b", kind="stamps", topic="/js", t_s=1.5)))
+    assert (str(error), error.kind, error.topic, error.t_s) == ("/b: topic /js: stamps not increasing", "stamps", "/js", 1.5)
+    incomplete = pickle.loads(pickle.dumps(BagIncompleteError("not closed", bag="/b")))
+    assert isinstance(incomplete, BagIncompleteError) and incomplete.kind == "incomplete"
+    singular = pickle.loads(pickle.dumps(SingularityError("parallel", kind="parallel", condition=1e9)))
+    assert (singular.kind, singular.condition, str(singular)) == ("parallel", 1e9, "parallel")
+
+
+def test_exact_retransmissions_are_dropped_on_request_but_a_changed_repeat_is_an_error(tmp_path):
+    import pytest
+
+    from pardyn.bags.writer import BagError
+
+    t = np.array([0.0, 0.0, 0.0, 0.001, 0.002])  # state 0 sent three times, as the lockstep sim does
+    position = np.array([[1.0], [1.0], [1.0], [2.0], [3.0]])
+    bag = write_joint_states(tmp_path / "resent", t, ["a"], position, effort=position)
+    with pytest.raises(BagError, match="duplicated stamp"):
+        read_joint_states(bag)
+    series = read_joint_states(bag, drop_resent=True)
+    np.testing.assert_array_equal(series.t, [0.0, 0.001, 0.002])
+    np.testing.assert_array_equal(series.position[:, 0], [1.0, 2.0, 3.0])
+    changed = write_joint_states(tmp_path / "changed", t, ["a"], position + np.array([[0], [0.5], [0], [0], [0]]))
+    with pytest.raises(BagError, match="duplicated stamp"):
+        read_joint_states(changed, drop_resent=True)

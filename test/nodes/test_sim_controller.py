@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from scipy.linalg import null_space
 import yaml
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -102,6 +103,7 @@ def lockstep_run(launch_node, ros_client, ros_namespace):
     assert ros_client.spin_until(lambda: states and truth, 30.0), sim.output()
     controller = launch_node("controller", params_file=CONTROLLER_CONFIG, namespace=namespace, params={
         "use_sim_time": "true", "setpoint_task": list(SETPOINT_TASK),
+        "internal_stress_projection": "false",  # the plain PD law; eq. (50) has its own test
     })
     done = ros_client.spin_until(
         lambda: truth and stamp_ns(truth[-1]) >= STEPS * PERIOD_NS and stamp_ns(states[-1]) >= STEPS * PERIOD_NS,
@@ -265,7 +267,7 @@ def test_controller_answers_states_then_zero_torque_without_them_and_drops_bad_s
     names = list(robot.actuated_names)
     namespace = f"{ros_namespace}/controller_alone"
     controller = launch_node("controller", params_file=CONTROLLER_CONFIG, namespace=namespace,
-                             params={"watchdog_periods": 20})
+                             params={"watchdog_periods": 20, "internal_stress_projection": "false"})
     commands = ros_client.collect(Float64MultiArray, f"{namespace}/effort_controller/commands", depth=2000)
     publisher = ros_client.publisher(JointState, f"{namespace}/joint_states")
     kp, kd = controller_gains()
@@ -402,3 +404,35 @@ def test_pinocchio_plant_lockstep_with_the_controller_in_one_process(ros_client)
         executor.shutdown()
         controller.destroy_node()
         sim.destroy_node()
+
+
+def test_controller_removes_internal_stress_on_the_dualv(launch_node, ros_client, ros_namespace):
+    """Eq. (50): the command is the PD torque minus its component in null(J^T), J = W[actuated].
+
+    Checked with scipy's null-space basis at the posture the readings come from
+    (independent of pardyn's projector): same J^T tau as the PD, nothing left in null(J^T).
+    """
+    robot = load_robot("dualv")
+    names = list(robot.actuated_names)
+    namespace = f"{ros_namespace}/controller_projection"
+    controller = launch_node("controller", params_file=CONTROLLER_CONFIG, namespace=namespace,
+                             params={"setpoint_task": [0.0, 0.0, 0.0]})
+    commands = ros_client.collect(Float64MultiArray, f"{namespace}/effort_controller/commands", depth=100)
+    publisher = ros_client.publisher(JointState, f"{namespace}/joint_states")
+    kp, kd = controller_gains()
+    q_full = robot.solve_inverse([0.02, -0.01, 0.1]).q
+    q = q_full[robot.actuated_indices]
+    v = np.array([0.1, -0.2, 0.05, 0.3])
+    q_set = robot.solve_inverse([0.0, 0.0, 0.0]).q[robot.actuated_indices]
+    pd = kp * (q_set - q) + kd * (0.0 - v)
+    jacobian = robot.differential.inverse_jacobian(q_full, robot.actuated_indices)  # (4, 3)
+    internal = null_space(jacobian.T)  # (4, 1)
+    try:
+        message = joint_state(names, q, v, 7)
+        assert ros_client.publish_until(publisher, message, lambda: commands, timeout_s=20.0), controller.output()
+    finally:
+        controller.stop()
+    tau = np.asarray(commands[0].data)
+    assert np.linalg.norm(internal.T @ pd) > 0.1  # N m: the PD alone does load the structure here
+    np.testing.assert_allclose(internal.T @ tau, 0.0, atol=1e-9)
+    np.testing.assert_allclose(jacobian.T @ tau, jacobian.T @ pd, atol=1e-9)

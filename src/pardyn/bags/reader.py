@@ -812,6 +812,7 @@ def read_joint_states(
     period_tolerance: float | None = 0.5,
     repair: bool = False,
     distro: str = "kilted",
+    drop_resent: bool = False,
 ) -> JointStateSeries:
     """Read and validate a ``sensor_msgs/msg/JointState`` topic of an MCAP or sqlite3 bag.
 
@@ -827,6 +828,9 @@ def read_joint_states(
         period_tolerance: see :func:`check_stamps` (None: no regularity check).
         repair: repair a bag whose recorder was killed (:func:`repair_bag`) instead of failing.
         distro: ROS 2 distribution of the message definitions.
+        drop_resent: drop exact retransmissions (same stamp, names and values as the message
+            before, e.g. the lockstep ``sim`` re-sending a state while it waits for a command).
+            A repeated stamp with other values is still an error.
 
     Raises:
         BagIncompleteError: the bag was not closed (and ``repair`` is False).
@@ -868,6 +872,14 @@ def read_joint_states(
     check_finite(position, stamp_ns, joint_names, field_name="position", **where)
     check_finite(velocity, stamp_ns, joint_names, field_name="velocity", present=has_velocity, **where)
     check_finite(effort, stamp_ns, joint_names, field_name="effort", present=has_effort, **where)
+    bag_time = np.asarray(bag_times, dtype=np.int64)
+    if drop_resent and len(stamp_ns) > 1:
+        same = np.concatenate([[False], stamp_ns[1:] == stamp_ns[:-1]])
+        for values in (position, velocity, effort):
+            same[1:] &= np.all((values[1:] == values[:-1]) | (np.isnan(values[1:]) & np.isnan(values[:-1])), axis=1)
+        keep = ~same
+        stamp_ns, bag_time = stamp_ns[keep], bag_time[keep]
+        position, velocity, effort = position[keep], velocity[keep], effort[keep]
     check_stamps(stamp_ns, period_tolerance=period_tolerance, **where)
     return JointStateSeries(
         bag_path=path,
@@ -875,7 +887,7 @@ def read_joint_states(
         names=joint_names,
         stamp_ns=stamp_ns,
         t=stamp_ns.astype(np.float64) * 1e-9,
-        bag_time_ns=np.asarray(bag_times, dtype=np.int64),
+        bag_time_ns=bag_time,
         position=position,
         velocity=velocity,
         effort=effort,
@@ -1007,6 +1019,14 @@ def _read_uniform_joint_states(path: Path, topic: str, typestore: Typestore):
     check_finite(position, stamp_ns, joint_names, field_name="position", **where)
     check_finite(velocity, stamp_ns, joint_names, field_name="velocity", present=has_velocity, **where)
     check_finite(effort, stamp_ns, joint_names, field_name="effort", present=has_effort, **where)
+    bag_time = np.asarray(bag_times, dtype=np.int64)
+    if drop_resent and len(stamp_ns) > 1:
+        same = np.concatenate([[False], stamp_ns[1:] == stamp_ns[:-1]])
+        for values in (position, velocity, effort):
+            same[1:] &= np.all((values[1:] == values[:-1]) | (np.isnan(values[1:]) & np.isnan(values[:-1])), axis=1)
+        keep = ~same
+        stamp_ns, bag_time = stamp_ns[keep], bag_time[keep]
+        position, velocity, effort = position[keep], velocity[keep], effort[keep]
     check_stamps(stamp_ns, period_tolerance=period_tolerance, **where)
     return JointStateSeries(
         bag_path=path,
@@ -1014,7 +1034,7 @@ def _read_uniform_joint_states(path: Path, topic: str, typestore: Typestore):
         names=joint_names,
         stamp_ns=stamp_ns,
         t=stamp_ns.astype(np.float64) * 1e-9,
-        bag_time_ns=np.asarray(bag_times, dtype=np.int64),
+        bag_time_ns=bag_time,
         position=position,
         velocity=velocity,
         effort=effort,

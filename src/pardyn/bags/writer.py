@@ -140,6 +140,17 @@ class BagError(InputError):
         self.topic = topic
         self.t_s = t_s
         self.kind = kind
+        self._message = message
+
+    def __reduce__(self):
+        # keyword-only arguments: pickle (worker processes) needs to be told how to rebuild it
+        return _rebuild_bag_error, (type(self), self._message, self.bag, self.kind, self.topic, self.t_s)
+
+
+def _rebuild_bag_error(cls, message, bag, kind, topic, t_s):
+    error = cls.__new__(cls)
+    BagError.__init__(error, message, bag=bag, kind=kind, topic=topic, t_s=t_s)
+    return error
 
 
 class BagIncompleteError(BagError):

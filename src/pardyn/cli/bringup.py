@@ -32,8 +32,8 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ import yaml
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, share_directory
 
-__all__ = ["Bringup", "NodeSpec", "add_arguments", "load_bringup", "run"]
+__all__ = ["Bringup", "NodeSpec", "add_arguments", "load_bringup", "run", "run_nodes"]
 
 HELP = "run the nodes of a bringup file (config/bringup/*.yaml) in one process"
 
@@ -74,6 +74,19 @@ class Bringup:
 
     source: Path
     nodes: tuple[NodeSpec, ...] = field(default_factory=tuple)
+
+    def with_parameters(self, overrides: Mapping[str, Mapping[str, Any]]) -> Bringup:
+        """A copy where node ``name`` (or executable) gets ``overrides[name]`` applied last (it wins)."""
+        known = {spec.name or spec.executable for spec in self.nodes}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise DescriptionError(f"{self.source}: no nodes {unknown} to override; nodes: {sorted(known)}")
+        nodes = tuple(
+            replace(spec, parameters=spec.parameters + (dict(overrides[spec.name or spec.executable]),))
+            if (spec.name or spec.executable) in overrides else spec
+            for spec in self.nodes
+        )
+        return replace(self, nodes=nodes)
 
     def describe(self) -> str:
         """One line per node, as the ``ros2 run`` command it stands for."""
@@ -209,7 +222,24 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.duration is not None and not args.duration > 0.0:
         raise DescriptionError(f"--duration must be positive seconds, got {args.duration}")
+    run_nodes(bringup, namespace=args.namespace, duration_s=args.duration)
+    return 0
 
+
+def run_nodes(
+    bringup: Bringup,
+    *,
+    namespace: str = "",
+    duration_s: float | None = None,
+    until: Callable[[dict[str, Any]], bool] | None = None,
+) -> dict[str, Any]:
+    """Run the nodes of ``bringup`` in this process until a stop; the nodes by executable name.
+
+    Stops on Ctrl-C/SIGTERM, after ``duration_s`` seconds of wall-clock time, or
+    as soon as ``until(nodes)`` is true (checked between callbacks), then
+    destroys the nodes (the recorder closes its bag) and shuts rclpy down.
+    The returned nodes are destroyed: read figures from them, do not spin them.
+    """
     import rclpy  # noqa: PLC0415 - only here: the CLI and the pure core stay rclpy-free
     from rclpy.exceptions import ParameterException  # noqa: PLC0415
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor  # noqa: PLC0415
@@ -221,8 +251,7 @@ def run(args: argparse.Namespace) -> int:
     rclpy.init(args=[], context=context)
     logger = rclpy.logging.get_logger("bringup")
     executor = SingleThreadedExecutor(context=context)
-    nodes = []
-    status = 0
+    nodes: dict[str, Any] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="pardyn_bringup_") as scratch:
             for spec in bringup.nodes:
@@ -230,18 +259,20 @@ def run(args: argparse.Namespace) -> int:
                     node = node_class(spec.executable)(
                         context=context,
                         cli_args=_cli_arguments(spec, Path(scratch)),
-                        namespace=args.namespace or None,
+                        namespace=namespace or None,
                         use_global_arguments=False,
                     )
                 except (PardynError, ParameterException) as error:
                     raise DescriptionError(
                         f"{bringup.source}: cannot start {spec.executable}: {type(error).__name__}: {error}"
                     ) from error
-                nodes.append(node)
+                nodes[spec.name or spec.executable] = node
                 executor.add_node(node)
-        logger.info(f"{bringup.source}: running {[n.get_fully_qualified_name() for n in nodes]}")
-        deadline = None if args.duration is None else time.monotonic() + args.duration
+        logger.info(f"{bringup.source}: running {[n.get_fully_qualified_name() for n in nodes.values()]}")
+        deadline = None if duration_s is None else time.monotonic() + duration_s
         while context.ok() and (deadline is None or time.monotonic() < deadline):
+            if until is not None and until(nodes):
+                break
             executor.spin_once(timeout_sec=0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -251,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
         # SIGINT/SIGTERM shut the context down while a callback was publishing: a clean stop
     finally:
         executor.shutdown()
-        for node in reversed(nodes):
+        for node in reversed(list(nodes.values())):
             node.destroy_node()
         rclpy.try_shutdown(context=context)
-    return status
+    return nodes

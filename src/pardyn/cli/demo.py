@@ -1,12 +1,19 @@
 """``pardyn demo``: the main job of ``make demo``.
 
-For now a closed-loop kinematics demonstration: the robot's platform follows a
-circle (with an oscillating orientation) at 1 kHz; every sample is solved by
-the inverse problem, then recovered from the actuated joints alone by the
-forward problem (generic Newton, and the paper's closed form where there is
-one), and the joint velocities are recovered from the actuated velocities
-(eqs. 21 and 64 of the DualV paper). Writes ``summary.json`` and
-``kinematics.png`` to ``--out``.
+1. **Closed-loop kinematics**: the platform follows a circle (with an
+   oscillating orientation) at 1 kHz; every sample is solved by the inverse
+   problem, then recovered from the actuated joints alone by the forward problem
+   (generic Newton, and the paper's closed form where there is one), and the
+   joint velocities from the actuated velocities (DualV paper eqs. 21 and 64).
+   Writes ``kinematics/summary.json`` and ``kinematics/kinematics.png``.
+2. **Identification through the ROS 2 system** (``config/bringup/identification.yaml``,
+   the nodes ``sim`` (MuJoCo plant, lockstep), ``controller`` (PD + eq. 50),
+   ``trajectory`` (exciting) and ``recorder`` in one process): the robot *as
+   built* (nominal parameters perturbed, :mod:`pardyn.experiments.identification_runs`)
+   follows an exciting trajectory without, then with a payload (DualV: the
+   paper's 5.37 kg), then a validation trajectory, each recorded to a bag;
+   ``pardyn identify`` then identifies the parameters. Writes ``bags/``,
+   ``truth.json``, ``result.json`` and ``report/``.
 """
 
 from __future__ import annotations
@@ -23,15 +30,18 @@ from pardyn.kinematics.solver import revolute_mask
 from pardyn.progress import progress
 from pardyn.robot import load_robot
 
-HELP = "run the demonstration (closed-loop kinematics of a robot along a circle; writes a plot and a JSON summary)"
+HELP = ("run the demonstration: closed-loop kinematics, then identification of the robot through the ROS 2 "
+        "nodes (MuJoCo plant, controller, exciting trajectory, recorder)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", default="dualv", help="robot name or YAML path (default dualv)")
-    parser.add_argument("--duration", type=float, default=2.0, help="trajectory duration in s (default 2)")
-    parser.add_argument("--rate", type=float, default=1000.0, help="sampling rate in Hz (default 1000)")
-    parser.add_argument("--radius", type=float, default=0.05, help="circle radius in m (default 0.05)")
+    parser.add_argument("--duration", type=float, default=20.0,
+                        help="duration of each identification run in simulated s (default 20)")
     parser.add_argument("--out", type=Path, default=Path("out/demo"), help="output directory (default out/demo)")
+    parser.add_argument("--kinematics-only", action="store_true", help="only the kinematics part (seconds)")
+    parser.add_argument("--rate", type=float, default=1000.0, help="kinematics part: sampling rate in Hz")
+    parser.add_argument("--radius", type=float, default=0.05, help="kinematics part: circle radius in m")
 
 
 def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
@@ -52,10 +62,18 @@ def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndar
 
 
 def run(args: argparse.Namespace) -> int:
-    robot = load_robot(args.robot)
-    samples = max(2, int(round(args.duration * args.rate)) + 1)
-    times = np.linspace(0.0, args.duration, samples)
-    poses, rates = circle(robot, times, args.radius)
+    kinematics_demo(args.robot, duration_s=2.0, rate_hz=args.rate, radius_m=args.radius, out=args.out / "kinematics")
+    if not args.kinematics_only:
+        identification_demo(args.robot, duration_s=args.duration, out=args.out)
+    return 0
+
+
+def kinematics_demo(robot_name: str, *, duration_s: float, rate_hz: float, radius_m: float, out: Path) -> dict:
+    """Part 1 (module docstring); the summary figures."""
+    robot = load_robot(robot_name)
+    samples = max(2, int(round(duration_s * rate_hz)) + 1)
+    times = np.linspace(0.0, duration_s, samples)
+    poses, rates = circle(robot, times, radius_m)
     angles = revolute_mask(robot.model)
     joints = np.empty((samples, robot.nv))
     worst = {"inverse_residual": 0.0, "forward_error": 0.0, "analytic_error": 0.0, "velocity_error": 0.0}
@@ -85,11 +103,11 @@ def run(args: argparse.Namespace) -> int:
         for kind, value in inverse.conditioning.items():
             conditioning[kind] = max(conditioning[kind], value)
 
-    args.out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     summary = {
         "robot": robot.name,
         "samples": samples,
-        "rate_hz": args.rate,
+        "rate_hz": rate_hz,
         "max_inverse_residual": worst["inverse_residual"],
         "max_forward_round_trip_error": worst["forward_error"],
         "max_analytic_vs_newton_task_error": worst["analytic_error"] if robot.analytic else None,
@@ -97,11 +115,12 @@ def run(args: argparse.Namespace) -> int:
         "max_condition_number": conditioning,
         "forward_solve_mean_us": 1e6 * forward_time / samples,
     }
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    _plot(robot, times, poses, joints, args.out / "kinematics.png")
-    print(json.dumps(summary, indent=2))
-    print(f"wrote {args.out / 'summary.json'} and {args.out / 'kinematics.png'}")
-    return 0
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    _plot(robot, times, poses, joints, out / "kinematics.png")
+    print(f"kinematics: {samples} samples, closure residual <= {worst['inverse_residual']:.1e}, forward/inverse "
+          f"round trip <= {worst['forward_error']:.1e}, {summary['forward_solve_mean_us']:.0f} us per forward solve")
+    print(f"wrote {out / 'summary.json'} and {out / 'kinematics.png'}")
+    return summary
 
 
 def _plot(robot, times, poses, joints, path: Path) -> None:
@@ -127,3 +146,87 @@ def _plot(robot, times, poses, joints, path: Path) -> None:
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
+
+
+def _ros_run(bringup, overrides: dict, *, end_s: float, label: str) -> dict:
+    """Run one bringup until the sim's clock passes ``end_s``; a progress line on the way."""
+    from pardyn.cli.bringup import run_nodes  # noqa: PLC0415 - imports rclpy
+
+    shown = {"last": 0.0, "start": time.perf_counter()}
+
+    def finished(nodes: dict) -> bool:
+        sim = nodes["sim"]
+        now = sim.step * sim.period_s
+        wall = time.perf_counter()
+        if wall - shown["last"] > 2.0 or now >= end_s:
+            shown["last"] = wall
+            print(f"  {label}: simulated {now:6.2f} / {end_s:.2f} s ({now / max(wall - shown['start'], 1e-9):.2f}x real time)",
+                  flush=True)
+        return now >= end_s
+
+    nodes = run_nodes(bringup.with_parameters(overrides), until=finished)
+    sim = nodes["sim"]
+    return {"steps": sim.step, "max_closure_violation": sim.max_closure_violation,
+            "wall_s": time.perf_counter() - shown["start"]}
+
+
+def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dict:
+    """Part 2 (module docstring); the identification result as JSON."""
+    from pardyn.cli.bringup import load_bringup  # noqa: PLC0415
+    from pardyn.control.gains import pd_gains_from_bandwidth  # noqa: PLC0415
+    from pardyn.dynamics.parameters import load_dynamic_model, write_parameter_file  # noqa: PLC0415
+    from pardyn.experiments.identification_runs import DUALV_PAYLOAD, as_built_parameters  # noqa: PLC0415
+    from pardyn.identification.pipeline import identify  # noqa: PLC0415
+    from pardyn.identification.report import write_report  # noqa: PLC0415
+    from pardyn.resources import share_directory  # noqa: PLC0415
+
+    robot = load_robot(robot_name)
+    nominal = load_dynamic_model(robot)
+    out.mkdir(parents=True, exist_ok=True)
+    truth = as_built_parameters(nominal, seed=7)
+    truth_path = out / "truth.json"
+    write_parameter_file(truth_path, truth, note="the simulated robot as built: nominal parameters perturbed (seed 7)")
+    kp, kd = pd_gains_from_bandwidth(robot, bandwidth_hz=15.0, damping=0.7)
+    bringup = load_bringup(share_directory() / "config" / "bringup" / "identification.yaml")
+    start_s = 0.5
+    payload = DUALV_PAYLOAD if robot.name == "dualv" else None
+    runs = [("unloaded", 1, duration_s, None)]
+    if payload is not None:
+        runs.append(("loaded", 2, duration_s, payload))
+    runs.append(("validation", 3, max(duration_s / 2, 5.0), None))
+    bags = {}
+    print(f"identification runs of {robot.name} through the ROS 2 nodes ({bringup.source}):", flush=True)
+    for name, seed, duration, load in runs:
+        bag = out / "bags" / name
+        if bag.exists():
+            raise FileExistsError(f"{bag} exists: choose another --out or remove it")
+        sim = {"robot": robot.name, "parameters_file": str(truth_path), "seed": seed, "lockstep": True}
+        if load is not None:
+            inertia = load.inertia
+            sim.update(payload_mass=float(load.mass), payload_com=load.com.tolist(),  # inertia: ixx iyy izz ixy ixz iyz
+                       payload_inertia=[float(inertia[i, j]) for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))])
+        figures = _ros_run(bringup, {
+            "sim": sim,
+            "controller": {"robot": robot.name, "kp": [float(k) for k in kp], "kd": [float(k) for k in kd]},
+            "trajectory": {"robot": robot.name, "kind": "exciting", "seed": seed, "duration": duration,
+                           "start_time": start_s},
+            "recorder": {"bag_path": str(bag), "autostart": True},
+        }, end_s=start_s + duration + 0.3, label=name)
+        bags[name] = bag
+        print(f"  {name}: {figures['steps']} steps in {figures['wall_s']:.1f} s, max closure violation "
+              f"{figures['max_closure_violation']:.1e} m -> {bag}", flush=True)
+    result = identify(robot, [bags["unloaded"]], loaded_bags=[bags["loaded"]] if "loaded" in bags else [],
+                      validate_bags=[bags["validation"]])
+    data = result.as_json()
+    (out / "result.json").write_text(json.dumps(data, indent=2) + "\n")
+    report = write_report(result, out / "report")
+    validation = data["validation"]
+    print(f"identification ({data['model']}): {len(data['base_parameters'])} base parameters, fit error "
+          f"{100 * data['fit']['relative_error_norm']:.2f} %, {data['timings_s']['total_s']:.1f} s")
+    if data["payload"]:
+        print(f"  payload mass {data['payload']['mass']:.4f} kg (true {payload.mass} kg)")
+    print(f"  held-out torques: relative error {100 * validation['relative_error_norm']:.2f} % "
+          f"(nominal CAD model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
+    print(f"bags: {out / 'bags'}\nresult: {out / 'result.json'}\nreport: {report}")
+    return data
+

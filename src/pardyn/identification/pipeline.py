@@ -4,7 +4,8 @@ The recipe of Briot et al. 2015 (section 4) and of the UR5e paper (sections 3-5)
 for closed-loop and actuation-redundant robots:
 
 1. **Read** ``joint_states`` (measured positions, actuator efforts) from each bag
-   (:func:`pardyn.bags.reader.read_joint_states`: regular stamps, no NaN).
+   (:func:`pardyn.bags.reader.read_joint_states`: regular stamps, no NaN; exact
+   retransmissions of a state, as the lockstep ``sim`` sends while it waits, are dropped).
 2. **Derivatives**: zero-phase Butterworth low-pass of the measured positions,
    central differences (eq. 39's band-pass estimates); cut-off
    ``bandwidth_factor`` (5) times the dynamics bandwidth, the frequency below
@@ -190,7 +191,7 @@ def _stages(sample_rate_hz: float, settings: IdentificationSettings) -> tuple[in
 
 
 def _series(robot: Robot, bag: Path, settings: IdentificationSettings) -> tuple[JointStateSeries, np.ndarray, np.ndarray]:
-    series = read_joint_states(bag, settings.topic)
+    series = read_joint_states(bag, settings.topic, drop_resent=True)
     positions = series.position[:, series.columns(robot.measured_names)]
     efforts = series.effort[:, series.columns(robot.actuated_names)]
     missing = np.argwhere(~np.isfinite(efforts))

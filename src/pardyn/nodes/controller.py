@@ -56,8 +56,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
-from pardyn.control import ControlLaw, JointReference, actuator_limits
+from pardyn.control import ControlLaw, JointReference, actuator_limits, saturate
 from pardyn.control.pd import JointPD
+from pardyn.control.redundancy import InternalStressProjection
 from pardyn.errors import InputError, PardynError
 from pardyn.nodes.common import (
     COMMAND_TOPIC,
@@ -162,6 +163,8 @@ class ControllerNode(Node):
             hold the first measured position.
         watchdog_periods (int): control periods without a state before zero torque; 50.
         log_period (double): minimum time between two reports of one kind of problem (s); 1.
+        internal_stress_projection (bool): on actuation-redundant robots, remove the torques
+            that only load the structure (Briot et al. 2015, eq. 50); true.
 
     Raises:
         PardynError: unknown robot or law, gains or limits of the wrong size.
@@ -186,10 +189,14 @@ class ControllerNode(Node):
                                    low=1, high=1_000_000)
         log_period = declare(self, "log_period", 1.0, "minimum time between two reports of one kind of problem (s)",
                              low=0.0, high=3600.0)
+        projection = declare(self, "internal_stress_projection", True,
+                             "actuation-redundant robots: remove the torques in the null space of J^T (eq. 50)")
 
         self.robot: Robot = load_robot(robot_name)
         self.names = tuple(self.robot.actuated_names)
         self.law = self._make_law(law, kp, kd, limits)
+        redundant = len(self.robot.actuated_names) > len(self.robot.task_names)
+        self._projection = InternalStressProjection(self.robot) if projection and redundant else None
         self.period_ns = period_ns(rate)
         self.watchdog_s = watchdog_periods * self.period_ns * 1e-9
         self._hold = self._fixed_setpoint(setpoint, setpoint_task)
@@ -279,6 +286,8 @@ class ControllerNode(Node):
         reference = self.reference(stamp_ns)
         try:
             tau = self.law.torques(position, velocity, reference)
+            if self._projection is not None:
+                tau = saturate(self._projection(position, tau), self.law.limits)
         except PardynError as error:
             self._reporter.error("law", f"no command for the state at {stamp_ns * 1e-9:.6f} s: {error}")
             return

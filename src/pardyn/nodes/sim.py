@@ -405,6 +405,9 @@ class SimNode(Node):
         )
 
     def destroy_node(self) -> None:
+        if not hasattr(self, "max_closure_violation"):  # the constructor failed: nothing ran
+            super().destroy_node()
+            return
         text = f"sim summary: {self.summary()}"
         if self.context.ok():
             self.get_logger().info(text)

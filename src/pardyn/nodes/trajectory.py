@@ -42,7 +42,7 @@ __all__ = ["KINDS", "TOPIC", "TrajectoryNode", "main", "trajectory_message"]
 
 NODE_NAME = "trajectory"
 TOPIC = "reference/trajectory"
-KINDS = ("circle", "point_to_point")
+KINDS = ("circle", "point_to_point", "exciting")
 
 
 def trajectory_message(samples: JointSamples, indices, names, start_ns: int) -> JointTrajectory:
@@ -76,6 +76,8 @@ class TrajectoryNode(Node):
         sample_rate (double): points per second (Hz); 100.
         start_time (double): absolute start time (s) on the node's clock if > 0; 0.
         start_delay (double): otherwise the start is the publication time plus this (s); 0.5.
+        seed, base_frequency, harmonics, amplitude, max_velocity, max_acceleration,
+        candidates: the ``exciting`` kind (:func:`pardyn.trajectories.exciting.design_exciting_trajectory`).
 
     Raises:
         PardynError: bad parameters, or a sample the robot cannot reach (named).
@@ -96,11 +98,28 @@ class TrajectoryNode(Node):
                              low=0.0, high=1e12)
         self._start_delay = declare(self, "start_delay", 0.5,
                                     "if start_time is 0: start this long after publication (s)", low=0.0, high=1e6)
+        excitation = {
+            "seed": declare(self, "seed", 0, "exciting: seed of the random Fourier coefficients", low=0, high=2**31 - 1),
+            "base_frequency_hz": declare(self, "base_frequency", 0.0,
+                                         "exciting: fundamental frequency (Hz); 0: the robot's default", low=0.0, high=1e3),
+            "harmonics": declare(self, "harmonics", 5, "exciting: number of harmonics", low=1, high=100),
+            "amplitude": declare(self, "amplitude", "double_array",
+                                 "exciting: largest deviation per task coordinate (m, rad); empty: the robot's default"),
+            "max_velocity": declare(self, "max_velocity", "double_array",
+                                    "exciting: velocity bound per task coordinate; empty: the robot's default"),
+            "max_acceleration": declare(self, "max_acceleration", "double_array",
+                                        "exciting: acceleration bound per task coordinate; empty: the robot's default"),
+            "candidates": declare(self, "candidates", 6, "exciting: random draws, the best-exciting is kept",
+                                  low=1, high=1000),
+        }
         self.robot = load_robot(robot_name)
         robot = self.robot
         start = robot.home[robot.task_indices] if not start_task else start_task
-        self.task_trajectory = self._build(kind, start, goal_task, radius=radius, turns=turns,
-                                           start_angle=start_angle, duration=duration)
+        if kind == "exciting":
+            self.task_trajectory = self._exciting(robot, start, duration, excitation)
+        else:
+            self.task_trajectory = self._build(kind, start, goal_task, radius=radius, turns=turns,
+                                               start_angle=start_angle, duration=duration)
         start_q = robot.solve_inverse(start).q
         self.samples = joint_trajectory(robot, self.task_trajectory, rate_hz=sample_rate, start=start_q)
         self._start_time_ns = int(round(start_time * 1e9))
@@ -112,6 +131,29 @@ class TrajectoryNode(Node):
             f"robot {robot.name}: {kind} of {duration:g} s from task {list(map(float, start))}, "
             f"{self.samples.times.size} points of {list(robot.actuated_names)} on {self._publisher.topic_name}"
         )
+
+    def _exciting(self, robot, center, duration: float, options: dict) -> TaskTrajectory:
+        """A Fourier exciting trajectory (pardyn.trajectories.exciting) around ``center``."""
+        from pardyn.experiments.identification_runs import EXCITATION  # noqa: PLC0415 - heavy, on demand
+        from pardyn.trajectories.exciting import design_exciting_trajectory  # noqa: PLC0415
+
+        defaults = dict(EXCITATION.get(robot.name, {}))
+        for key in ("amplitude", "max_velocity", "max_acceleration", "base_frequency_hz"):
+            if options[key]:
+                defaults[key] = options[key]
+        missing = [k for k in ("amplitude", "max_velocity", "max_acceleration", "base_frequency_hz") if k not in defaults]
+        if missing:
+            raise InputError(f"parameters {missing}: {robot.name} has no default excitation; set them")
+        design = design_exciting_trajectory(
+            robot, center=center, duration_s=duration, harmonics=options["harmonics"],
+            candidates=options["candidates"], seed=options["seed"], **defaults,
+        )
+        self.get_logger().info(
+            f"exciting trajectory: condition number {design.condition_number:.4g} of the base observation "
+            f"matrix ({design.base_parameter_count} base parameters), {design.candidates_feasible} of "
+            f"{design.candidates_tried} candidates feasible"
+        )
+        return design.trajectory
 
     @staticmethod
     def _build(kind, start, goal, *, radius, turns, start_angle, duration) -> TaskTrajectory:
