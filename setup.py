@@ -59,6 +59,7 @@ setup(
         "console_scripts": [
             "pardyn = pardyn.cli:main",
             "closure_solver = pardyn.nodes.closure_solver:main",
+            "dynamics = pardyn.nodes.dynamics:main",
             "recorder = pardyn.nodes.recorder:main",
             "sim = pardyn.nodes.sim:main",
             "controller = pardyn.nodes.controller:main",

@@ -25,6 +25,7 @@ NODES: dict[str, str] = {
     "trajectory": "pardyn.nodes.trajectory:TrajectoryNode",
     "closure_solver": "pardyn.nodes.closure_solver:ClosureSolverNode",
     "recorder": "pardyn.nodes.recorder:RecorderNode",
+    "dynamics": "pardyn.nodes.dynamics:DynamicsNode",
 }
 
 
