@@ -61,7 +61,18 @@ def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndar
     return pose, rate
 
 
+def fresh_directory(path: Path) -> Path:
+    """``path``, or ``path-2``, ``path-3``, ... if it already holds a demo's output (nothing is overwritten)."""
+    candidate, index = path, 1
+    while (candidate / "bags").exists() or (candidate / "kinematics").exists():
+        index += 1
+        candidate = path.with_name(f"{path.name}-{index}")
+    return candidate
+
+
 def run(args: argparse.Namespace) -> int:
+    args.out = fresh_directory(args.out)
+    print(f"output: {args.out}")
     kinematics_demo(args.robot, duration_s=2.0, rate_hz=args.rate, radius_m=args.radius, out=args.out / "kinematics")
     if not args.kinematics_only:
         identification_demo(args.robot, duration_s=args.duration, out=args.out)
