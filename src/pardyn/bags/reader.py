@@ -998,45 +998,4 @@ def _read_uniform_joint_states(path: Path, topic: str, typestore: Typestore):
     names = [list(first.name)] * len(raw)
     bag_times = [timestamp for timestamp, _ in raw]
     return connection.topic, bag_times, stamps, names, values[0], values[1], values[2]
-    check_message_count(len(stamps), minimum=min_messages, **where)
-    stamp_ns = np.asarray(stamps, dtype=np.int64)  # (N,)
-    joint_names = check_joint_names(names, stamp_ns, **where)
-    n = len(joint_names)
-    check_lengths([len(p) for p in positions], n, stamp_ns, field_name="position", optional=False, **where)
-    check_lengths([len(v) for v in velocities], n, stamp_ns, field_name="velocity", optional=True, **where)
-    check_lengths([len(e) for e in efforts], n, stamp_ns, field_name="effort", optional=True, **where)
-
-    def stack(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        present = np.array([row.size > 0 for row in rows], dtype=bool)  # (N,)
-        array = np.full((len(rows), n), np.nan)  # (N, n)
-        if present.any():
-            array[present] = np.stack([row for row in rows if row.size > 0])
-        return array, present
-
-    position = np.stack(positions) if n else np.zeros((len(stamps), 0))  # (N, n)
-    velocity, has_velocity = stack(velocities)
-    effort, has_effort = stack(efforts)
-    check_finite(position, stamp_ns, joint_names, field_name="position", **where)
-    check_finite(velocity, stamp_ns, joint_names, field_name="velocity", present=has_velocity, **where)
-    check_finite(effort, stamp_ns, joint_names, field_name="effort", present=has_effort, **where)
-    bag_time = np.asarray(bag_times, dtype=np.int64)
-    if drop_resent and len(stamp_ns) > 1:
-        same = np.concatenate([[False], stamp_ns[1:] == stamp_ns[:-1]])
-        for values in (position, velocity, effort):
-            same[1:] &= np.all((values[1:] == values[:-1]) | (np.isnan(values[1:]) & np.isnan(values[:-1])), axis=1)
-        keep = ~same
-        stamp_ns, bag_time = stamp_ns[keep], bag_time[keep]
-        position, velocity, effort = position[keep], velocity[keep], effort[keep]
-    check_stamps(stamp_ns, period_tolerance=period_tolerance, **where)
-    return JointStateSeries(
-        bag_path=path,
-        topic=resolved,
-        names=joint_names,
-        stamp_ns=stamp_ns,
-        t=stamp_ns.astype(np.float64) * 1e-9,
-        bag_time_ns=bag_time,
-        position=position,
-        velocity=velocity,
-        effort=effort,
-    )
 

@@ -45,7 +45,6 @@ override the selection.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +52,7 @@ from typing import Any
 
 import yaml
 
+from pardyn.description.fields import YamlFields
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, robots_directory
 
@@ -160,45 +160,7 @@ class RobotDescription:
         return len(self.actuated) - len(self.task_names)
 
 
-class _Reader:
-    """Typed access to a YAML mapping that names the file and key on error."""
-
-    def __init__(self, source: Path) -> None:
-        self.source = source
-
-    def fail(self, key: str, message: str) -> DescriptionError:
-        return DescriptionError(f"{self.source}: {key}: {message}")
-
-    def mapping(self, value: Any, key: str) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(key, f"expected a mapping, got {type(value).__name__}")
-        return value
-
-    def string(self, value: Any, key: str) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.fail(key, f"expected a non-empty string, got {value!r}")
-        return value
-
-    def strings(self, value: Any, key: str) -> tuple[str, ...]:
-        if value is None:
-            return ()
-        if not isinstance(value, list):
-            raise self.fail(key, f"expected a list of names, got {value!r}")
-        names = tuple(self.string(item, f"{key}[{i}]") for i, item in enumerate(value))
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            raise self.fail(key, f"names listed twice: {duplicates}")
-        return names
-
-    def number(self, value: Any, key: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(key, f"expected a number, got {value!r}")
-        if not math.isfinite(value):
-            raise self.fail(key, f"expected a finite number, got {value!r}")
-        return float(value)
-
-
-def _parse_closure(reader: _Reader, raw: Any, index: int) -> Closure:
+def _parse_closure(reader: YamlFields, raw: Any, index: int) -> Closure:
     key = f"closures[{index}]"
     item = reader.mapping(raw, key)
     unknown = set(item) - {"name", "frames", "type", "components", "length"}
@@ -228,7 +190,7 @@ def _parse_closure(reader: _Reader, raw: Any, index: int) -> Closure:
     return Closure(name=name, frames=(frames[0], frames[1]), type=kind, components=components, length=length)
 
 
-def _parse_condition(reader: _Reader, raw: Any, key: str) -> ModeCondition:
+def _parse_condition(reader: YamlFields, raw: Any, key: str) -> ModeCondition:
     item = reader.mapping(raw, key)
     point = reader.string(item.get("point"), f"{key}.point")
     text = ", ".join(f"{k}: {v}" for k, v in item.items())
@@ -252,7 +214,7 @@ def _parse_condition(reader: _Reader, raw: Any, key: str) -> ModeCondition:
 
 def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     """Validate the content of a robot YAML file (already parsed) and return it typed."""
-    reader = _Reader(source)
+    reader = YamlFields(source)
     top = reader.mapping(raw, "<top>")
     name = reader.string(top.get("name", source.stem), "name")
     if "urdf" not in top:

@@ -82,6 +82,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
+from pardyn.description.fields import YamlFields
 from pardyn.errors import DescriptionError, InputError
 
 if TYPE_CHECKING:
@@ -423,41 +424,6 @@ class DynamicParameters:
 
 
 # ----------------------------------------------------------------- YAML reading
-class _Fields:
-    """Typed access to the ``dynamics:`` section naming file and key on error."""
-
-    def __init__(self, source: Path) -> None:
-        self.source = source
-
-    def fail(self, key: str, message: str) -> DescriptionError:
-        return DescriptionError(f"{self.source}: {key}: {message}")
-
-    def mapping(self, value: Any, key: str) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(key, f"expected a mapping, got {value!r}")
-        return value
-
-    def number(self, value: Any, key: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise self.fail(key, f"expected a finite number, got {value!r}")
-        return float(value)
-
-    def vector(self, value: Any, key: str, size: int) -> np.ndarray:
-        if not isinstance(value, list) or len(value) != size:
-            raise self.fail(key, f"expected a list of {size} numbers, got {value!r}")
-        return np.array([self.number(v, f"{key}[{i}]") for i, v in enumerate(value)])
-
-    def names(self, value: Any, key: str) -> list[str]:
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-            raise self.fail(key, f"expected a non-empty list of names, got {value!r}")
-        return list(value)
-
-    def check_keys(self, item: Mapping[str, Any], key: str, allowed: set[str]) -> None:
-        unknown = sorted(set(item) - allowed)
-        if unknown:
-            raise self.fail(key, f"unknown keys {unknown}; allowed: {sorted(allowed)}")
-
-
 def _standard_from_com(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
     """Standard parameters at the frame origin from mass, com and inertia about the com."""
     origin = inertia_com + mass * (com @ com * np.eye(3) - np.outer(com, com))  # parallel axes
@@ -466,7 +432,7 @@ def _standard_from_com(mass: float, com: np.ndarray, inertia_com: np.ndarray) ->
                      *moment, mass])
 
 
-def _body_frame(robot: Robot, link: str, fields: _Fields, key: str) -> tuple[int, pin.SE3]:
+def _body_frame(robot: Robot, link: str, fields: YamlFields, key: str) -> tuple[int, pin.SE3]:
     model = robot.model
     frame_id = model.getFrameId(link, pin.FrameType.BODY)
     if frame_id >= len(model.frames):
@@ -491,7 +457,7 @@ def _order_drives(robot: Robot, drives: dict[str, Drive]) -> tuple[Drive, ...]:
 
 def _from_section(robot: Robot, raw: Any) -> DynamicParameters:
     source = robot.description.source
-    fields = _Fields(source)
+    fields = YamlFields(source)
     section = fields.mapping(raw, "dynamics")
     fields.check_keys(section, "dynamics", {"gravity", "bodies", "drives"})
     gravity = (fields.vector(section["gravity"], "dynamics.gravity", 3) if "gravity" in section

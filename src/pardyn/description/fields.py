@@ -1,0 +1,74 @@
+"""Typed reading of YAML configuration files with errors that name the file and the key."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pardyn.errors import DescriptionError
+
+__all__ = ["YamlFields"]
+
+
+class YamlFields:
+    """Typed access to a parsed YAML file; every error names the file and the key at fault.
+
+    ``fields.number(raw["mass"], "dynamics.bodies[0].mass")`` returns a float or
+    raises :class:`DescriptionError` ``"<file>: dynamics.bodies[0].mass: expected ..."``.
+    """
+
+    def __init__(self, source: Path) -> None:
+        self.source = source
+
+    def fail(self, key: str, message: str) -> DescriptionError:
+        return DescriptionError(f"{self.source}: {key}: {message}")
+
+    def mapping(self, value: Any, key: str) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(key, f"expected a mapping, got {type(value).__name__}")
+        return value
+
+    def string(self, value: Any, key: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.fail(key, f"expected a non-empty string, got {value!r}")
+        return value
+
+    def strings(self, value: Any, key: str) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self.fail(key, f"expected a list of names, got {value!r}")
+        names = tuple(self.string(item, f"{key}[{i}]") for i, item in enumerate(value))
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise self.fail(key, f"names listed twice: {duplicates}")
+        return names
+
+    def number(self, value: Any, key: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"expected a number, got {value!r}")
+        if not math.isfinite(value):
+            raise self.fail(key, f"expected a finite number, got {value!r}")
+        return float(value)
+
+    def vector(self, value: Any, key: str, size: int) -> np.ndarray:
+        if not isinstance(value, list) or len(value) != size:
+            raise self.fail(key, f"expected a list of {size} numbers, got {value!r}")
+        return np.array([self.number(v, f"{key}[{i}]") for i, v in enumerate(value)])
+
+    def names(self, value: Any, key: str) -> list[str]:
+        """A non-empty list of distinct names."""
+        names = list(self.strings(value, key))
+        if not names:
+            raise self.fail(key, f"expected a non-empty list of names, got {value!r}")
+        return names
+
+    def check_keys(self, item: Mapping[str, Any], key: str, allowed: set[str]) -> None:
+        unknown = sorted(set(item) - allowed)
+        if unknown:
+            raise self.fail(key, f"unknown keys {unknown}; allowed: {sorted(allowed)}")
+
