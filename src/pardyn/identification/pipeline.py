@@ -291,8 +291,7 @@ def _prepare_all(
 
 
 def _system(data: BagData, regressor: Regressor, settings: IdentificationSettings) -> LinearSystem:
-    first, second = _stages(data.sample_rate_hz, settings)
-    del first
+    _, second = _stages(data.sample_rate_hz, settings)
     return decimate(data.measured, data.observation, factor=second, order=settings.filter_order,
                     names=regressor.names)
 
@@ -533,16 +532,15 @@ def identify(
                                      ratio=settings.r_sigma, rank_eps=settings.rank_eps)
     timings["solve_s"] = time.perf_counter() - clock_solve
 
-    # Identified parameters as a standard-parameter model (essential ones; the rest zero).
+    # The chosen estimate (settings.parameters) as standard parameters: each base value on its
+    # leading standard column, the regrouped and removed columns zero.
     layout = nominal_parameters(robot)
-    kept_names = [n for n in layout.names if n in system.names]
     chosen = essential.estimate if settings.parameters == "essential" else estimate
     vector_kept = _standard_vector(base, chosen.names, chosen.chi, len(system.names))
     full = np.zeros(layout.size)
     for name, value in zip(system.names, vector_kept):
         full[layout.names.index(name)] = value
     identified_params = layout.with_vector(full)
-    del kept_names
     # The robot as identified carries no payload (validation bags are unloaded).
     unloaded_params = identified_params.with_values(
         {name: 0.0 for name in identified_params.names if name.endswith("_payload")}
@@ -555,7 +553,6 @@ def identify(
         nominal = InverseDynamics(robot)
         validation = tuple(_validate(robot, Path(b), settings, identified, nominal, regressor) for b in validate_bags)
 
-    first = unloaded[0]
     fit_rows = reduced.block_sizes[0] if reduced.block_sizes else 0
     return IdentificationResult(
         robot=robot.name,
@@ -577,7 +574,7 @@ def identify(
             "measured": reduced.Y[: fit_rows * len(regressor.row_names)],
             "predicted": estimate.prediction[: fit_rows * len(regressor.row_names)],
             "block_size": np.array([fit_rows]),
-        } if first is not None else {},
+        },
         timings=timings,
     )
 
