@@ -54,7 +54,6 @@ setup(
         "sim": ["mujoco", "rosbags>=0.11,<0.12", "matplotlib"],
         "test": ["pytest"],
     },
-    tests_require=["pytest"],
     entry_points={
         "console_scripts": [
             "pardyn = pardyn.cli:main",
