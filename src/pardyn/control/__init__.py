@@ -1,7 +1,9 @@
 """Control laws of the pure core (no rclpy): actuator torques from measured joints.
 
-A control law maps the measured actuated joints ``q_a``, ``qdot_a`` (n_a,) and
-a joint-space reference (:class:`JointReference`) to actuator torques
+A control law maps the measured joints it reads (``law.joints``, n_j: the
+actuated joints, or actuated + sensed passive joints for the extended CTC)
+``q``, ``qdot`` (n_j,) and a joint-space reference over the same joints
+(:class:`JointReference`) to actuator torques
 ``tau_a`` (n_a,) in ``robot.actuated_names`` order, saturated per actuator at
 ``|tau_a[i]| <= limits[i]`` (N m, N for prismatic joints). The ROS node
 :mod:`pardyn.nodes.controller` hosts them; the laws themselves never see a
@@ -9,6 +11,12 @@ message.
 
 * :class:`pardyn.control.pd.JointPD`: decentralized joint PD,
   ``tau = Kp (q_ref - q) + Kd (qdot_ref - qdot)``.
+* :class:`pardyn.control.feedforward.AugmentedPD`: the DualV controller
+  (Briot et al. 2015, Fig. 4): PD from a bandwidth, filtered derivative,
+  inverse-dynamics feedforward.
+* :class:`pardyn.control.computed_torque.ComputedTorque` (actuated or task
+  space) and :class:`pardyn.control.computed_torque.ExtendedComputedTorque`
+  (Zubizarreta et al. 2010, eq. 59, actuated + sensed joints).
 
 :func:`actuator_limits` gives the per-actuator torque limits: the URDF's
 ``<limit effort=...>`` (pinocchio's ``model.effortLimit``) unless overridden.
@@ -45,12 +53,12 @@ def finite_vector(values: Sequence[float] | np.ndarray, size: int, what: str) ->
 
 @dataclass(frozen=True)
 class JointReference:
-    """Reference of the actuated joints at one instant, ``robot.actuated_names`` order.
+    """Reference of joints at one instant, in the order of the law's ``joints``.
 
     Attributes:
-        position: ``q_ref`` (n_a,) (rad, m).
-        velocity: ``qdot_ref`` (n_a,) (rad/s, m/s).
-        acceleration: ``qddot_ref`` (n_a,) (rad/s^2, m/s^2).
+        position: ``q_ref`` (n_j,) (rad, m).
+        velocity: ``qdot_ref`` (n_j,) (rad/s, m/s).
+        acceleration: ``qddot_ref`` (n_j,) (rad/s^2, m/s^2).
     """
 
     position: np.ndarray
@@ -103,28 +111,45 @@ def actuator_limits(robot: Robot, override: Sequence[float] | np.ndarray | None 
 
 
 class ControlLaw(ABC):
-    """A joint-space control law of the actuated joints.
+    """A joint-space control law: actuator torques from measured joints.
 
     Attributes:
         limits: per-actuator torque limits (n_a,) (N m, N); every output is
             saturated at ``|tau[i]| <= limits[i]``.
+        joints: names of the measured joints the law reads, in the order of
+            its inputs (n_j,): ``robot.actuated_names`` for every law but the
+            extended computed torque, which reads ``robot.measured_names``
+            (actuated, then sensed passive joints). Empty for a law built
+            without a robot (e.g. ``JointPD(kp, kd, limits=...)``): it then
+            reads the n_a actuated joints.
+        minimum_norm: True when the law's torques are already the minimum-norm
+            ones (no internal stress, the inverse-dynamics-based laws): the
+            eq. (50) projection of Briot et al. 2015 is then useless and the
+            hosts (``run_closed_loop``, the controller node) skip it.
     """
 
     limits: np.ndarray
+    joints: tuple[str, ...] = ()
+    minimum_norm: bool = False
 
     @property
     def size(self) -> int:
         """The number of actuators ``n_a``."""
         return int(self.limits.size)
 
+    @property
+    def inputs(self) -> int:
+        """The number of joints read ``n_j``: ``len(joints)``, or ``n_a`` when ``joints`` is empty."""
+        return len(self.joints) if self.joints else self.size
+
     def torques(self, position: np.ndarray, velocity: np.ndarray, reference: JointReference) -> np.ndarray:
-        """Saturated actuator torques (n_a,) for the measured ``q_a``, ``qdot_a`` (n_a,) each.
+        """Saturated actuator torques (n_a,) for the measured ``q``, ``qdot`` (n_j,) each, over ``joints``.
 
         Raises:
             InputError: a measurement of the wrong size or with NaN/inf.
         """
-        position = finite_vector(position, self.size, "measured positions")
-        velocity = finite_vector(velocity, self.size, "measured velocities")
+        position = finite_vector(position, self.inputs, "measured positions")
+        velocity = finite_vector(velocity, self.inputs, "measured velocities")
         return saturate(self.unsaturated(position, velocity, reference), self.limits)
 
     @abstractmethod

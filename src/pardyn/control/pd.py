@@ -33,6 +33,8 @@ class JointPD(ControlLaw):
         kp: proportional gains (n_a,) (N m/rad), or one value for all, >= 0.
         kd: derivative gains (n_a,) (N m s/rad), or one value for all, >= 0.
         limits: torque limits (n_a,) (N m), > 0 (see :func:`pardyn.control.actuator_limits`).
+        joints: the actuated joint names (n_a,) (``robot.actuated_names``, as
+            :meth:`for_robot` sets them); empty: unnamed actuated joints.
 
     Raises:
         InputError: a gain that is negative, non-finite or of the wrong count.
@@ -44,18 +46,22 @@ class JointPD(ControlLaw):
         kd: Sequence[float] | np.ndarray | float,
         *,
         limits: Sequence[float] | np.ndarray,
+        joints: Sequence[str] = (),
     ) -> None:
         limits = np.asarray(limits, dtype=float).reshape(-1)
         if limits.size == 0 or not np.all(np.isfinite(limits)) or np.any(limits <= 0.0):
             raise InputError(f"PD limits: expected positive finite torque limits, got {limits.tolist()}")
         self.limits = limits.copy()
+        self.joints = tuple(joints)
+        if self.joints and len(self.joints) != self.size:
+            raise InputError(f"PD joints: {len(self.joints)} names {list(self.joints)} for {self.size} limits")
         self.kp = self._gains(kp, "kp")
         self.kd = self._gains(kd, "kd")
 
     @classmethod
     def for_robot(cls, robot, kp, kd, *, limits: Sequence[float] | None = None) -> JointPD:
         """A PD for ``robot``'s actuators with its URDF torque limits unless ``limits`` overrides them."""
-        return cls(kp, kd, limits=actuator_limits(robot, limits))
+        return cls(kp, kd, limits=actuator_limits(robot, limits), joints=tuple(robot.actuated_names))
 
     def _gains(self, values, name: str) -> np.ndarray:
         array = np.asarray(values, dtype=float).reshape(-1)

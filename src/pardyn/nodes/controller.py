@@ -4,16 +4,33 @@ The node answers every ``joint_states`` message with one effort command, at
 once (event driven: the control rate is the rate of the state stream, 1 kHz
 from the ``sim`` node or a hardware driver):
 
-    tau = law(q_a, qdot_a, reference(t))      t = the state's header.stamp   # (n_a,)
+    tau = law(q_j, qdot_j, reference(t))      t = the state's header.stamp   # (n_a,)
 
-so that in the sim's lockstep mode the whole loop is deterministic. Laws
-(parameter ``law``): ``"pd"``, :class:`pardyn.control.pd.JointPD`
-(``tau = sat(Kp (q_ref - q) + Kd (qdot_ref - qdot))``, gains ``kp``, ``kd``).
+(``q_j`` the joints the law reads, ``law.joints``) so that in the sim's
+lockstep mode the whole loop is deterministic. Laws (parameter ``law``):
+
+* ``"pd"``: :class:`pardyn.control.pd.JointPD`
+  (``tau = sat(Kp (q_ref - q) + Kd (qdot_ref - qdot))``, gains ``kp``, ``kd``);
+* ``"augmented_pd"``: :class:`pardyn.control.feedforward.AugmentedPD`, the DualV
+  controller of Briot et al. 2015, Fig. 4 (bandwidth ``natural_frequency_hz``,
+  ``damping``, filtered derivative, inverse-dynamics ``feedforward``);
+* ``"ctc"``, ``"ctc_task"``: :class:`pardyn.control.computed_torque.ComputedTorque`
+  in actuated or task space (Vivas et al. 2003, eqs. 35-37);
+* ``"extended_ctc"``: :class:`pardyn.control.computed_torque.ExtendedComputedTorque`
+  (Zubizarreta et al. 2010, eq. 59): reads the sensed passive joints too
+  (from ``joint_states``, as the sim publishes them); the actuated reference
+  is lifted to every measured joint by the forward kinematics
+  (:class:`pardyn.control.computed_torque.MeasuredReference`).
+
+The model-based laws use ``parameters_file`` (identified parameters, JSON of
+:func:`pardyn.dynamics.parameters.read_parameter_file`; empty: the nominal
+ones) and the gains ``ctc_kp``, ``ctc_kd`` (1/s^2, 1/s), or when empty
+``Kp = w^2``, ``Kd = 2 xi w`` from ``natural_frequency_hz`` and ``damping``.
 
 Topics (relative names):
 
 * subscribes ``joint_states`` (sensor_msgs/JointState, reliable): the
-  positions and velocities of at least the actuated joints, by name (other
+  positions and velocities of at least the joints the law reads, by name (other
   names are ignored, order does not matter);
 * publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray): the
   torques in ``robot.actuated_names`` order (N m), ``layout.data_offset`` =
@@ -57,7 +74,10 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
 from pardyn.control import ControlLaw, JointReference, actuator_limits, saturate
+from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference, ctc_gains
+from pardyn.control.feedforward import AugmentedPD
 from pardyn.control.pd import JointPD
+from pardyn.dynamics.parameters import DynamicParameters, read_parameter_file
 from pardyn.control.redundancy import InternalStressProjection
 from pardyn.errors import InputError, PardynError
 from pardyn.nodes.common import (
@@ -80,12 +100,14 @@ __all__ = ["ControllerNode", "LAWS", "REFERENCE_TOPIC", "actuated_readings", "co
 
 NODE_NAME = "controller"
 REFERENCE_TOPIC = "reference/trajectory"
-LAWS = ("pd",)
+LAWS = ("pd", "augmented_pd", "ctc", "ctc_task", "extended_ctc")
 
 
 # --------------------------------------------------------------------------- message <-> arrays
-def actuated_readings(message: JointState, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Positions and velocities (n_a,) of ``names`` in a JointState.
+def actuated_readings(
+    message: JointState, names: tuple[str, ...], *, what: str = "actuated"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and velocities (k,) of ``names`` (the law's ``joints``) in a JointState.
 
     Raises:
         InputError: missing names, lengths that differ, no velocities, NaN/inf.
@@ -98,7 +120,7 @@ def actuated_readings(message: JointState, names: tuple[str, ...]) -> tuple[np.n
         )
     missing = [name for name in names if name not in given]
     if missing:
-        raise InputError(f"missing actuated joints {missing}, got {given}")
+        raise InputError(f"missing {what} joints {missing}, got {given}")
     where = [given.index(name) for name in names]
     position = np.array([message.position[i] for i in where], dtype=float)
     velocity = np.array([message.velocity[i] for i in where], dtype=float)
@@ -156,7 +178,13 @@ class ControllerNode(Node):
         robot (string): robot name or YAML path; "dualv".
         law (string): control law, one of :data:`LAWS`; "pd".
         rate (double): control rate (Hz), the sim's: sets the lockstep tags and the watchdog period; 1000.
-        kp, kd (double[]): PD gains, one per actuator or one for all (N m/rad, N m s/rad).
+        kp, kd (double[]): PD gains (law pd), one per actuator or one for all (N m/rad, N m s/rad).
+        parameters_file (string): identified parameters (JSON) of the model-based laws; empty: nominal.
+        natural_frequency_hz (double): CTC error dynamics / augmented PD bandwidth (Hz); 10.
+        damping (double): their damping ratio; 1.
+        ctc_kp, ctc_kd (double[]): CTC gains (1/s^2, 1/s), one per coordinate or one for all;
+            empty: from natural_frequency_hz and damping.
+        feedforward (bool): augmented_pd: add the inverse dynamics of the reference; true.
         effort_limits (double[]): per-actuator torque limits (N m); empty: the URDF's.
         setpoint (double[]): fixed reference of the actuated joints (rad); empty: see setpoint_task.
         setpoint_task (double[]): fixed task pose (m, rad) solved for the actuated joints; empty:
@@ -178,6 +206,19 @@ class ControllerNode(Node):
                        low=1e-3, high=1e6)
         kp = declare(self, "kp", "double_array", "proportional gains (N m/rad), one per actuator or one for all")
         kd = declare(self, "kd", "double_array", "derivative gains (N m s/rad), one per actuator or one for all")
+        parameters_file = declare(self, "parameters_file", "",
+                                  "identified parameters (JSON) of the model-based laws; empty: nominal")
+        natural_frequency = declare(self, "natural_frequency_hz", 10.0,
+                                    "CTC error dynamics natural frequency / augmented PD bandwidth (Hz)",
+                                    low=1e-6, high=1e5)
+        damping = declare(self, "damping", 1.0, "damping ratio of the CTC error dynamics / augmented PD",
+                          low=1e-6, high=100.0)
+        ctc_kp = declare(self, "ctc_kp", "double_array",
+                         "CTC gains Kp (1/s^2); empty: (2 pi natural_frequency_hz)^2")
+        ctc_kd = declare(self, "ctc_kd", "double_array",
+                         "CTC gains Kd (1/s); empty: 2 damping (2 pi natural_frequency_hz)")
+        feedforward = declare(self, "feedforward", True,
+                              "augmented_pd: add the inverse dynamics of the reference (Briot et al. 2015, Fig. 4)")
         limits = declare(self, "effort_limits", "double_array",
                          "per-actuator torque limits (N m); empty: the URDF <limit effort>")
         setpoint = declare(self, "setpoint", "double_array",
@@ -194,10 +235,15 @@ class ControllerNode(Node):
 
         self.robot: Robot = load_robot(robot_name)
         self.names = tuple(self.robot.actuated_names)
-        self.law = self._make_law(law, kp, kd, limits)
-        redundant = len(self.robot.actuated_names) > len(self.robot.task_names)
-        self._projection = InternalStressProjection(self.robot) if projection and redundant else None
         self.period_ns = period_ns(rate)
+        self.law = self._make_law(law, kp, kd, limits, parameters_file=parameters_file,
+                                  natural_frequency_hz=natural_frequency, damping=damping,
+                                  ctc_kp=ctc_kp, ctc_kd=ctc_kd, feedforward=feedforward, rate=rate)
+        self.joints = tuple(self.law.joints) if self.law.joints else self.names
+        self._lift = MeasuredReference(self.robot) if self.joints != self.names else None
+        redundant = len(self.robot.actuated_names) > len(self.robot.task_names)
+        use_projection = projection and redundant and not self.law.minimum_norm
+        self._projection = InternalStressProjection(self.robot) if use_projection else None
         self.watchdog_s = watchdog_periods * self.period_ns * 1e-9
         self._hold = self._fixed_setpoint(setpoint, setpoint_task)
         self._trajectory: SampledReference | None = None  # in time from its start
@@ -220,20 +266,41 @@ class ControllerNode(Node):
         )
 
     # ------------------------------------------------------------ setup
-    def _make_law(self, law: str, kp: list[float], kd: list[float], limits: list[float]) -> ControlLaw:
+    def _make_law(
+        self, law: str, kp: list[float], kd: list[float], limits: list[float], *, parameters_file: str,
+        natural_frequency_hz: float, damping: float, ctc_kp: list[float], ctc_kd: list[float],
+        feedforward: bool, rate: float,
+    ) -> ControlLaw:
         if law not in LAWS:
             raise InputError(f"parameter law: unknown control law {law!r}, expected one of {list(LAWS)}")
-        if not kp or not kd:
-            raise InputError(f"parameters kp and kd: the PD law needs gains for {list(self.names)}, got {kp}, {kd}")
+        robot = self.robot
         try:
-            return JointPD(kp, kd, limits=actuator_limits(self.robot, limits))
+            if law == "pd":
+                if not kp or not kd:
+                    raise InputError(f"parameters kp and kd: the PD law needs gains for {list(self.names)}, "
+                                     f"got {kp}, {kd}")
+                return JointPD(kp, kd, limits=actuator_limits(robot, limits), joints=self.names)
+            params: DynamicParameters | None = None
+            if parameters_file:
+                params = read_parameter_file(parameters_file, robot)
+            limits = limits or None
+            if law == "augmented_pd":
+                return AugmentedPD(robot, params, bandwidth_hz=natural_frequency_hz, damping=damping,
+                                   feedforward=feedforward, period_s=1.0 / rate, limits=limits)
+            if bool(ctc_kp) != bool(ctc_kd):
+                raise InputError(f"parameters ctc_kp and ctc_kd: give both or neither, got {ctc_kp}, {ctc_kd}")
+            gains = (ctc_kp, ctc_kd) if ctc_kp else ctc_gains(natural_frequency_hz, damping)
+            if law == "extended_ctc":
+                return ExtendedComputedTorque(robot, params, kp=gains[0], kd=gains[1], limits=limits)
+            space = "task" if law == "ctc_task" else "actuated"
+            return ComputedTorque(robot, params, kp=gains[0], kd=gains[1], space=space, limits=limits)
         except InputError as error:
             raise InputError(f"controller parameters: {error}") from error
 
     def _describe_law(self) -> str:
         law = self.law
-        if isinstance(law, JointPD):
-            return f"kp {law.kp.tolist()}, kd {law.kd.tolist()}"
+        if isinstance(law, JointPD | AugmentedPD | ComputedTorque | ExtendedComputedTorque):
+            return f"{type(law).__name__}, kp {law.kp.tolist()}, kd {law.kd.tolist()}, joints {list(law.joints)}"
         return type(law).__name__
 
     def _fixed_setpoint(self, setpoint: list[float], setpoint_task: list[float]) -> JointReference | None:
@@ -250,7 +317,7 @@ class ControllerNode(Node):
 
     # ------------------------------------------------------------ callbacks
     def reference(self, stamp_ns: int) -> JointReference | None:
-        """The reference at ``stamp_ns`` (ns on the states' clock)."""
+        """The actuated reference at ``stamp_ns`` (ns on the states' clock)."""
         trajectory = self._trajectory
         if trajectory is not None:
             t = (stamp_ns - self._trajectory_start_ns) * 1e-9  # s from the trajectory's start, exact
@@ -275,19 +342,23 @@ class ControllerNode(Node):
 
     def _on_state(self, message: JointState) -> None:
         try:
-            position, velocity = actuated_readings(message, self.names)
+            position, velocity = actuated_readings(
+                message, self.joints, what="actuated" if self._lift is None else "measured")
         except InputError as error:
             self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
             return
         stamp_ns = stamp_to_ns(message.header.stamp)
+        n_a = len(self.names)
         if self._hold is None:
-            self._hold = JointReference.hold(position)
-            self.get_logger().info(f"holding the first measured position {position.tolist()}")
+            self._hold = JointReference.hold(position[:n_a])
+            self.get_logger().info(f"holding the first measured position {position[:n_a].tolist()}")
         reference = self.reference(stamp_ns)
         try:
+            if self._lift is not None:
+                reference = self._lift(reference)  # actuated -> every joint the law reads
             tau = self.law.torques(position, velocity, reference)
             if self._projection is not None:
-                tau = saturate(self._projection(position, tau), self.law.limits)
+                tau = saturate(self._projection(position[:n_a], tau), self.law.limits)
         except PardynError as error:
             self._reporter.error("law", f"no command for the state at {stamp_ns * 1e-9:.6f} s: {error}")
             return

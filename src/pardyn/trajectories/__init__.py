@@ -2,6 +2,7 @@
 
 * :mod:`pardyn.trajectories.task`: task-space trajectories evaluated at many
   instants at once (:class:`PointToPoint` with the 5th-degree time law,
+  :class:`Trapezoidal` with the trapezoidal velocity profile,
   :class:`Circle`);
 * :mod:`pardyn.trajectories.joint`: their image in joint space through the
   closed-loop inverse kinematics (:func:`joint_trajectory`) and the quintic
@@ -9,7 +10,14 @@
 """
 
 from pardyn.trajectories.joint import JointSamples, SampledReference, joint_trajectory
-from pardyn.trajectories.task import Circle, PointToPoint, TaskSamples, TaskTrajectory, quintic_time_law
+from pardyn.trajectories.task import (
+    Circle,
+    PointToPoint,
+    TaskSamples,
+    TaskTrajectory,
+    Trapezoidal,
+    quintic_time_law,
+)
 
 __all__ = [
     "Circle",
@@ -18,6 +26,7 @@ __all__ = [
     "SampledReference",
     "TaskSamples",
     "TaskTrajectory",
+    "Trapezoidal",
     "joint_trajectory",
     "quintic_time_law",
 ]

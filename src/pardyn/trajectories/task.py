@@ -11,6 +11,9 @@ peak speed ``15/8 |goal - start| / T`` at ``tau = 1/2``). Before ``t = 0``
 and after ``t = T`` the trajectory rests at its ends.
 
 * :class:`PointToPoint`: a straight line ``x(t) = x0 + (x1 - x0) s(t/T)``.
+* :class:`Trapezoidal`: a straight line with the trapezoidal velocity profile
+  (constant acceleration, cruise, constant deceleration; triangular when the
+  cruise speed is not reached), velocity and acceleration limits per coordinate.
 * :class:`Circle`: ``turns`` revolutions on a circle through the start point
   in the plane of two task coordinates (``x``, ``y``), the other coordinates
   held: ``theta(t) = a0 + 2 pi turns s(t/T)``,
@@ -31,7 +34,7 @@ import numpy as np
 
 from pardyn.errors import InputError
 
-__all__ = ["Circle", "PointToPoint", "TaskSamples", "TaskTrajectory", "quintic_time_law"]
+__all__ = ["Circle", "PointToPoint", "TaskSamples", "TaskTrajectory", "Trapezoidal", "quintic_time_law"]
 
 
 def quintic_time_law(tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -121,6 +124,94 @@ class PointToPoint(TaskTrajectory):
             (ds / T)[:, None] * delta,
             (dds / T**2)[:, None] * delta,
         )
+
+
+class Trapezoidal(TaskTrajectory):
+    """Straight line from ``start`` to ``goal`` (n,) with a trapezoidal velocity profile, rest to rest.
+
+    ``x(t) = x0 + (x1 - x0) s(t)``, the path parameter ``s`` going from 0 to 1
+    with the largest speed and acceleration that keep every coordinate within
+    its limits: ``sdot_max = min_i vmax_i / |x1_i - x0_i|``,
+    ``sddot_max = min_i amax_i / |x1_i - x0_i|``. With ``t_a = sdot_max / sddot_max``:
+
+    * trapezoid (``sdot_max t_a <= 1``): ``T = 1 / sdot_max + t_a``;
+      ``s = sddot_max t^2 / 2`` on ``[0, t_a]``, ``s = sdot_max (t - t_a / 2)`` on
+      ``[t_a, T - t_a]``, ``s = 1 - sddot_max (T - t)^2 / 2`` on ``[T - t_a, T]``;
+    * triangle (otherwise): ``t_a = 1 / sqrt(sddot_max)``, ``T = 2 t_a``, peak
+      speed ``sddot_max t_a``.
+
+    Velocities are continuous, accelerations piecewise constant (exact, no
+    smoothing: steps of ``+-sddot_max (x1 - x0)`` at the switching times).
+
+    Args:
+        start, goal: task poses (n,) (m, rad).
+        max_velocity: speed limits (m/s, rad/s), one per coordinate or one for all, > 0.
+        max_acceleration: acceleration limits (m/s^2, rad/s^2), same shape, > 0.
+
+    Attributes:
+        duration_s: ``T`` (0 when ``goal == start``); accel_time_s: ``t_a``.
+    """
+
+    def __init__(
+        self,
+        start: Sequence[float] | np.ndarray,
+        goal: Sequence[float] | np.ndarray,
+        max_velocity: Sequence[float] | np.ndarray | float,
+        max_acceleration: Sequence[float] | np.ndarray | float,
+    ) -> None:
+        self.start = _vector(start, "trapezoidal start")
+        self.goal = _vector(goal, "trapezoidal goal")
+        if self.goal.shape != self.start.shape:
+            raise InputError(f"trapezoidal: start has {self.start.size} coordinates, goal {self.goal.size}")
+        limits = []
+        for values, what in ((max_velocity, "max_velocity"), (max_acceleration, "max_acceleration")):
+            array = np.asarray(values, dtype=float).reshape(-1)
+            if array.size == 1:
+                array = np.full(self.size, float(array[0]))
+            if array.size != self.size or not np.all(np.isfinite(array)) or np.any(array <= 0.0):
+                raise InputError(
+                    f"trapezoidal {what}: expected 1 or {self.size} positive finite values, got {array.tolist()}"
+                )
+            limits.append(array)
+        self.max_velocity, self.max_acceleration = limits
+        distance = np.abs(self.goal - self.start)
+        moving = distance > 0.0
+        if not np.any(moving):
+            self.path_velocity = self.path_acceleration = math.inf
+            self.accel_time_s = self.duration_s = 0.0
+            return
+        speed = float(np.min(self.max_velocity[moving] / distance[moving]))  # sdot_max (1/s)
+        acceleration = float(np.min(self.max_acceleration[moving] / distance[moving]))  # sddot_max (1/s^2)
+        accel_time = speed / acceleration
+        if speed * accel_time > 1.0:  # the cruise speed is never reached: triangle
+            accel_time = 1.0 / math.sqrt(acceleration)
+            speed = acceleration * accel_time
+            self.duration_s = 2.0 * accel_time
+        else:
+            self.duration_s = 1.0 / speed + accel_time
+        self.path_velocity, self.path_acceleration, self.accel_time_s = speed, acceleration, accel_time
+
+    def time_law(self, times: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``s``, ``sdot`` (1/s), ``sddot`` (1/s^2) at ``times`` (N,), resting at 0 before 0 and at 1 after T."""
+        t = np.atleast_1d(np.asarray(times, dtype=float))
+        if self.duration_s == 0.0:
+            return np.ones_like(t), np.zeros_like(t), np.zeros_like(t)
+        T, ta, v, a = self.duration_s, self.accel_time_s, self.path_velocity, self.path_acceleration
+        rising = (t > 0.0) & (t < ta)
+        falling = (t > T - ta) & (t < T)
+        cruise = (t >= ta) & (t <= T - ta)
+        tc = np.clip(t, 0.0, T)
+        s = np.where(tc <= ta, 0.5 * a * tc**2,
+                     np.where(tc >= T - ta, 1.0 - 0.5 * a * (T - tc) ** 2, v * (tc - 0.5 * ta)))
+        sdot = np.where(rising, a * tc, np.where(falling, a * (T - tc), np.where(cruise, v, 0.0)))
+        sddot = np.where(rising, a, np.where(falling, -a, 0.0))
+        return s, sdot, sddot
+
+    def evaluate(self, times: Sequence[float] | np.ndarray) -> TaskSamples:
+        times = np.atleast_1d(np.asarray(times, dtype=float))
+        s, sdot, sddot = self.time_law(times)
+        delta = self.goal - self.start  # (n,)
+        return TaskSamples(times, self.start + s[:, None] * delta, sdot[:, None] * delta, sddot[:, None] * delta)
 
 
 class Circle(TaskTrajectory):

@@ -1,0 +1,109 @@
+"""Shared helpers of the control experiments: laws by name, error indices, JSON and PNG output.
+
+The experiments (:mod:`pardyn.experiments.tracking`, :mod:`pardyn.experiments.robustness`)
+write ``<out>/<name>.json`` and PNG figures; matplotlib is imported only when plotting
+(Agg backend, no display needed).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["error_indices", "gains_from_step_response", "law_joints", "line_plot", "write_json"]
+
+
+def law_joints(robot, law) -> tuple[str, ...]:
+    """The measured joints a law reads (``law.joints``), the actuated ones for laws without it."""
+    return tuple(getattr(law, "joints", None) or robot.actuated_names)
+
+
+def gains_from_step_response(*, overshoot: float, peak_time_s: float) -> tuple[float, float]:
+    """``(natural_frequency_hz, damping)`` of the 2nd-order error dynamics with this step response.
+
+    ``M_p = exp(-pi xi / sqrt(1 - xi^2))``  ->  ``xi = -ln M_p / sqrt(pi^2 + ln^2 M_p)``;
+    ``t_p = pi / (omega_n sqrt(1 - xi^2))`` ->  ``omega_n = pi / (t_p sqrt(1 - xi^2))``.
+    Zubizarreta 2010 section 4.8: 10 % overshoot, 0.1 s peak time (xi = 0.591, f_n = 6.20 Hz).
+    """
+    if not (0.0 < overshoot < 1.0) or not peak_time_s > 0.0:
+        from pardyn.errors import InputError  # noqa: PLC0415
+
+        raise InputError(f"overshoot must be in (0, 1) and peak time > 0, got {overshoot}, {peak_time_s}")
+    log = math.log(overshoot)
+    damping = -log / math.sqrt(math.pi**2 + log**2)
+    omega = math.pi / (peak_time_s * math.sqrt(1.0 - damping**2))
+    return omega / (2.0 * math.pi), damping
+
+
+def error_indices(t: np.ndarray, error: np.ndarray) -> dict[str, float]:
+    """ISE, IAE, ITAE of an error norm ``e(t)`` (N,) (Zubizarreta 2010, Table II), trapezoidal rule.
+
+    ``ISE = int e^2 dt`` (m^2 s), ``IAE = int |e| dt`` (m s), ``ITAE = int t |e| dt`` (m s^2).
+    """
+    e = np.abs(np.asarray(error, dtype=float))
+    return {
+        "ISE": float(np.trapezoid(e**2, t)),
+        "IAE": float(np.trapezoid(e, t)),
+        "ITAE": float(np.trapezoid(t * e, t)),
+    }
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _clean(value.tolist())
+    if isinstance(value, (np.floating, float)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def write_json(path: Path, data: dict[str, Any]) -> Path:
+    """Write ``data`` as indented JSON (numpy values converted, non-finite -> null)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_clean(data), indent=2) + "\n")
+    return path
+
+
+def line_plot(
+    path: Path,
+    curves: Sequence[tuple[np.ndarray, np.ndarray, str]],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    logy: bool = False,
+    markers: bool = False,
+) -> Path:
+    """One PNG with the ``(x, y, label)`` curves."""
+    import matplotlib  # noqa: PLC0415 - plotting only
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for x, y, label in curves:
+        axes.plot(x, y, "o-" if markers else "-", label=label)
+    axes.set_title(title)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    if logy:
+        axes.set_yscale("log")
+    axes.grid(True, alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
