@@ -212,6 +212,24 @@ class RosClient:
         self.context.try_shutdown()
 
 
+@pytest.fixture
+def start_process(ros_domain: int, tmp_path: Path) -> Iterator[Callable[[list[str], str], NodeProcess]]:
+    """Factory ``start_process(command, name)``: any command as a :class:`NodeProcess` in the test's domain.
+
+    Every process is killed at the end of the test.
+    """
+    started: list[NodeProcess] = []
+
+    def start(command: list[str], name: str) -> NodeProcess:
+        process = NodeProcess(command, tmp_path / f"{name}_{len(started)}.log")
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.stop(signal.SIGKILL)
+
+
 @pytest.fixture(scope="module")
 def ros_client(ros_domain: int, ros_namespace: str) -> Iterator[RosClient]:
     """An rclpy node of the test process in the module's namespace and the random domain."""

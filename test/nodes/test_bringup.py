@@ -20,7 +20,6 @@ import importlib.util
 import math
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -55,44 +54,16 @@ def stamp_ns(message) -> int:
     return message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
 
 
-class Bringup:
-    """``pardyn bringup`` as a child process, output in a log file."""
-
-    def __init__(self, arguments: list[str], log_path: Path) -> None:
-        script = Path(sys.executable).parent / "pardyn"
-        command = [str(script)] if script.is_file() else [sys.executable, "-m", "pardyn.cli"]
-        self.log_path = log_path
-        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(command + ["bringup", *arguments], stdout=self._log,
-                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def stop(self, sig: int = signal.SIGINT, timeout_s: float = 20.0) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
-        return self.process.returncode
-
-
 @pytest.fixture
-def bringup(ros_domain, tmp_path):
-    started: list[Bringup] = []
+def bringup(start_process):
+    """``bringup(*arguments)``: ``pardyn bringup`` as a child process (a conftest NodeProcess)."""
+    script = Path(sys.executable).parent / "pardyn"
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "pardyn.cli"]
 
-    def start(*arguments: str) -> Bringup:
-        process = Bringup(list(arguments), tmp_path / f"bringup_{len(started)}.log")
-        started.append(process)
-        return process
+    def start(*arguments: str):
+        return start_process(command + ["bringup", *arguments], "bringup")
 
-    yield start
-    for process in started:
-        process.stop(signal.SIGKILL)
+    return start
 
 
 def circle_reference(t: np.ndarray, start: np.ndarray, radius: float, duration: float) -> np.ndarray:
@@ -311,9 +282,7 @@ def test_launch_file_takes_its_nodes_from_its_bringup_yaml(kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_launch_description_builds(kind, monkeypatch, tmp_path):
-    pytest.importorskip(
-        "launch_ros", reason="launch_ros cannot be installed on this machine (no ROS 2 Kilted wheel for it on PyPI)"
-    )
+    pytest.importorskip("launch_ros", reason="launch_ros cannot be installed here (no ROS 2 Kilted wheel on PyPI)")
     from launch import LaunchContext  # noqa: PLC0415 - only where launch_ros exists
     from launch.actions import OpaqueFunction  # noqa: PLC0415
     from launch_ros.actions import Node  # noqa: PLC0415

@@ -341,9 +341,7 @@ def test_launch_file_names_the_executable_and_an_existing_config():
 
 
 def test_launch_description_builds(monkeypatch, tmp_path):
-    pytest.importorskip(
-        "launch_ros", reason="launch_ros cannot be installed on this machine (no ROS 2 Kilted wheel for it on PyPI)"
-    )
+    pytest.importorskip("launch_ros", reason="launch_ros cannot be installed here (no ROS 2 Kilted wheel on PyPI)")
     from launch_ros.actions import Node  # noqa: PLC0415 - only where launch_ros exists
 
     # a one-package ament index pointing at this checkout, for get_package_share_directory
