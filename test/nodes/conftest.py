@@ -37,6 +37,8 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import numpy as np
+import pinocchio as pin
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -210,6 +212,23 @@ class RosClient:
         self.executor.shutdown()
         self.node.destroy_node()
         self.context.try_shutdown()
+
+
+def _closure_violation(robot, q) -> float:
+    model = robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, np.asarray(q))
+    return max(
+        float(np.linalg.norm(data.oMf[model.getFrameId(a)].translation - data.oMf[model.getFrameId(b)].translation))
+        for a, b in (closure.frames for closure in robot.description.closures)
+    )
+
+
+@pytest.fixture
+def closure_violation():
+    """``closure_violation(robot, q)``: largest distance (m) between the two frames of a closure,
+    from pinocchio's frame placements (independent of pardyn's closure equations)."""
+    return _closure_violation
 
 
 @pytest.fixture

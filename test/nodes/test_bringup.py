@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pinocchio as pin
 import pytest
 import yaml
 from scipy.linalg import null_space
@@ -76,16 +75,6 @@ def circle_reference(t: np.ndarray, start: np.ndarray, radius: float, duration: 
     return pose
 
 
-def closure_violation(robot, q) -> float:
-    model = robot.model
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, np.asarray(q))
-    return max(
-        float(np.linalg.norm(data.oMf[model.getFrameId(a)].translation - data.oMf[model.getFrameId(b)].translation))
-        for a, b in (closure.frames for closure in robot.description.closures)
-    )
-
-
 def pause(client, seconds: float) -> None:
     """Spin the test's node for ``seconds`` with short waits (spin_until may block 50 ms per wait)."""
     deadline = time.monotonic() + seconds
@@ -94,7 +83,7 @@ def pause(client, seconds: float) -> None:
 
 
 # --------------------------------------------------------------------------- one process, simulated robot
-def test_bringup_sim_tracks_the_circle_in_one_process(bringup, ros_client, ros_namespace):
+def test_bringup_sim_tracks_the_circle_in_one_process(bringup, ros_client, ros_namespace, closure_violation):
     robot = load_robot("dualv")
     trajectory = node_parameters("trajectory")
     assert trajectory["kind"] == "circle" and trajectory["start_task"] == [] and trajectory["start_angle"] == 0.0

@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pinocchio as pin
 import pytest
 from scipy.linalg import null_space
 import yaml
@@ -52,17 +51,6 @@ def controller_gains() -> tuple[np.ndarray, np.ndarray]:
 
 def stamp_ns(message) -> int:
     return message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
-
-
-def closure_violation(robot, q) -> float:
-    """Largest distance (m) between the two frames of a closure, from pinocchio's frame placements."""
-    model = robot.model
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, np.asarray(q))
-    return max(
-        float(np.linalg.norm(data.oMf[model.getFrameId(a)].translation - data.oMf[model.getFrameId(b)].translation))
-        for a, b in (closure.frames for closure in robot.description.closures)
-    )
 
 
 def by_step(messages) -> dict[int, object]:
@@ -140,7 +128,7 @@ def test_lockstep_applies_each_step_the_command_computed_from_that_step(lockstep
         np.testing.assert_allclose(applied, expected, rtol=0, atol=1e-12, err_msg=f"step {k}")
 
 
-def test_lockstep_keeps_the_loops_closed_and_reaches_the_setpoint(lockstep_run):
+def test_lockstep_keeps_the_loops_closed_and_reaches_the_setpoint(lockstep_run, closure_violation):
     robot = load_robot("dualv")
     truth = lockstep_run["truth"]
     assert set(range(STEPS + 1)) <= set(truth)
@@ -375,7 +363,7 @@ def test_sim_parameters_choose_the_plant_and_the_payload(ros_client):
         node.destroy_node()
 
 
-def test_pinocchio_plant_lockstep_with_the_controller_in_one_process(ros_client):
+def test_pinocchio_plant_lockstep_with_the_controller_in_one_process(ros_client, closure_violation):
     """The same lockstep loop on the pinocchio plant, both nodes in one executor (composition)."""
     from rclpy.executors import SingleThreadedExecutor
 
