@@ -75,8 +75,9 @@ def test_model_effort_and_feedforward(launch_node, ros_client):
 
     try:
         reference.publish(message)  # transient local: the node gets it whenever it discovers us
-        assert ros_client.publish_until(states, state(0), lambda: model, timeout_s=20.0), node.output()
-        assert ros_client.spin_until(lambda: feedforward, 5.0), node.output()  # the reference has arrived
+        # feedforward is published on a state once the latched reference has arrived, which may be
+        # after the first states: keep sending state(0) until both answers are in
+        assert ros_client.publish_until(states, state(0), lambda: model and feedforward, timeout_s=20.0), node.output()
         for k in range(1, 301):
             states.publish(state(k))
             ros_client.spin_until(lambda: False, 0.002)
