@@ -14,13 +14,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-HELP = "run a control experiment of the papers (dualv_tracking, rrr3_robustness); writes <out>/<name>.json"
+from typing import Callable
 
-EXPERIMENTS = ("dualv_tracking", "rrr3_robustness")
+HELP = "run an experiment of the papers (see the list of names); writes <out>/<name>.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", choices=EXPERIMENTS, help="the experiment")
+    parser.add_argument("name", choices=tuple(EXPERIMENTS), help="the experiment")
     parser.add_argument("--out", type=Path, default=Path("experiments"), help="output directory (default experiments)")
     parser.add_argument("--workers", type=int, help="parallel runs (default: one per core)")
     parser.add_argument("--templates", type=int, help="rrr3_robustness: sign templates per level (default 10)")
@@ -60,8 +60,15 @@ def _robustness(args: argparse.Namespace) -> dict:
     return report
 
 
+# name -> function running it from the parsed arguments and printing its figures; returns the report
+EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
+    "dualv_tracking": _tracking,
+    "rrr3_robustness": _robustness,
+}
+
+
 def run(args: argparse.Namespace) -> int:
-    report = _tracking(args) if args.name == "dualv_tracking" else _robustness(args)
+    report = EXPERIMENTS[args.name](args)
     print(f"paper claim: {report['paper_claim']}")
     print(f"claim held in this run: {report['claim_held']} ({report['claim_definition']})")
     print(f"wrote {args.out / (args.name + '.json')} and {', '.join(report['plots'])}")
