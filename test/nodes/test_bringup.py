@@ -244,22 +244,11 @@ def test_launch_file_takes_its_nodes_from_its_bringup_yaml(kind):
     path = LAUNCHES[kind]
     tree = ast.parse(path.read_text(), filename=str(path))
     assert "generate_launch_description" in [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
-    # the default config is config/bringup/<kind>.yaml of the package share
-    (share,) = _calls(tree, "get_package_share_directory")
-    assert ast.literal_eval(share.args[0]) == "pardyn"
-    (join,) = [c for c in _calls(tree, "join") if share in c.args]
-    assert REPO.joinpath(*[ast.literal_eval(a) for a in join.args if a is not share]) == BRINGUPS[kind]
-    # read with pardyn's own bringup reader; one Node per entry, nothing written in by hand
-    assert any(isinstance(n, ast.ImportFrom) and n.module == "pardyn.cli.bringup"
-               and "load_bringup" in [a.name for a in n.names] for n in tree.body)
-    assert _calls(tree, "load_bringup")
-    (node,) = _calls(tree, "Node")
-    keywords = {k.arg: k.value for k in node.keywords}
-    assert ast.literal_eval(keywords["package"]) == "pardyn"
-    for field in ("executable", "name"):
-        assert isinstance(keywords[field], ast.Attribute) and keywords[field].attr == field
-    assert _calls(keywords["parameters"], "launch_parameters")
-    assert isinstance(node, ast.Call) and any(isinstance(n, ast.comprehension) for n in ast.walk(tree))
+    # the launch file names its bringup file; the shared description does the rest
+    assert any(isinstance(n, ast.ImportFrom) and n.module == "pardyn.nodes.launch"
+               and "bringup_launch_description" in [a.name for a in n.names] for n in tree.body)
+    (call,) = _calls(tree, "bringup_launch_description")
+    assert REPO / "config" / "bringup" / f"{ast.literal_eval(call.args[0])}.yaml" == BRINGUPS[kind]
     # what bringup runs is what the YAML lists, in order, every executable a console script
     entries = yaml.safe_load(BRINGUPS[kind].read_text())["nodes"]
     specs = load_bringup(BRINGUPS[kind]).nodes
@@ -267,6 +256,26 @@ def test_launch_file_takes_its_nodes_from_its_bringup_yaml(kind):
     scripts = (REPO / "setup.py").read_text()
     assert all(f'"{s.executable} = pardyn.nodes.{s.executable}:main"' in scripts for s in specs)
     assert ("sim" in [s.executable for s in specs]) == (kind != "hardware")
+
+
+def test_shared_launch_description_reads_the_bringup_file_of_the_share():
+    path = REPO / "src" / "pardyn" / "nodes" / "launch.py"
+    tree = ast.parse(path.read_text(), filename=str(path))
+    # the default config is config/bringup/<kind>.yaml of the package share
+    (share,) = _calls(tree, "get_package_share_directory")
+    assert ast.literal_eval(share.args[0]) == "pardyn"
+    (join,) = [c for c in _calls(tree, "join") if share in c.args]
+    assert [ast.literal_eval(a) for a in join.args[1:3]] == ["config", "bringup"]
+    # read with pardyn's own bringup reader; one Node per entry, nothing written in by hand
+    assert _calls(tree, "load_bringup")
+    (node,) = _calls(tree, "Node")
+    keywords = {k.arg: k.value for k in node.keywords}
+    assert ast.literal_eval(keywords["package"]) == "pardyn"
+    for field in ("executable", "name"):
+        assert isinstance(keywords[field], ast.Attribute) and keywords[field].attr == field
+    assert _calls(keywords["parameters"], "launch_parameters")
+    assert _calls(keywords["remappings"], "list")
+    assert any(isinstance(n, ast.comprehension) for n in ast.walk(tree))
 
 
 @pytest.mark.parametrize("kind", KINDS)
