@@ -56,5 +56,8 @@ def test_figures_recomputed_from_the_generic_engine(load, tmp_path):
         assert entry["max_abs_force_n"]["F2"] == pytest.approx(f2.max(), rel=1e-10)
         assert entry["slider_difference"] == pytest.approx(np.max(np.abs(forces[:, 0] - forces[:, 1])) / max(f1.max(), f2.max()))
         assert entry["slider_ratio"] == pytest.approx(f1.max() / f2.max())
+    for label in ("F1", "F2", "F4"):
+        assert saved["wu3n_over_wu3r"][label] == pytest.approx(
+            saved["results"]["wu3n"]["max_abs_force_n"][label] / saved["results"]["wu3r"]["max_abs_force_n"][label])
     held = saved["results"]["wu3r"]["slider_difference"] <= 0.1 and saved["results"]["wu3n"]["slider_ratio"] >= 2.0
     assert saved["claim_held"] == held

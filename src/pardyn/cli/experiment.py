@@ -70,6 +70,7 @@ def _wu(args: argparse.Namespace) -> dict:
         forces = " ".join(f"{label} {value:.0f}" for label, value in entry["max_abs_force_n"].items())
         print(f"{name}: max |F| (N) {forces}; max|F1-F2|/max|F| {entry['slider_difference']:.3f}; "
               f"max|F1|/max|F2| {entry['slider_ratio']:.3f}")
+    print("max|F| of wu3n / wu3r: " + " ".join(f"{k} {v:.3f}" for k, v in report["wu3n_over_wu3r"].items()))
     return report
 
 

@@ -118,7 +118,7 @@ def wu_redundancy(out_dir: Path | str, options: WuOptions | None = None) -> dict
         line_plot(path, [(times, forces[:, k], label) for k, label in enumerate(labels)],
                   title=f"{name}: driving forces, {title}", xlabel="t (s)", ylabel="force (N)")
         plots.append(str(path))
-    results["wu3n_over_wu3r"] = {  # what removing the strut E_1B_1 does to each common actuator
+    removal = {  # what removing the strut E_1B_1 does to each common actuator
         label: results["wu3n"]["max_abs_force_n"][label] / results["wu3r"]["max_abs_force_n"][label]
         for label in FORCE_NAMES["wu3n"]
     }
@@ -130,6 +130,7 @@ def wu_redundancy(out_dir: Path | str, options: WuOptions | None = None) -> dict
                    "duration_s": trajectory.duration_s, "accel_time_s": trajectory.accel_time_s},
         "options": asdict(options),
         "results": results,
+        "wu3n_over_wu3r": removal,
         "paper_claim": "redundant machine: F1 and F2 differ little; non-redundant: F1 much bigger than F2",
         "claim_held": bool(claim),
         "claim_definition": (f"wu3r: max|F1-F2| / max(max|F1|, max|F2|) <= {MAX_DIFFERENCE}; "
