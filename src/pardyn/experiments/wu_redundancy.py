@@ -22,6 +22,9 @@ Protocol (section 5 of the paper):
    ``max_t |F_i|`` of the two machines for ``F_1, F_2, F_4``; plots of ``F_i(t)`` (Figs. 2, 3).
    ``claim_held``: ``slider_difference <= 0.1`` for ``wu3r`` (F_1, F_2 "differ
    little") and ``slider_ratio >= 2`` for ``wu3n`` (F_1 "much bigger" than F_2).
+4. **Sensitivity** (not the paper's protocol; the paper leaves these open): the same
+   figures without counterweights (their mass set to 0) and for a ten times slower
+   motion (quasi-static), under ``sensitivity``.
 """
 
 from __future__ import annotations
@@ -34,12 +37,13 @@ from typing import Any
 import numpy as np
 
 from pardyn.dynamics import InverseDynamics
+from pardyn.dynamics.parameters import nominal_parameters
 from pardyn.dynamics.wu import WuVirtualWork
 from pardyn.experiments.plots import line_plot, write_json
 from pardyn.robot import load_robot
 from pardyn.trajectories import Trapezoidal
 
-__all__ = ["WuOptions", "machine_forces", "paper_motion", "sample_times", "wu_redundancy"]
+__all__ = ["WuOptions", "force_figures", "machine_forces", "paper_motion", "sample_times", "wu_redundancy"]
 
 PAPER_START = (0.3, 3.2, math.pi / 3)  # m, m, rad (section 5)
 PAPER_GOAL = (0.9, 2.3, 0.0)
@@ -81,18 +85,35 @@ def sample_times(trajectory: Trapezoidal, rate_hz: float) -> np.ndarray:
     return (np.arange(count) + 0.5) * (trajectory.duration_s / count)
 
 
-def machine_forces(name: str, times: np.ndarray, trajectory: Trapezoidal) -> tuple[np.ndarray, float]:
+def machine_forces(
+    name: str, times: np.ndarray, trajectory: Trapezoidal, *, counterweights: bool = True
+) -> tuple[np.ndarray, float]:
     """Driving forces (N, n_a) of ``name`` along the motion, eq. (39) / (38), and the largest
-    difference (N) to the generic engine's."""
+    difference (N) to the generic engine's; ``counterweights=False`` sets their mass to 0."""
     robot = load_robot(name)
-    model = WuVirtualWork(robot)
+    params = nominal_parameters(robot)
+    if not counterweights:
+        params = params.with_values({f"{p}_slider{i}_joint": 0.0 for i in (1, 2) for p in ("ia", "offset")})
+    model = WuVirtualWork(robot, params)
     samples = trajectory.evaluate(times)
     forces = model.forces(model.motion(samples.position, samples.velocity, samples.acceleration))
-    generic = InverseDynamics(robot)
+    generic = InverseDynamics(robot, params)
     q = np.stack([robot.solve_inverse(pose, method="analytic").q for pose in samples.position])
     states = [robot.differential.task_states(qk, v, a) for qk, v, a in zip(q, samples.velocity, samples.acceleration)]
     reference = generic.torques_batch(q, np.stack([s[1] for s in states]), np.stack([s[2] for s in states]))
     return forces, float(np.max(np.abs(forces - reference)))
+
+
+def force_figures(forces: np.ndarray, labels: tuple[str, ...]) -> dict[str, Any]:
+    """The figures of one machine from its forces (N, n_a): module docstring, step 3."""
+    f1, f2 = np.abs(forces[:, 0]), np.abs(forces[:, 1])
+    difference = float(np.max(np.abs(forces[:, 0] - forces[:, 1])))
+    return {
+        "max_abs_force_n": {label: float(np.max(np.abs(forces[:, k]))) for k, label in enumerate(labels)},
+        "max_abs_f1_minus_f2_n": difference,
+        "slider_difference": difference / float(np.max(np.maximum(f1, f2))),
+        "slider_ratio": float(np.max(f1) / np.max(f2)),
+    }
 
 
 def wu_redundancy(out_dir: Path | str, options: WuOptions | None = None) -> dict[str, Any]:
@@ -105,15 +126,8 @@ def wu_redundancy(out_dir: Path | str, options: WuOptions | None = None) -> dict
     plots = []
     for name, title in (("wu3r", "redundant (Fig. 2)"), ("wu3n", "non-redundant, E1B1 removed (Fig. 3)")):
         forces, generic_gap = machine_forces(name, times, trajectory)
-        f1, f2 = np.abs(forces[:, 0]), np.abs(forces[:, 1])
         labels = FORCE_NAMES[name]
-        results[name] = {
-            "max_abs_force_n": {label: float(np.max(np.abs(forces[:, k]))) for k, label in enumerate(labels)},
-            "max_abs_f1_minus_f2_n": float(np.max(np.abs(forces[:, 0] - forces[:, 1]))),
-            "slider_difference": float(np.max(np.abs(forces[:, 0] - forces[:, 1])) / np.max(np.maximum(f1, f2))),
-            "slider_ratio": float(np.max(f1) / np.max(f2)),
-            "max_gap_to_generic_engine_n": generic_gap,
-        }
+        results[name] = {**force_figures(forces, labels), "max_gap_to_generic_engine_n": generic_gap}
         path = out_dir / f"wu_redundancy_{name}.png"
         line_plot(path, [(times, forces[:, k], label) for k, label in enumerate(labels)],
                   title=f"{name}: driving forces, {title}", xlabel="t (s)", ylabel="force (N)")
@@ -122,6 +136,17 @@ def wu_redundancy(out_dir: Path | str, options: WuOptions | None = None) -> dict
         label: results["wu3n"]["max_abs_force_n"][label] / results["wu3r"]["max_abs_force_n"][label]
         for label in FORCE_NAMES["wu3n"]
     }
+    # Not the paper's protocol: how the figures move with the assumptions the paper leaves open.
+    slow = WuOptions(accel_s=10 * options.accel_s, cruise_s=10 * options.cruise_s, x_shift_m=options.x_shift_m)
+    variants = {"no_counterweights": (trajectory, False), "ten_times_slower": (paper_motion(slow), True)}
+    sensitivity = {}
+    for variant, (motion, counterweights) in variants.items():
+        variant_times = sample_times(motion, 200.0 / motion.duration_s)  # 200 samples
+        sensitivity[variant] = {
+            name: force_figures(machine_forces(name, variant_times, motion, counterweights=counterweights)[0],
+                                FORCE_NAMES[name])
+            for name in FORCE_NAMES
+        }
     claim = results["wu3r"]["slider_difference"] <= MAX_DIFFERENCE and results["wu3n"]["slider_ratio"] >= MIN_RATIO
     report = {
         "experiment": "wu_redundancy",
@@ -131,6 +156,7 @@ def wu_redundancy(out_dir: Path | str, options: WuOptions | None = None) -> dict
         "options": asdict(options),
         "results": results,
         "wu3n_over_wu3r": removal,
+        "sensitivity": sensitivity,
         "paper_claim": "redundant machine: F1 and F2 differ little; non-redundant: F1 much bigger than F2",
         "claim_held": bool(claim),
         "claim_definition": (f"wu3r: max|F1-F2| / max(max|F1|, max|F2|) <= {MAX_DIFFERENCE}; "
