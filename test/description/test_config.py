@@ -14,7 +14,7 @@ from pardyn.description import load_description
 from pardyn.errors import DescriptionError
 from pardyn.resources import robots_directory
 
-ROBOTS = ("five_bar", "dualv", "rrr3")
+ROBOTS = ("five_bar", "dualv", "rrr3", "wu3r", "wu3n")
 
 
 def test_shipped_robots_are_listed():

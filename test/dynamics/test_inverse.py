@@ -28,7 +28,7 @@ from pardyn.dynamics.parameters import Drive, nominal_parameters
 from pardyn.errors import ConvergenceError, InputError
 from pardyn.kinematics.closure import LoopClosures
 
-ROBOTS = ("five_bar", "dualv", "rrr3")
+ROBOTS = ("five_bar", "dualv", "rrr3", "wu3r", "wu3n")
 
 
 def _state(robot, rng, spread=0.03):

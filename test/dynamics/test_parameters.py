@@ -22,7 +22,7 @@ from pardyn.dynamics.parameters import (
 from pardyn.errors import DescriptionError, InputError
 from pardyn.resources import robots_directory
 
-ROBOTS = ("five_bar", "dualv", "rrr3")
+ROBOTS = ("five_bar", "dualv", "rrr3", "wu3r", "wu3n")
 
 
 def _hand_built():

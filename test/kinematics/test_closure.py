@@ -10,7 +10,7 @@ import pytest
 
 import pardyn
 
-ROBOTS = ("five_bar", "dualv", "rrr3")
+ROBOTS = ("five_bar", "dualv", "rrr3", "wu3r", "wu3n")
 
 ROD_URDF = """<?xml version="1.0"?>
 <robot name="rod_five_bar">

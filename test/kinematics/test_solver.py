@@ -10,7 +10,7 @@ import pytest
 from pardyn.errors import ConvergenceError, InputError, SingularityError
 from pardyn.kinematics.solver import revolute_mask
 
-ROBOTS = ("five_bar", "dualv", "rrr3")
+ROBOTS = ("five_bar", "dualv", "rrr3", "wu3r", "wu3n")
 
 
 @pytest.mark.parametrize("name", ROBOTS)

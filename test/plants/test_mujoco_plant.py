@@ -40,7 +40,8 @@ import pytest
 
 import pardyn
 from pardyn.dynamics.forward import ForwardDynamics, simulate
-from pardyn.dynamics.parameters import load_dynamic_model
+from pardyn.dynamics import InverseDynamics
+from pardyn.dynamics.parameters import load_dynamic_model, nominal_parameters
 from pardyn.errors import DescriptionError, InputError
 from pardyn.plants.mujoco_plant import MujocoPlant, Payload
 
@@ -372,3 +373,25 @@ def test_unphysical_inertias_are_refused():
     robot.model.inertias[joint] = pin.Inertia(-0.2, np.array([0.1, 0.0, 0.0]), np.diag([1e-6, 1e-3, 1e-3]))
     with pytest.raises(DescriptionError, match="leg1_link2.*not a physical body"):
         MujocoPlant(robot)
+
+
+@pytest.mark.parametrize("name", ["wu3r", "wu3n"])
+def test_prismatic_machine_with_counterweights_agrees_with_forward_model(name):
+    """Wu 2009 machines: prismatic actuators, counterweights as real MuJoCo bodies held at -q_i by joint
+    equalities vs pardyn's forward model with the drive terms ia = m_c, offset = -m_c g (0.3 s) [9.8e-9 m]."""
+    robot = dynamic_robot(name)
+    offsets = nominal_parameters(robot).offset_vector()
+    assert np.count_nonzero(offsets) == 2  # -m_c g on each slider
+    hold = InverseDynamics(robot).torques(robot.home, np.zeros(robot.nv), np.zeros(robot.nv))
+    frequencies = 0.7 + 0.37 * np.arange(len(hold))  # Hz
+    torque = lambda t: hold + 200.0 * np.sin(2 * np.pi * frequencies * t)  # N
+    plant = MujocoPlant(robot)
+    mujoco_q = run_mujoco(plant, torque, 0.3)[::10]
+    reference = simulate(ForwardDynamics(robot, offsets=offsets), lambda t, q, qdot: torque(t), robot.home,
+                         np.zeros(robot.nv), duration=0.3, dt=1e-3)
+    assert np.abs(reference.q[-1] - robot.home).max() > 0.1  # m: a real motion
+    assert np.abs(mujoco_q - reference.q).max() < 5e-8
+    for joint in ("slider1_joint", "slider2_joint"):
+        counterweight = mujoco.mj_name2id(plant.model, mujoco.mjtObj.mjOBJ_JOINT, f"{joint}_counterweight")
+        slider = robot.joint_names.index(joint)
+        assert plant.data.qpos[plant.model.jnt_qposadr[counterweight]] == pytest.approx(-plant.state().q[slider], abs=1e-9)

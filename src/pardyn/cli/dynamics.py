@@ -39,9 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", required=True, help="robot name (pardyn robots) or YAML path")
     parser.add_argument("--trajectory", required=True, type=Path,
                         help="input CSV: t, then c, c_dot, c_ddot for every task coordinate c")
-    parser.add_argument("--out", required=True, type=Path, help="output CSV: t and one column per actuated joint (N m)")
+    parser.add_argument("--out", required=True, type=Path, help="output CSV: t and one column per actuated joint (N m; N for prismatic joints)")
     parser.add_argument("--internal-stress", metavar="V1,...",
-                        help="redundant robots: one torque per actuated joint (N m) whose null-space "
+                        help="redundant robots: one torque per actuated joint (N m, N for prismatic) whose null-space "
                              "projection is added (default: none, minimum-norm torques)")
     parser.add_argument("--params", type=Path, metavar="RESULT.json",
                         help="dynamic parameters from an identification result (default: the YAML nominal values)")

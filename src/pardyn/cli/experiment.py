@@ -3,7 +3,9 @@
 * ``dualv_tracking`` (:mod:`pardyn.experiments.tracking`): Briot et al. 2015, section 5.4,
   Table 4: max tracking errors of PD vs computed torque (nominal and identified parameters);
 * ``rrr3_robustness`` (:mod:`pardyn.experiments.robustness`): Zubizarreta et al. 2010,
-  section 4.8: ISE, IAE, ITAE of the classical and extended CTC vs parameter errors (1-5 %).
+  section 4.8: ISE, IAE, ITAE of the classical and extended CTC vs parameter errors (1-5 %);
+* ``wu_redundancy`` (:mod:`pardyn.experiments.wu_redundancy`): Wu et al. 2009, section 5,
+  Figs. 2-3: driving forces of the redundant and non-redundant machines along the paper's motion.
 
 Each writes ``<out>/<name>.json`` (figures, options, whether the paper's claim held in
 this run) and PNG plots, and prints a summary.
@@ -60,10 +62,23 @@ def _robustness(args: argparse.Namespace) -> dict:
     return report
 
 
+def _wu(args: argparse.Namespace) -> dict:
+    from pardyn.experiments.wu_redundancy import wu_redundancy  # noqa: PLC0415
+
+    report = wu_redundancy(args.out)
+    for name, entry in report["results"].items():
+        forces = " ".join(f"{label} {value:.0f}" for label, value in entry["max_abs_force_n"].items())
+        print(f"{name}: max |F| (N) {forces}; max|F1-F2|/max|F| {entry['slider_difference']:.3f}; "
+              f"max|F1|/max|F2| {entry['slider_ratio']:.3f}")
+    print("max|F| of wu3n / wu3r: " + " ".join(f"{k} {v:.3f}" for k, v in report["wu3n_over_wu3r"].items()))
+    return report
+
+
 # name -> function running it from the parsed arguments and printing its figures; returns the report
 EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "dualv_tracking": _tracking,
     "rrr3_robustness": _robustness,
+    "wu_redundancy": _wu,
 }
 
 

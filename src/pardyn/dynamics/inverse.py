@@ -158,7 +158,7 @@ class InverseDynamics:
         stress = np.asarray(internal_stress, dtype=float)
         if stress.shape[-1:] != (self.n_actuated,) or not np.all(np.isfinite(stress)):
             raise InputError(
-                f"internal stress: expected {self.n_actuated} finite values (N m, one per actuated joint "
+                f"internal stress: expected {self.n_actuated} finite values (N m or N for prismatic joints, one per actuated joint "
                 f"{list(self.robot.actuated_names)}), got {stress.tolist()}"
             )
         if self.redundancy == 0:

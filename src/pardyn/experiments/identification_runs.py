@@ -55,6 +55,9 @@ EXCITATION: dict[str, dict[str, object]] = {
                  max_acceleration=[30.0, 30.0, 100.0], base_frequency_hz=1.0),
     "five_bar": dict(amplitude=[0.06, 0.06], max_velocity=[5.0, 5.0],
                      max_acceleration=[30.0, 30.0], base_frequency_hz=1.0),
+    # Wu 2009 machine (x, y in m, alpha in rad) around home (0, 2.8 m, 0.5 rad): a heavy machine tool.
+    "wu3r": dict(amplitude=[0.15, 0.15, 0.3], max_velocity=[1.0, 1.0, 2.0],
+                 max_acceleration=[8.0, 8.0, 16.0], base_frequency_hz=0.5),
 }
 """Default excitation per robot (``pardyn.trajectories.exciting.design_exciting_trajectory`` options)."""
 

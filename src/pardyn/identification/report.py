@@ -71,7 +71,7 @@ def _validation_plots(result: IdentificationResult, out_dir: Path) -> list[str]:
             axis.plot(t, validation.measured[:, j], "r-", linewidth=1.0, label="measured")
             axis.plot(t, validation.predicted[:, j], "b--", linewidth=1.0, label="identified")
             axis.plot(t, validation.predicted_nominal[:, j], "g:", linewidth=1.0, label="nominal (CAD)")
-            axis.set_ylabel(f"{joint} (N m)")
+            axis.set_ylabel(f"{joint} (N m or N)")
             axis.grid(alpha=0.3)
         axes[0, 0].legend(loc="upper right")
         axes[0, 0].set_title(f"validation {k}: {validation.bag.name}, relative error "

@@ -260,7 +260,7 @@ class ControllerNode(Node):
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._watchdog = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._check_watchdog, clock=steady)
         self.get_logger().info(
-            f"robot {self.robot.name}, law {law} ({self._describe_law()}), limits {self.law.limits.tolist()} N m: "
+            f"robot {self.robot.name}, law {law} ({self._describe_law()}), limits {self.law.limits.tolist()} N m (N for prismatic joints): "
             f"{self._states.topic_name} -> {self._publisher.topic_name}; reference {self._reference.topic_name}; "
             f"watchdog {watchdog_periods} periods of {self.period_ns * 1e-6:g} ms"
         )

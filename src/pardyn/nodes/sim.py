@@ -234,7 +234,7 @@ class SimNode(Node):
         self.get_logger().info(
             f"robot {robot.name} on the {plant_kind} plant, {'lockstep' if self.lockstep else 'free-running'} at "
             f"{1.0 / self.period_s:g} Hz: {self._commands.topic_name} {list(self.names)} -> "
-            f"{self._state_publisher.topic_name} {list(self.measurement.names)}; limits {self.limits.tolist()} N m"
+            f"{self._state_publisher.topic_name} {list(self.measurement.names)}; limits {self.limits.tolist()} N m (N for prismatic joints)"
             + (f"; payload {payload_mass:g} kg" if payload is not None else "")
         )
         self._publish(self.plant.state())
@@ -319,7 +319,7 @@ class SimNode(Node):
         applied = saturate(tau, self.limits)
         clipped = [name for name, a, b in zip(self.names, applied, tau) if a != b]
         if clipped:
-            self._reporter.warning("saturation", f"torques of {clipped} saturated at {self.limits.tolist()} N m")
+            self._reporter.warning("saturation", f"torques of {clipped} saturated at {self.limits.tolist()} N m (N for prismatic joints)")
         state = self.plant.step(applied, self.period_s)
         self.step += 1
         violation = self.plant.closure_violation()

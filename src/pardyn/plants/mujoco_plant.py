@@ -19,6 +19,15 @@ ones simulated:
   On a PD-held DualV motion with velocity reversals, 0.5 s, it stays within
   2e-3 rad of eq. (5) with a 1e-3 rad/s ``tanh``; MuJoCo's default, softer
   friction was 1e-2 rad away), ``model.gravity`` -> ``option/gravity``;
+* counterweights (YAML top-level ``counterweights: [joint, ...]``, e.g. ``wu3r``):
+  pardyn models a counterweight of mass ``m_c`` moving opposite to a prismatic
+  joint ``q`` of the base as that joint's drive terms ``ia = m_c``,
+  ``offset = -m_c g`` (``T = m_c qdot^2 / 2``, ``V = -m_c g q``). Here it is a real
+  body instead: mass ``model.armature[q]`` on a ``slide`` joint
+  ``<joint>_counterweight`` along the same world axis, held at ``q_c = -q`` by a
+  ``joint`` equality (``polycoef = 0 -1 0 0 0``); the joint itself gets no
+  armature, gravity acts on the body (so the offset is MuJoCo's physics, not
+  copied from the YAML);
 * one ``motor`` per actuated joint (``gear = 1``, no control limits: torque
   limits are the controller's job), in ``robot.actuated_names`` order;
 * a ``site`` at every frame a closure uses (``model.frames``: parent joint and
@@ -99,7 +108,7 @@ from pardyn.plants.pinocchio_plant import Payload, model_with_payload
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["MujocoPlant", "Payload", "build_mjcf", "DEFAULT_SOLIMP", "INTEGRATORS"]
+__all__ = ["MujocoPlant", "Payload", "build_mjcf", "counterweight_joints", "DEFAULT_SOLIMP", "INTEGRATORS"]
 
 INTEGRATORS = ("RK4", "implicitfast", "implicit", "Euler")
 """MuJoCo integrators accepted by :class:`MujocoPlant` (``option/integrator``)."""
@@ -219,6 +228,25 @@ def _physical_inertia(inertia: np.ndarray, normal: np.ndarray | None, body: str)
     return inertia + delta * normal_part
 
 
+def counterweight_joints(robot: Robot, model: pin.Model) -> list[int]:
+    """Joint ids of the YAML ``counterweights``: prismatic joints of the base with a mass (armature) > 0."""
+    names = robot.description.extra.get("counterweights") or []
+    source = robot.description.source
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise DescriptionError(f"{source}: counterweights: expected a list of joint names, got {names!r}")
+    ids = []
+    for name in names:
+        if not model.existJointName(name):
+            raise DescriptionError(f"{source}: counterweights: unknown joint {name!r}")
+        joint_id = model.getJointId(name)
+        if _joint_kind(model, joint_id)[0] != "slide" or model.parents[joint_id] != 0:
+            raise DescriptionError(f"{source}: counterweights: {name!r} must be a prismatic joint of the base")
+        if model.armature[model.joints[joint_id].idx_v] <= 0.0:
+            raise DescriptionError(f"{source}: counterweights: {name!r} has no drive ia (the counterweight mass, kg)")
+        ids.append(joint_id)
+    return ids
+
+
 def build_mjcf(
     robot: Robot,
     *,
@@ -249,6 +277,7 @@ def build_mjcf(
     model = robot.model if model is None else model
     timeconst = 2.0 * timestep if constraint_timeconst is None else float(constraint_timeconst)
     bodies = _body_names(model)
+    counterweights = counterweight_joints(robot, model)
     plane_normals = _plane_normals(model)
 
     root = ET.Element("mujoco", model=robot.name)
@@ -290,7 +319,7 @@ def build_mjcf(
             name=model.names[joint_id],
             type=kind,
             axis=_numbers(axis),
-            armature=repr(float(model.armature[v])),
+            armature=repr(0.0 if joint_id in counterweights else float(model.armature[v])),
             damping=repr(float(model.damping[v])),
             frictionloss=repr(float(model.friction[v])),
         )
@@ -317,6 +346,14 @@ def build_mjcf(
             mass=repr(mass),
             fullinertia=_numbers([rotational[i, j] for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))]),
         )
+    for joint_id in counterweights:
+        placement = model.jointPlacements[joint_id]
+        name = f"{model.names[joint_id]}_counterweight"
+        body = ET.SubElement(worldbody, "body", name=name, pos=_numbers(placement.translation),
+                             quat=_numbers(_quaternion(placement.rotation)))
+        ET.SubElement(body, "joint", name=name, type="slide", axis=_numbers(_joint_kind(model, joint_id)[1]))
+        mass = float(model.armature[model.joints[joint_id].idx_v])
+        ET.SubElement(body, "inertial", pos="0 0 0", mass=repr(mass), diaginertia=_numbers([mass * 1e-3] * 3))
     # Drawing only: a capsule from each body to each child body.
     for joint_id in range(1, model.njoints):
         start = np.zeros(3)
@@ -364,6 +401,10 @@ def build_mjcf(
             ET.SubElement(equality, "weld", name=closure.name, site1=site_a, site2=site_b)
         else:
             ET.SubElement(equality, "connect", name=closure.name, site1=site_a, site2=site_b)
+    for joint_id in counterweights:
+        ET.SubElement(equality, "joint", name=f"{model.names[joint_id]}_counterweight",
+                      joint1=f"{model.names[joint_id]}_counterweight", joint2=model.names[joint_id],
+                      polycoef="0 -1 0 0 0")
     if tendon is not None:
         root.insert(list(root).index(equality), tendon)
 
@@ -449,6 +490,11 @@ class MujocoPlant(Plant):
             if self.model.jnt_dofadr[joint_id] != addresses[-1]:
                 raise DescriptionError(f"{self.robot.name}: joint {name!r}: MuJoCo qpos and qvel addresses differ")
         self.qpos_addresses = np.array(addresses, dtype=int)
+        self._counterweights = []  # (MuJoCo qpos address of the counterweight, pardyn index of its joint)
+        for joint_id in counterweight_joints(self.robot, self.robot.model):
+            name = f"{self.robot.model.names[joint_id]}_counterweight"
+            address = int(self.model.jnt_qposadr[mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, name)])
+            self._counterweights.append((address, self.robot.model.joints[joint_id].idx_v))
         actuators = [mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(self.model.nu)]
         if actuators != list(self.robot.actuated_names):
             raise DescriptionError(
@@ -483,6 +529,8 @@ class MujocoPlant(Plant):
         mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[self.qpos_addresses] = q
         self.data.qvel[self.qpos_addresses] = qdot
+        for address, index in self._counterweights:  # q_c = -q
+            self.data.qpos[address], self.data.qvel[address] = -q[index], -qdot[index]
         self.data.time = time
         mujoco.mj_forward(self.model, self.data)
 
