@@ -35,17 +35,20 @@ def dynamic_robot(name: str, *, friction: bool = True) -> pardyn.Robot:
     return robot
 
 
-def hold_torques(robot: pardyn.Robot, q: np.ndarray) -> np.ndarray:
-    """Least-norm actuator torques balancing gravity at rest (virtual work: ``W_a^T tau_a = W^T g``)."""
+def hold_torques(robot: pardyn.Robot, q: np.ndarray, offsets: np.ndarray | None = None) -> np.ndarray:
+    """Least-norm actuator torques balancing gravity (and drive offsets) at rest: ``W_a^T tau_a = W^T (g + tau_off)``."""
     velocity_map = robot.differential.task_velocity_map(q)
     gravity = pin.computeGeneralizedGravity(robot.model, robot.model.createData(), q)
+    if offsets is not None:
+        gravity = gravity + offsets
     return np.linalg.lstsq(velocity_map[robot.actuated_indices].T, velocity_map.T @ gravity, rcond=None)[0]
 
 
-def run_both(robot: pardyn.Robot, first, second, duration: float, *, amplitude: float = 2.0) -> np.ndarray:
+def run_both(robot: pardyn.Robot, first, second, duration: float, *, amplitude: float = 2.0,
+             offsets: np.ndarray | None = None) -> np.ndarray:
     """Drive two plants with the same torques (PD on ``first``'s state + sinusoids); max |q1 - q2| per period."""
     a = robot.actuated_indices
-    hold = hold_torques(robot, robot.home)
+    hold = hold_torques(robot, robot.home, offsets)
     frequencies = 1.0 + 0.37 * np.arange(len(a))
     state = first.state()
     errors = []
@@ -67,6 +70,22 @@ def test_agrees_with_mujoco_plant(name):
     assert np.abs(pinocchio_plant.state().q - robot.home).max() > 0.02  # it moved [0.04-0.1]
     assert pinocchio_plant.state().time == pytest.approx(mujoco_plant.state().time, abs=1e-12)
     assert errors.max() < (2e-7 if name == "rrr3" else 1e-8)
+
+
+def test_sim_node_plants_agree_on_a_machine_with_counterweights():
+    """wu3r: the sim node's pinocchio plant adds the counterweights' offsets ``-m_c g``, MuJoCo has them as bodies."""
+    from pardyn.nodes.sim import make_plant  # noqa: PLC0415 - imports rclpy
+
+    robot = dynamic_robot("wu3r", friction=False)
+    offsets = load_dynamic_model(robot).offset_vector()
+    assert np.abs(offsets).max() == pytest.approx(495.0 * 9.81)  # N, the 495 kg counterweights
+    pinocchio_plant = make_plant(robot, "pinocchio", offsets=offsets)
+    errors = run_both(robot, pinocchio_plant, make_plant(robot, "mujoco"), 0.3, amplitude=200.0, offsets=offsets)
+    assert np.abs(pinocchio_plant.state().q - robot.home).max() > 1e-3  # it moved
+    assert errors.max() < 1e-7
+    # without the offsets the sliders fall behind the counterweights' pull
+    assert run_both(robot, make_plant(robot, "pinocchio"), make_plant(robot, "mujoco"), 0.3, amplitude=200.0,
+                    offsets=offsets).max() > 1e-3
 
 
 def test_payload_agrees_with_mujoco_plant():

@@ -105,11 +105,14 @@ def check_command(data, size: int, names) -> np.ndarray:
     return values
 
 
-def make_plant(robot: Robot, kind: str, *, payload=None, timestep: float = 0.0, coulomb_width: float = 0.0) -> Plant:
+def make_plant(robot: Robot, kind: str, *, payload=None, timestep: float = 0.0, coulomb_width: float = 0.0,
+               offsets: np.ndarray | None = None) -> Plant:
     """A plant of ``kind`` (:data:`PLANTS`) for ``robot`` (whose model carries the dynamic parameters).
 
     ``timestep`` 0 keeps the plant's default; ``coulomb_width`` is the pinocchio
-    plant's friction smoothing (rad/s).
+    plant's friction smoothing (rad/s); ``offsets`` the drive offsets ``tau_off``
+    (nv,), N m or N, which pinocchio's model cannot hold (the pinocchio plant adds
+    them; MuJoCo builds counterweights as bodies, see :mod:`pardyn.plants.mujoco_plant`).
     """
     options = {} if timestep <= 0.0 else {"timestep": timestep}
     if kind == "mujoco":
@@ -119,7 +122,7 @@ def make_plant(robot: Robot, kind: str, *, payload=None, timestep: float = 0.0, 
     if kind == "pinocchio":
         from pardyn.plants.pinocchio_plant import PinocchioPlant  # noqa: PLC0415
 
-        return PinocchioPlant(robot, payload=payload, coulomb_width=coulomb_width, **options)
+        return PinocchioPlant(robot, payload=payload, coulomb_width=coulomb_width, offsets=offsets, **options)
     raise InputError(f"parameter plant: unknown plant {kind!r}, expected one of {list(PLANTS)}")
 
 
@@ -201,7 +204,7 @@ class SimNode(Node):
         self.watchdog_s = watchdog_periods * self.period_s
         payload = self._payload(payload_mass, payload_com, payload_inertia)
         self.plant = make_plant(robot, plant_kind, payload=payload, timestep=plant_timestep,
-                                coulomb_width=coulomb_width)
+                                coulomb_width=coulomb_width, offsets=self.dynamic_parameters.offset_vector())
         q0 = robot.home if not initial_task else robot.solve_inverse(initial_task).q
         self.plant.reset(q0)
         self.measurement = self._make_measurement(measurement)
