@@ -159,17 +159,23 @@ def pfc_gains(
     )
 
 
-def error_coefficients(history: np.ndarray) -> np.ndarray:
-    """``e_m`` (n_j, de), m = 1..de, of the polynomial through ``history`` (n_j, de + 1) at i = 0, -1, .., -de.
+def error_coefficients(history: np.ndarray, degree: int | None = None) -> np.ndarray:
+    """``e_m`` (n_j, de), m = 1..de, of the polynomial of degree ``de`` fitted to ``history`` (n_j, W).
 
-    ``history[:, 0]`` is ``e(n)``; eq. (29) then extrapolates ``e(n) + sum_m e_m i^m``.
+    ``history[:, k]`` is the error ``k`` periods ago (``history[:, 0] = e(n)``), ``W >= de + 1``:
+    the polynomial through the points (i = 0, -1, .., -de) when ``W = de + 1`` (default
+    ``de = W - 1``), its least-squares fit over the ``W`` points otherwise (a smoother
+    slope under encoder quantization). Eq. (29) then extrapolates ``e(n) + sum_m e_m i^m``.
     """
-    degree = history.shape[1] - 1
+    width = history.shape[1]
+    degree = width - 1 if degree is None else degree
     if degree == 0:
         return np.zeros((history.shape[0], 0))
-    steps = -np.arange(degree + 1, dtype=float)
-    vandermonde = steps[:, None] ** np.arange(degree + 1)[None, :]  # (de+1, de+1)
-    return np.linalg.solve(vandermonde, history.T).T[:, 1:]
+    if width < degree + 1:
+        raise InputError(f"PFC: {width} past errors cannot fit a polynomial of degree {degree}")
+    steps = -np.arange(width, dtype=float)
+    vandermonde = steps[:, None] ** np.arange(degree + 1)[None, :]  # (W, de+1)
+    return np.linalg.lstsq(vandermonde, history.T, rcond=None)[0].T[:, 1:]
 
 
 class PredictiveFunctionalControl(ControlLaw):
@@ -184,11 +190,13 @@ class PredictiveFunctionalControl(ControlLaw):
             (6, 12, 18) by default, the last one at CLTR.
         n_base: base functions (3: step, ramp, parabola).
         degree: degree ``de`` of the error extrapolation (eq. 29).
+        error_window: past errors the ``e_m`` are fitted to (``de + 1``: exact polynomial; more:
+            least squares, less sensitive to encoder quantization).
         period_s: sampling period (1 ms); the law must be called once per period.
         anticipation: add the set-point anticipation term.
         limits: torque limits (the URDF's by default).
 
-    Stateful: the internal models ``x_M`` (n_a, 2) and the last ``de + 1`` errors; :meth:`reset`.
+    Stateful: the internal models ``x_M`` (n_a, 2) and the last ``error_window`` errors; :meth:`reset`.
     """
 
     minimum_norm = True
@@ -203,7 +211,8 @@ class PredictiveFunctionalControl(ControlLaw):
         response_periods: float = 18.0,
         points: Sequence[int] = (6, 12, 18),
         n_base: int = 3,
-        degree: int = 1,
+        degree: int = 0,
+        error_window: int | None = None,
         period_s: float = 1e-3,
         anticipation: bool = True,
         limits: Sequence[float] | np.ndarray | None = None,
@@ -213,6 +222,9 @@ class PredictiveFunctionalControl(ControlLaw):
         self.joints = tuple(robot.actuated_names)
         self.kp, self.kv, self.period_s = float(kp), float(kv), float(period_s)
         self.anticipation = anticipation
+        self.error_window = degree + 1 if error_window is None else int(error_window)
+        if self.error_window < degree + 1:
+            raise InputError(f"PFC: error_window {self.error_window} < degree + 1 = {degree + 1}")
         self.f, self.g, self.c = inner_loop_model(self.kp, self.kv, self.period_s)
         self.gains = pfc_gains(self.f, self.g, self.c, points=points, alpha=alpha_from_response_time(response_periods),
                                n_base=n_base, degree=degree)
@@ -233,10 +245,10 @@ class PredictiveFunctionalControl(ControlLaw):
         target = finite_vector(reference.position, size, "PFC reference positions")
         if self.model_state is None:
             self.model_state = np.column_stack([position, velocity])
-            self.errors = np.zeros((size, gains.degree + 1))
+            self.errors = np.zeros((size, self.error_window))
         error = position - self.model_state @ self.c  # e(n) = y_p - y_M (n_a,)
         self.errors = np.column_stack([error, self.errors[:, :-1]])
-        coefficients = error_coefficients(self.errors)  # (n_a, de)
+        coefficients = error_coefficients(self.errors, gains.degree)  # (n_a, de)
         u = (gains.k0 * (target - position) - coefficients @ gains.km[: gains.degree]
              + self.model_state @ gains.vx)  # eq. (30)
         if self.anticipation:
