@@ -68,7 +68,7 @@ def _h4(args: argparse.Namespace) -> dict:
     report = h4_pfc_vs_ctc(args.out, H4Options(workers=args.workers, show_progress=not args.quiet))
     joints = report["joints"]
     print(f"max tracking error (1e-3 rad) and max torque (N m), motors {', '.join(joints)}; "
-          f"limits {list(report['torque_limits_nm'].values())} N m")
+          f"limits {[float(v) for v in report['torque_limits_nm'].values()]} N m")
     for case, laws in report["results"].items():
         for law, entry in laws.items():
             errors = " ".join(f"{1e3 * v:7.3f}" for v in entry["max_error_rad"].values())
