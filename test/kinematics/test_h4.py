@@ -93,6 +93,19 @@ def test_eq9_converges_like_newton_near_the_answer(h4):
     assert iterations <= 8  # quadratic convergence from home (0.07 m, 0.2 rad away)
 
 
+def test_eq9_step_leaving_the_workspace_is_halved(h4):
+    """From home, the first full step of eq. (9) towards this pose puts leg 2 out of reach."""
+    task = np.array([-0.048317271531978706, -0.019649107340048932, -0.3001168941211275, -0.1427119222860063])
+    motors = h4.solve_inverse(task).q[h4.actuated_indices]
+    closed = h4.analytic
+    first = closed.robot.home[h4.task_indices] + closed.jacobian(
+        closed.robot.home[h4.task_indices], closed.robot.home[h4.actuated_indices]) @ (
+        motors - closed.robot.home[h4.actuated_indices])
+    with pytest.raises(ConvergenceError, match="out of reach"):
+        closed.motor_angles(first)
+    np.testing.assert_allclose(h4.solve_forward(motors, method="analytic").q[h4.task_indices], task, atol=TOL)
+
+
 def test_jacobian_eqs_10_12_against_finite_differences(h4):
     rng = np.random.default_rng(4)
     closed = h4.analytic

@@ -159,7 +159,7 @@ class H4Kinematics(AnalyticKinematics):
         radius = np.hypot(p, s)
         ratio = k / np.maximum(radius, 1e-300)
         if np.any(np.abs(ratio) > 1.0):
-            legs = [i + 1 for i in np.flatnonzero(np.abs(ratio) > 1.0)]
+            legs = [int(i) + 1 for i in np.flatnonzero(np.abs(ratio) > 1.0)]
             raise ConvergenceError(f"{self.robot.name}: pose {np.round(task, 6).tolist()} out of reach of legs {legs}")
         signs = self._home_signs if signs is None else signs
         angles = np.arctan2(s, p) + signs * np.arccos(ratio)
@@ -198,19 +198,31 @@ class H4Kinematics(AnalyticKinematics):
     def forward_iterations(self, actuated: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, int]:
         """``(x, iterations)``: the pose (4,) of the motor angles (4,) by eq. (9), from ``start`` (home's pose).
 
+        Safeguard (not in the paper): a step of eq. (9) that leaves the workspace (a leg out
+        of reach) is halved until the pose is reachable again.
+
         Raises:
             ConvergenceError: no convergence to ``tolerance`` (rad) in ``max_iterations``.
         """
         target = np.array([wrap_angle(q, ref) for q, ref in zip(actuated, self._home_actuated)])
         x = (self._home_task if start is None else np.asarray(start, dtype=float)).copy()
+        q_n = self.motor_angles(x)
         for iteration in range(1, self.max_iterations + 1):
-            q_n = self.motor_angles(x)
-            step = target - q_n
-            x = x + self.jacobian(x, q_n) @ step  # eq. (9)
-            if np.max(np.abs(step)) < self.tolerance:
-                return x, iteration
+            error = target - q_n
+            if np.max(np.abs(error)) < self.tolerance:
+                return x, iteration - 1
+            step = self.jacobian(x, q_n) @ error  # eq. (9)
+            for _ in range(30):
+                try:
+                    q_next = self.motor_angles(x + step)
+                    break
+                except ConvergenceError:
+                    step = 0.5 * step
+            else:
+                raise ConvergenceError(f"{self.robot.name}: eq. (9) left the workspace for motors {actuated.tolist()}")
+            x, q_n = x + step, q_next
         raise ConvergenceError(f"{self.robot.name}: eq. (9) did not converge in {self.max_iterations} iterations "
-                               f"for motors {actuated.tolist()} (last error {np.max(np.abs(step)):.3g} rad)")
+                               f"for motors {actuated.tolist()} (last error {np.max(np.abs(target - q_n)):.3g} rad)")
 
     def forward(self, actuated: np.ndarray, sensed: np.ndarray | None = None) -> np.ndarray:
         """Every joint (nv,) from the four motor angles (rad): eq. (9) from the home pose.
