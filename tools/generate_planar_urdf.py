@@ -133,14 +133,14 @@ def _link(name: str, body: Body | None = None) -> str:
 
 
 def _joint(name: str, kind: str, parent: str, child: str, xyz=(0.0, 0.0, 0.0), yaw=0.0, axis="0 0 1",
-           drive: Drive | None = None) -> str:
+           drive: Drive | None = None, effort: float = 1000.0) -> str:
     text = (
         f'  <joint name="{name}" type="{kind}">\n'
         f'    <parent link="{parent}"/>\n    <child link="{child}"/>\n'
         f'    <origin xyz="{xyz[0]:.17g} {xyz[1]:.17g} {xyz[2]:.17g}" rpy="0 0 {yaw:.17g}"/>\n'
     )
     if kind == "revolute":
-        text += f'    <axis xyz="{axis}"/>\n    <limit lower="-6.2831853" upper="6.2831853" effort="1000" velocity="100"/>\n'
+        text += f'    <axis xyz="{axis}"/>\n    <limit lower="-6.2831853" upper="6.2831853" effort="{effort:.17g}" velocity="100"/>\n'
     elif kind == "prismatic":
         text += f'    <axis xyz="{axis}"/>\n    <limit lower="-5" upper="5" effort="10000" velocity="100"/>\n'
     if drive is not None and (drive.damping or drive.friction):

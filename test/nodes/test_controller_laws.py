@@ -37,7 +37,8 @@ def parameters(law_file: str, **extra) -> list[Parameter]:
         if isinstance(value, list):
             if not value:
                 continue  # ROS cannot type an empty list: the node's default (empty) applies
-            value = [float(v) for v in value]
+            integers = all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+            value = [int(v) if integers else float(v) for v in value]  # e.g. pfc_points: integer array
         out.append(Parameter(name, value=value))
     return out
 
@@ -71,6 +72,7 @@ def state(names, position, velocity, stamp_ns: int = 5_000_000) -> JointState:
     ("augmented_pd", "dualv", "actuated", True),
     ("ctc", "dualv", "actuated", False),
     ("extended_ctc", "rrr3", "measured", False),
+    ("h4_pfc", "h4", "actuated", False),
 ])
 def test_every_law_file_builds_its_law(context, law, robot, joints, projection):
     node, _ = make_node(context, law, robot=robot)
@@ -117,5 +119,30 @@ def test_task_space_ctc_node(context):
         expected = ComputedTorque(robot, kp=kp, kd=kd, space="task").torques(
             q[a], np.zeros(4), JointReference.hold(robot.home[a]))
         np.testing.assert_allclose(sent[0].data, expected, rtol=1e-9, atol=1e-9)
+    finally:
+        node.destroy_node()
+
+
+def test_pfc_node_is_the_pure_core_law_state_after_state(context):
+    """The node's PFC (config/controllers/h4_pfc.yaml) keeps its internal model across states, one step per stamp."""
+    robot = load_robot("h4")
+    setpoint = robot.home[robot.actuated_indices] + 0.01
+    node, sent = make_node(context, "h4_pfc", setpoint=setpoint.tolist())
+    try:
+        from pardyn.control.pfc import PredictiveFunctionalControl
+
+        law = PredictiveFunctionalControl(robot, points=(6, 12, 18), degree=1, error_window=20)
+        rng = np.random.default_rng(0)
+        a = robot.actuated_indices
+        for k in range(5):
+            position = robot.home[a] + rng.uniform(-1e-3, 1e-3, 4)
+            velocity = rng.uniform(-0.01, 0.01, 4)
+            message = state(robot.actuated_names, position, velocity, stamp_ns=k * 1_000_000)
+            node._on_state(message)
+            node._on_state(message)  # a re-sent state (lockstep sim): same answer, the model advances once
+            assert list(sent[-1].data) == list(sent[-2].data)
+            expected = law.torques(position, velocity, JointReference.hold(setpoint))
+            np.testing.assert_allclose(sent[-1].data, expected, rtol=1e-9, atol=1e-9, err_msg=f"state {k}")
+        assert len(sent) == 10
     finally:
         node.destroy_node()

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["error_indices", "gains_from_step_response", "law_joints", "line_plot", "write_json"]
+__all__ = ["error_indices", "gains_from_step_response", "joint_panels", "law_joints", "line_plot", "write_json"]
 
 
 def law_joints(robot, law) -> tuple[str, ...]:
@@ -102,6 +102,49 @@ def line_plot(
         axes.set_yscale("log")
     axes.grid(True, alpha=0.3)
     axes.legend()
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
+def joint_panels(
+    path: Path,
+    t: np.ndarray,
+    series: dict[str, np.ndarray],
+    joints: Sequence[str],
+    *,
+    title: str,
+    ylabel: str,
+    limits: np.ndarray | None = None,
+) -> Path:
+    """One PNG with a panel per joint: ``series[label]`` (N, n_joints) against ``t`` (N,) (s).
+
+    ``limits`` (n_joints,) draws +-limit lines (e.g. torque limits).
+    """
+    import matplotlib  # noqa: PLC0415 - plotting only
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    columns = 2
+    rows = math.ceil(len(joints) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(10, 2.6 * rows), sharex=True, squeeze=False)
+    for j, joint in enumerate(joints):
+        axis = axes[j // columns][j % columns]
+        for label, values in series.items():
+            axis.plot(t, values[:, j], label=label, linewidth=1.0)
+        if limits is not None:
+            for sign in (-1.0, 1.0):
+                axis.axhline(sign * limits[j], color="k", linestyle="--", linewidth=0.8)
+        axis.set_title(joint, fontsize=9)
+        axis.set_ylabel(ylabel, fontsize=8)
+        axis.grid(True, alpha=0.3)
+    for axis in axes[-1]:
+        axis.set_xlabel("t (s)")
+    axes[0][0].legend(fontsize=8)
+    figure.suptitle(title)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=100)

@@ -16,6 +16,11 @@ lockstep mode the whole loop is deterministic. Laws (parameter ``law``):
   ``damping``, filtered derivative, inverse-dynamics ``feedforward``);
 * ``"ctc"``, ``"ctc_task"``: :class:`pardyn.control.computed_torque.ComputedTorque`
   in actuated or task space (Vivas et al. 2003, eqs. 35-37);
+* ``"pfc"``: :class:`pardyn.control.pfc.PredictiveFunctionalControl`, predictive
+  functional control on the feedback-linearized robot (Vivas & Poignet 2003, section 3,
+  Fig. 6): inner gains ``pfc_kp``, ``pfc_kv`` (50, 68), CLTR ``pfc_response_periods``
+  (18 periods of ``1/rate``), coincidence points ``pfc_points``, error extrapolation
+  ``pfc_degree`` over ``pfc_error_window`` past errors; stateful (one call per state);
 * ``"extended_ctc"``: :class:`pardyn.control.computed_torque.ExtendedComputedTorque`
   (Zubizarreta et al. 2010, eq. 59): reads the sensed passive joints too
   (from ``joint_states``, as the sim publishes them); the actuated reference
@@ -54,6 +59,9 @@ Safety:
   watchdog period) and logs an error until states come back;
 * a state with missing names, NaN/inf, or no velocities is dropped with a
   warning naming the problem (no command is sent for it);
+* a state with the stamp of the previous one (the lockstep sim re-sends a state
+  until it hears a command) gets the previous command again, without calling the
+  law: stateful laws (PFC's internal model) advance once per control period;
 * every command is saturated at the per-actuator limits ``effort_limits``
   (the URDF ``<limit effort>`` by default).
 
@@ -77,6 +85,7 @@ from pardyn.control import ControlLaw, JointReference, actuator_limits, saturate
 from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference, ctc_gains
 from pardyn.control.feedforward import AugmentedPD
 from pardyn.control.pd import JointPD
+from pardyn.control.pfc import PredictiveFunctionalControl
 from pardyn.dynamics.parameters import DynamicParameters, read_parameter_file
 from pardyn.control.redundancy import InternalStressProjection
 from pardyn.errors import InputError, PardynError
@@ -100,7 +109,7 @@ __all__ = ["ControllerNode", "LAWS", "REFERENCE_TOPIC", "actuated_readings", "co
 
 NODE_NAME = "controller"
 REFERENCE_TOPIC = "reference/trajectory"
-LAWS = ("pd", "augmented_pd", "ctc", "ctc_task", "extended_ctc")
+LAWS = ("pd", "augmented_pd", "ctc", "ctc_task", "extended_ctc", "pfc")
 
 
 # --------------------------------------------------------------------------- message <-> arrays
@@ -185,6 +194,11 @@ class ControllerNode(Node):
         ctc_kp, ctc_kd (double[]): CTC gains (1/s^2, 1/s), one per coordinate or one for all;
             empty: from natural_frequency_hz and damping.
         feedforward (bool): augmented_pd: add the inverse dynamics of the reference; true.
+        pfc_kp, pfc_kv (double): PFC inner-loop gains (1/s^2, 1/s); 50, 68.
+        pfc_response_periods (double): PFC closed-loop response time CLTR (control periods); 18.
+        pfc_points (int[]): PFC coincidence points (control periods); [6, 12, 18].
+        pfc_degree (int): degree of the PFC error extrapolation (eq. 29); 1.
+        pfc_error_window (int): past errors the extrapolation is fitted to; 20.
         effort_limits (double[]): per-actuator torque limits (N m); empty: the URDF's.
         setpoint (double[]): fixed reference of the actuated joints (rad); empty: see setpoint_task.
         setpoint_task (double[]): fixed task pose (m, rad) solved for the actuated joints; empty:
@@ -219,6 +233,17 @@ class ControllerNode(Node):
                          "CTC gains Kd (1/s); empty: 2 damping (2 pi natural_frequency_hz)")
         feedforward = declare(self, "feedforward", True,
                               "augmented_pd: add the inverse dynamics of the reference (Briot et al. 2015, Fig. 4)")
+        pfc = dict(
+            kp=declare(self, "pfc_kp", 50.0, "PFC inner-loop proportional gain (1/s^2)", low=1e-9, high=1e9),
+            kv=declare(self, "pfc_kv", 68.0, "PFC inner-loop derivative gain (1/s)", low=0.0, high=1e9),
+            response_periods=declare(self, "pfc_response_periods", 18.0,
+                                     "PFC closed-loop response time CLTR (control periods)", low=1e-3, high=1e6),
+            points=declare(self, "pfc_points", "integer_array", "PFC coincidence points (control periods)")
+            or [6, 12, 18],
+            degree=declare(self, "pfc_degree", 1, "PFC error extrapolation degree (eq. 29)", low=0, high=5),
+            error_window=declare(self, "pfc_error_window", 20, "past errors the PFC extrapolation is fitted to",
+                                 low=1, high=10_000),
+        )
         limits = declare(self, "effort_limits", "double_array",
                          "per-actuator torque limits (N m); empty: the URDF <limit effort>")
         setpoint = declare(self, "setpoint", "double_array",
@@ -238,7 +263,7 @@ class ControllerNode(Node):
         self.period_ns = period_ns(rate)
         self.law = self._make_law(law, kp, kd, limits, parameters_file=parameters_file,
                                   natural_frequency_hz=natural_frequency, damping=damping,
-                                  ctc_kp=ctc_kp, ctc_kd=ctc_kd, feedforward=feedforward, rate=rate)
+                                  ctc_kp=ctc_kp, ctc_kd=ctc_kd, feedforward=feedforward, rate=rate, pfc=pfc)
         self.joints = tuple(self.law.joints) if self.law.joints else self.names
         self._lift = MeasuredReference(self.robot) if self.joints != self.names else None
         redundant = len(self.robot.actuated_names) > len(self.robot.task_names)
@@ -251,6 +276,7 @@ class ControllerNode(Node):
         self._reporter = Reporter(self, log_period, what="more")
         self._last_state_wall: float | None = None
         self._last_tag = 0
+        self._last_answer: tuple[int, np.ndarray] | None = None  # (stamp ns, tau) of the last command
         self._tripped = False
         self.answered = 0
 
@@ -269,7 +295,7 @@ class ControllerNode(Node):
     def _make_law(
         self, law: str, kp: list[float], kd: list[float], limits: list[float], *, parameters_file: str,
         natural_frequency_hz: float, damping: float, ctc_kp: list[float], ctc_kd: list[float],
-        feedforward: bool, rate: float,
+        feedforward: bool, rate: float, pfc: dict,
     ) -> ControlLaw:
         if law not in LAWS:
             raise InputError(f"parameter law: unknown control law {law!r}, expected one of {list(LAWS)}")
@@ -287,6 +313,8 @@ class ControllerNode(Node):
             if law == "augmented_pd":
                 return AugmentedPD(robot, params, bandwidth_hz=natural_frequency_hz, damping=damping,
                                    feedforward=feedforward, period_s=1.0 / rate, limits=limits)
+            if law == "pfc":
+                return PredictiveFunctionalControl(robot, params, period_s=1.0 / rate, limits=limits, **pfc)
             if bool(ctc_kp) != bool(ctc_kd):
                 raise InputError(f"parameters ctc_kp and ctc_kd: give both or neither, got {ctc_kp}, {ctc_kd}")
             gains = (ctc_kp, ctc_kd) if ctc_kp else ctc_gains(natural_frequency_hz, damping)
@@ -301,6 +329,10 @@ class ControllerNode(Node):
         law = self.law
         if isinstance(law, JointPD | AugmentedPD | ComputedTorque | ExtendedComputedTorque):
             return f"{type(law).__name__}, kp {law.kp.tolist()}, kd {law.kd.tolist()}, joints {list(law.joints)}"
+        if isinstance(law, PredictiveFunctionalControl):
+            gains = law.gains
+            return (f"PFC, inner kp {law.kp:g}, kv {law.kv:g}, alpha {gains.alpha:.4f}, points {list(gains.points)}, "
+                    f"k0 {gains.k0:.6g}, degree {gains.degree}")
         return type(law).__name__
 
     def _fixed_setpoint(self, setpoint: list[float], setpoint_task: list[float]) -> JointReference | None:
@@ -348,6 +380,10 @@ class ControllerNode(Node):
             self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
             return
         stamp_ns = stamp_to_ns(message.header.stamp)
+        if self._last_answer is not None and self._last_answer[0] == stamp_ns:
+            self._publisher.publish(command_message(self._last_answer[1], self.names, self._last_tag))
+            self._last_state_wall = time.monotonic()
+            return
         n_a = len(self.names)
         if self._hold is None:
             self._hold = JointReference.hold(position[:n_a])
@@ -365,6 +401,7 @@ class ControllerNode(Node):
         tag = step_of_stamp(stamp_ns, self.period_ns)
         self._publisher.publish(command_message(tau, self.names, tag))
         self._last_tag = tag
+        self._last_answer = (stamp_ns, tau)
         self._last_state_wall = time.monotonic()
         self.answered += 1
         if self._tripped:
