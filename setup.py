@@ -52,6 +52,8 @@ setup(
             "ros-kilted-rosgraph-msgs",
         ],
         "sim": ["mujoco", "rosbags>=0.11,<0.12", "matplotlib"],
+        # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
+        "physical": ["cvxpy>=1.5"],
         "test": ["pytest"],
     },
     entry_points={

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.identification.pipeline import MODELS, IdentificationSettings, identify
 from pardyn.robot import load_robot
 
@@ -28,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--r-sigma", type=float, default=10.0, help="essential-parameter ratio (default 10)")
     parser.add_argument("--parameters", choices=("base", "essential"), default="base",
                         help="model written to RESULT.json and validated (default base)")
+    parser.add_argument("--physical", action="store_true",
+                        help="also estimate physically consistent parameters (pseudo-inertias positive definite, "
+                             "SDP); reported beside the unconstrained ones, written to <out>_physical.json")
     parser.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     parser.add_argument("--report", type=Path, help="directory for report.md and its plots")
 
@@ -42,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         decimation=args.decimation,
         r_sigma=args.r_sigma,
         parameters=args.parameters,
+        physical=args.physical,
     )
     result = identify(robot, args.bag, loaded_bags=args.loaded_bag, validate_bags=args.validate_bag,
                       settings=settings)
@@ -57,7 +62,20 @@ def run(args: argparse.Namespace) -> int:
         validation = data["validation"]
         print(f"validation: relative error {100 * validation['relative_error_norm']:.2f} % "
               f"(nominal model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
+    physical = data["physical"]
+    if physical:
+        line = (f"physical (SDP, min pseudo-inertia eigenvalue {physical['min_pseudo_inertia_eigenvalue']:.3g}): "
+                f"fit error {100 * physical['fit']['relative_error_norm']:.2f} % "
+                f"(unconstrained {100 * fit['relative_error_norm']:.2f} %)")
+        if physical.get("validation"):
+            line += (f", validation {100 * physical['validation']['relative_error_norm']:.2f} % "
+                     f"(unconstrained {100 * data['validation']['relative_error_norm']:.2f} %)")
+        print(line)
     print(f"wrote {args.out}")
+    if result.physical is not None:
+        physical_out = args.out.with_name(f"{args.out.stem}_physical.json")
+        write_parameter_file(physical_out, result.physical.parameters)
+        print(f"wrote {physical_out} (pardyn dynamics --params reads it)")
     if args.report:
         from pardyn.identification.report import write_report  # noqa: PLC0415 - matplotlib only for reports
 

@@ -68,6 +68,7 @@ from pardyn.parallel import fork_map
 from pardyn.progress import progress
 
 if TYPE_CHECKING:
+    from pardyn.identification.physical import PhysicalEstimate
     from pardyn.robot import Robot
 
 __all__ = [
@@ -114,6 +115,9 @@ class IdentificationSettings:
         parameters: the model written out and validated: ``"essential"`` (the paper's
             simplified model) or ``"base"`` (every base parameter).
         workers: bags prepared in parallel (forked processes); ``None``: one per core.
+        physical: also estimate physically consistent standard parameters (every body's
+            pseudo-inertia positive definite, friction >= 0; :mod:`pardyn.identification.physical`)
+            and report them beside the unconstrained estimate.
     """
 
     model: str = "auto"
@@ -131,6 +135,7 @@ class IdentificationSettings:
     r_sigma: float = 10.0
     parameters: str = "base"
     workers: int | None = None
+    physical: bool = False
 
     def projection(self, robot: Robot) -> str:
         redundant = len(robot.actuated_names) > len(robot.task_names)
@@ -304,7 +309,8 @@ class Validation:
         bag: the bag; joints: actuated joint names (n_a,);
         relative_error_norm: overall ``||tau - tau_hat|| / ||tau||``; per_joint: (n_a,);
         nmse: UR5e paper's metric (N m); nominal: the same three figures for the nominal model;
-        t, measured, predicted, predicted_nominal: the series compared (N,), (N, n_a).
+        t, measured, predicted, predicted_nominal: the series compared (N,), (N, n_a);
+        physical: the three figures for the physically consistent model (``settings.physical``), else ``None``.
     """
 
     bag: Path
@@ -317,15 +323,19 @@ class Validation:
     measured: np.ndarray
     predicted: np.ndarray
     predicted_nominal: np.ndarray
+    physical: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "bag": str(self.bag),
             "relative_error_norm": self.relative_error_norm,
             "per_joint": dict(zip(self.joints, self.per_joint.tolist())),
             "nmse": self.nmse,
             "nominal": self.nominal,
         }
+        if self.physical is not None:
+            out["physical"] = self.physical
+        return out
 
 
 @dataclass(frozen=True)
@@ -349,6 +359,7 @@ class IdentificationResult:
     validation: tuple[Validation, ...]
     fit_series: dict[str, np.ndarray]
     timings: dict[str, float]
+    physical: PhysicalEstimate | None = None
 
     def _rows(self, estimate: Estimate) -> list[dict[str, float]]:
         return [
@@ -368,15 +379,17 @@ class IdentificationResult:
                     for j, name in enumerate(self.validation[0].joints)
                 },
                 "nmse": float(np.mean([v.nmse for v in self.validation])),
-                "nominal": {
-                    key: (float(np.mean([v.nominal[key] for v in self.validation])) if key != "per_joint" else {
-                        name: float(np.mean([v.nominal["per_joint"][name] for v in self.validation]))
-                        for name in self.validation[0].joints
-                    })
-                    for key in ("relative_error_norm", "per_joint", "nmse")
-                },
+                "nominal": _mean_figures([v.nominal for v in self.validation], self.validation[0].joints),
                 "bags": [v.as_dict() for v in self.validation],
             }
+            if self.physical is not None:
+                validation["physical"] = _mean_figures([v.physical for v in self.validation],
+                                                       self.validation[0].joints)
+        physical = None
+        if self.physical is not None:
+            physical = self.physical.as_dict(self.estimate, block_labels=self.fit_blocks)
+            if validation is not None:
+                physical["validation"] = validation["physical"]
         essential_names = set(self.essential.estimate.names)
         return {
             "robot": self.robot,
@@ -407,10 +420,22 @@ class IdentificationResult:
                 "rank_eps": self.settings.rank_eps,
             },
             "timings_s": self.timings,
+            # settings.physical: the physically consistent estimate beside the unconstrained one
+            "physical": physical,
             # Read by pardyn dynamics --params (pardyn.dynamics.parameters.read_parameter_file).
             "standard_parameters": dict(zip(self.parameters.names, self.parameters.vector().tolist())),
             "unlisted": "zero",
         }
+
+
+def _mean_figures(figures: Sequence[dict[str, Any]], joints: Sequence[str]) -> dict[str, Any]:
+    """Mean over bags of ``{relative_error_norm, per_joint: {joint: ...}, nmse}`` figures."""
+    return {
+        key: (float(np.mean([f[key] for f in figures])) if key != "per_joint" else {
+            name: float(np.mean([f["per_joint"][name] for f in figures])) for name in joints
+        })
+        for key in ("relative_error_norm", "per_joint", "nmse")
+    }
 
 
 def _standard_vector(base: BaseParameters, names: Sequence[str], values: np.ndarray, size: int) -> np.ndarray:
@@ -438,8 +463,17 @@ def _payload(base: BaseParameters, estimate: Estimate) -> dict[str, float] | Non
     return found or None
 
 
+def _figures(robot: Robot, measured: np.ndarray, predicted: np.ndarray) -> dict[str, Any]:
+    """Relative error norm, per joint, NMSE of one model's predicted torques (N, n_a)."""
+    return {
+        "relative_error_norm": relative_error_norm(measured, predicted),
+        "per_joint": dict(zip(robot.actuated_names, relative_error_norms(measured, predicted).tolist())),
+        "nmse": nmse(measured, predicted),
+    }
+
+
 def _validate(robot: Robot, bag: Path, settings: IdentificationSettings, identified: InverseDynamics,
-              nominal: InverseDynamics, regressor: Regressor) -> Validation:
+              nominal: InverseDynamics, regressor: Regressor, physical: InverseDynamics | None = None) -> Validation:
     data = prepare_bag(robot, regressor, bag, settings)
     # Compare at the decimation cut-off, where the model is meant to be valid (eq. 40).
     cutoff = decimation_cutoff_hz(data.sample_rate_hz, factor=settings.decimation)
@@ -449,19 +483,18 @@ def _validate(robot: Robot, bag: Path, settings: IdentificationSettings, identif
     predicted = identified.torques_batch(data.q, data.qdot, data.qddot)
     predicted_nominal = nominal.torques_batch(data.q, data.qdot, data.qddot)
     per_joint = relative_error_norms(measured, predicted)
-    per_joint_nominal = relative_error_norms(measured, predicted_nominal)
+    physical_figures = None
+    if physical is not None:
+        physical_figures = _figures(robot, measured, physical.torques_batch(data.q, data.qdot, data.qddot))
     return Validation(
         bag=Path(bag),
         joints=tuple(robot.actuated_names),
         relative_error_norm=relative_error_norm(measured, predicted),
         per_joint=per_joint,
         nmse=nmse(measured, predicted),
-        nominal={
-            "relative_error_norm": relative_error_norm(measured, predicted_nominal),
-            "per_joint": dict(zip(robot.actuated_names, per_joint_nominal.tolist())),
-            "nmse": nmse(measured, predicted_nominal),
-        },
+        nominal=_figures(robot, measured, predicted_nominal),
         t=data.t, measured=measured, predicted=predicted, predicted_nominal=predicted_nominal,
+        physical=physical_figures,
     )
 
 
@@ -531,10 +564,16 @@ def identify(
     essential = essential_parameters(reduced.W, reduced.Y, names=reduced.names, block_sizes=reduced.block_sizes,
                                      ratio=settings.r_sigma, rank_eps=settings.rank_eps)
     timings["solve_s"] = time.perf_counter() - clock_solve
+    layout = nominal_parameters(robot)
+    physical = None
+    if settings.physical:
+        from pardyn.identification.physical import physical_estimate  # noqa: PLC0415 - cvxpy on demand
+
+        physical = physical_estimate(system, base, layout, block_sigmas=estimate.block_sigmas)
+        timings["physical_s"] = physical.solve_time_s
 
     # The chosen estimate (settings.parameters) as standard parameters: each base value on its
     # leading standard column, the regrouped and removed columns zero.
-    layout = nominal_parameters(robot)
     chosen = essential.estimate if settings.parameters == "essential" else estimate
     vector_kept = _standard_vector(base, chosen.names, chosen.chi, len(system.names))
     full = np.zeros(layout.size)
@@ -551,7 +590,12 @@ def identify(
     if validate_bags:
         identified = InverseDynamics(robot, unloaded_params)
         nominal = InverseDynamics(robot)
-        validation = tuple(_validate(robot, Path(b), settings, identified, nominal, regressor) for b in validate_bags)
+        physical_model = None
+        if physical is not None:
+            physical_model = InverseDynamics(robot, physical.parameters.with_values(
+                {name: 0.0 for name in physical.parameters.names if name.endswith("_payload")}))
+        validation = tuple(_validate(robot, Path(b), settings, identified, nominal, regressor, physical_model)
+                           for b in validate_bags)
 
     fit_rows = reduced.block_sizes[0] if reduced.block_sizes else 0
     return IdentificationResult(
@@ -576,6 +620,7 @@ def identify(
             "block_size": np.array([fit_rows]),
         },
         timings=timings,
+        physical=physical,
     )
 
 

@@ -128,6 +128,21 @@ def write_report(result: IdentificationResult, out_dir: Path | str) -> Path:
         lines += ["## Regrouping relations (eq. 43 column order)", ""]
         lines += [f"- `{relation}`" for relation in result.base.relations]
         lines.append("")
+    if data["physical"]:
+        physical = data["physical"]
+        lines += [
+            "## Physically consistent estimate (SDP, pseudo-inertias positive definite)", "",
+            f"- fit relative error norm: {100 * physical['fit']['relative_error_norm']:.2f} % "
+            f"(unconstrained {100 * fit['relative_error_norm']:.2f} %)",
+            f"- largest base-parameter shift from the unconstrained estimate: "
+            f"{physical['max_base_shift_in_std']:.3g} standard deviations",
+            f"- smallest pseudo-inertia eigenvalue: {physical['min_pseudo_inertia_eigenvalue']:.3g} "
+            f"(solver {physical['solver']}, {physical['solve_time_s']:.2f} s)",
+        ]
+        if physical.get("validation"):
+            lines.append(f"- validation relative error norm: {100 * physical['validation']['relative_error_norm']:.2f} % "
+                         f"(unconstrained {100 * data['validation']['relative_error_norm']:.2f} %)")
+        lines.append("")
     if result.validation:
         lines += ["## Cross-validation (actuator torques, relative error norms in %)", "",
                   "| bag | " + " | ".join(result.validation[0].joints) + " | overall | nominal overall | NMSE | nominal NMSE |",
