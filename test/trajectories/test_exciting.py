@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pardyn.errors import KinematicsError
-from pardyn.trajectories.exciting import FourierTrajectory, design_exciting_trajectory
+from pardyn.trajectories.exciting import FourierTrajectory, design_exciting_trajectory, optimize_fourier_coefficients
 
 BOUNDS = {
     "dualv": dict(amplitude=[0.06, 0.05, 0.25], max_velocity=[0.4, 0.4, 1.5], max_acceleration=[4.0, 4.0, 15.0]),
@@ -66,3 +66,71 @@ def test_unreachable_amplitude_is_reported(load):
     with pytest.raises(KinematicsError, match="reduce the amplitude"):
         design_exciting_trajectory(robot, amplitude=[2.0, 2.0], max_velocity=[50.0, 50.0],
                                    max_acceleration=[500.0, 500.0], candidates=2, duration_s=10.0)
+
+
+def _dense_limits_hold(trajectory, center, amplitude, max_velocity, max_acceleration):
+    """Every limit on a 2 kHz grid of the whole trajectory (not the optimiser's grid)."""
+    samples = trajectory.evaluate(trajectory.sample_times(2000.0))
+    return (np.all(np.abs(samples.position - center) <= np.asarray(amplitude) + 1e-12)
+            and np.all(np.abs(samples.velocity) <= np.asarray(max_velocity) + 1e-12)
+            and np.all(np.abs(samples.acceleration) <= np.asarray(max_acceleration) + 1e-12))
+
+
+def test_spring_mass_optimum_is_the_hand_derived_one():
+    """Columns [xddot, x] of x = a sin(t) + b (cos(t) - 1) over a period: cond is minimal (1 + sqrt 2) at a = 0.
+
+    Period means: E[xddot^2] = (a^2 + b^2)/2, E[x xddot] = -(a^2 + b^2)/2, E[x^2] = a^2/2 + 3 b^2/2;
+    with a^2 + b^2 = 1 the Gram matrix has trace 1 + b^2 and determinant b^2/2, whose
+    eigenvalue ratio (trace^2/det = 2 (1 + b^2)^2 / b^2) is smallest at b^2 = 1:
+    eigenvalues (2 +- sqrt 2)/2, cond = sqrt((2 + sqrt 2)/(2 - sqrt 2)) = 1 + sqrt 2.
+    """
+    times = np.linspace(0.0, 2 * np.pi, 200, endpoint=False)
+
+    def observation(trajectory):
+        x, _, xddot = trajectory.series(times)
+        return np.column_stack([xddot[:, 0], x[:, 0]])
+
+    limits = dict(amplitude=[1.0], max_velocity=[10.0], max_acceleration=[10.0])
+    start = FourierTrajectory([0.0], [[0.3]], [[0.1]], base_frequency_hz=1 / (2 * np.pi), duration_s=20.0, ramp_s=1.0)
+    assert _dense_limits_hold(start, 0.0, **limits)
+    result = optimize_fourier_coefficients(start, observation, max_iterations=100, **limits)
+    assert result.condition_before > 3.0
+    assert result.condition_after == pytest.approx(1 + np.sqrt(2), rel=1e-6)
+    a, b = result.trajectory.sine[0, 0], result.trajectory.cosine[0, 0]
+    assert abs(a) < 1e-2 * abs(b)  # cond is flat (quadratic) around the optimum
+    assert _dense_limits_hold(result.trajectory, 0.0, **limits)
+
+
+def _period_condition(robot, trajectory, rate_hz):
+    """cond of the base columns over one steady period sampled at ``rate_hz`` (another grid than the design's)."""
+    from pardyn.dynamics.regressor import Regressor
+    from pardyn.identification import base_parameters, stack_equations, symmetric_order
+
+    regressor = Regressor(robot)
+    times = np.arange(0.0, 1.0 / trajectory.base_frequency_hz, 1.0 / rate_hz)
+    d, ddot, dddot = trajectory.series(times)
+    q, qdot, qddot = np.empty((times.size, robot.nv)), np.empty((times.size, robot.nv)), np.empty((times.size, robot.nv))
+    start = robot.home
+    for k in range(times.size):
+        q[k] = start = robot.solve_inverse(trajectory.start + d[k], start=start).q
+        _, qdot[k], qddot[k] = robot.differential.task_states(q[k], ddot[k], dddot[k])
+    w = stack_equations(np.zeros((times.size, regressor.rows)), regressor.matrix(q, qdot, qddot)).W
+    base = base_parameters(w, names=regressor.names, order=symmetric_order(regressor.names))
+    return np.linalg.cond(w[:, base.independent])
+
+
+def test_optimised_five_bar_trajectory_respects_the_limits_and_excites_better(load):
+    robot = load("five_bar")
+    limits = dict(amplitude=[0.05, 0.05], max_velocity=[0.3, 0.3], max_acceleration=[3.0, 3.0])
+    design = design_exciting_trajectory(robot, duration_s=6.0, base_frequency_hz=0.5, harmonics=2, candidates=3,
+                                        seed=3, check_rate_hz=20.0, optimize=True, max_iterations=6, **limits)
+    center = robot.home[robot.task_indices]
+    assert _dense_limits_hold(design.trajectory, center, **limits)
+    assert design.condition_number < 0.7 * design.random_condition_number
+    run = design.optimization[0]
+    assert run.condition_before == pytest.approx(design.random_condition_number)
+    # on a 4x denser period grid the optimised trajectory still excites better than the random start
+    assert _period_condition(robot, design.trajectory, 80.0) < _period_condition(robot, run.start, 80.0)
+    q = robot.home
+    for pose in design.trajectory.evaluate(design.trajectory.sample_times(20.0)).position:  # ramps included
+        q = robot.solve_inverse(pose, start=q).q

@@ -18,24 +18,62 @@ the candidates that stay inside the workspace and away from singularities
 limit) within the velocity and acceleration limits, and returns the one whose
 observation matrix (restricted to the base parameters, DualV paper eqs. 41-43)
 has the smallest condition number, the usual excitation criterion.
+
+With ``optimize=True`` the coefficients of the best random candidates are then
+*optimised* (UR5e paper Sect. 6, point 2; Swevers et al. 1997; FIGAROH and BIRDy
+do the same), :func:`optimize_fourier_coefficients`:
+
+    minimise    log cond(W_b(a, b))                   over the coefficients a_jk, b_jk
+    subject to  |x_j(t) - c_j| <= amplitude_j,  |xdot_j(t)| <= max_velocity_j,
+                |xddot_j(t)| <= max_acceleration_j     on a time grid (ramps included)
+
+by SLSQP. Positions, velocities and accelerations are *linear* in the
+coefficients (the envelope is fixed), so the limits are linear inequalities
+with exact Jacobians, evaluated on a grid of ``GRID_PER_PERIOD`` samples per
+period of the highest harmonic over the fade-in, one period of the steady
+part (which is periodic) and the fade-out, tightened by ``LIMIT_SAFETY`` so
+that no peak between grid points exceeds a limit. The objective's gradient is
+by finite differences (the kinematics of parallel robots are solved at each
+sample); an evaluation that leaves the workspace or nears a singularity counts
+as infeasible, and the best feasible evaluation is returned. The limits are on
+the task coordinates (the actuated/platform coordinates of a parallel robot;
+for a serial robot whose task coordinates are its joints, on the joints).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy import optimize
 
 from pardyn.errors import InputError, KinematicsError
 from pardyn.trajectories.task import TaskSamples, TaskTrajectory, _positive, _vector, quintic_time_law
 
 if TYPE_CHECKING:
+    from pardyn.dynamics.regressor import Regressor
     from pardyn.robot import Robot
 
-__all__ = ["ExcitingDesign", "FourierTrajectory", "design_exciting_trajectory"]
+__all__ = [
+    "GRID_PER_PERIOD",
+    "LIMIT_SAFETY",
+    "ExcitingDesign",
+    "FourierOptimization",
+    "FourierTrajectory",
+    "design_exciting_trajectory",
+    "optimize_fourier_coefficients",
+]
+
+GRID_PER_PERIOD = 64
+"""Limit-check samples per period of the highest harmonic (a peak between samples is < 0.2 % higher)."""
+
+LIMIT_SAFETY = 0.99
+"""Fraction of each limit imposed on the grid (the margin for peaks between grid points)."""
+
 
 
 class FourierTrajectory(TaskTrajectory):
@@ -140,6 +178,8 @@ class ExcitingDesign:
         base_parameter_count: number of base parameters (columns kept by QR).
         max_kinematic_condition: worst serial/parallel condition number along one period.
         candidates_tried, candidates_feasible: how many random draws, and how many stayed feasible.
+        random_condition_number: cond of the best random candidate (before optimisation).
+        optimization: the optimisations' figures (``optimize=True``), else ``None``.
     """
 
     trajectory: FourierTrajectory
@@ -148,6 +188,31 @@ class ExcitingDesign:
     max_kinematic_condition: float
     candidates_tried: int
     candidates_feasible: int
+    random_condition_number: float = math.nan
+    optimization: tuple[FourierOptimization, ...] | None = None
+
+
+@dataclass(frozen=True)
+class FourierOptimization:
+    """Result of :func:`optimize_fourier_coefficients`.
+
+    Attributes:
+        start: the trajectory optimised from; trajectory: the optimised one (best feasible evaluation).
+        condition_before, condition_after: cond of the start and of the result.
+        iterations: SLSQP iterations; evaluations: objective evaluations (finite differences included);
+        infeasible: evaluations that left the workspace or neared a singularity.
+        message: SLSQP's exit message; seconds: wall time (s).
+    """
+
+    start: FourierTrajectory
+    trajectory: FourierTrajectory
+    condition_before: float
+    condition_after: float
+    iterations: int
+    evaluations: int
+    infeasible: int
+    message: str
+    seconds: float
 
 
 # Largest |s'| and |s''| of the quintic law on [0, 1] (at tau = 1/2 and tau = 1/2 -+ sqrt(3)/6).
@@ -182,6 +247,141 @@ def _scaled_coefficients(
     return sine * scale[:, None], cosine * scale[:, None]
 
 
+def _limit_grid(trajectory: FourierTrajectory) -> np.ndarray:
+    """Times (s) covering the fade-in, one steady period and the fade-out, ``GRID_PER_PERIOD`` per shortest period."""
+    step = 1.0 / (GRID_PER_PERIOD * trajectory.harmonics * trajectory.base_frequency_hz)
+    period = 1.0 / trajectory.base_frequency_hz
+    end = trajectory.duration_s
+    if end <= 2 * trajectory.ramp_s + period:
+        return np.arange(0.0, end + step, step).clip(max=end)
+    head = np.arange(0.0, trajectory.ramp_s + period + step, step)
+    tail = np.arange(end - trajectory.ramp_s, end + step, step).clip(max=end)
+    return np.concatenate([head, tail])
+
+
+def _unit_basis(trajectory: FourierTrajectory, times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Position, velocity, acceleration of each unit coefficient ``[a_1..a_H, b_1..b_H]``: 3 x (T, 2H).
+
+    The trajectory is linear in its coefficients: ``x_j - c_j = P [a_j; b_j]``, and so on.
+    """
+    harmonics = trajectory.harmonics
+    identity = np.eye(2 * harmonics)
+    unit = FourierTrajectory(np.zeros(2 * harmonics), identity[:, :harmonics], identity[:, harmonics:],
+                             base_frequency_hz=trajectory.base_frequency_hz, duration_s=trajectory.duration_s,
+                             ramp_s=trajectory.ramp_s)
+    samples = unit.evaluate(times)
+    return samples.position, samples.velocity, samples.acceleration
+
+
+def optimize_fourier_coefficients(
+    start: FourierTrajectory,
+    observation: Callable[[FourierTrajectory], np.ndarray],
+    *,
+    amplitude: Sequence[float],
+    max_velocity: Sequence[float],
+    max_acceleration: Sequence[float],
+    max_iterations: int = 50,
+    infeasible: type[Exception] | tuple[type[Exception], ...] = KinematicsError,
+) -> FourierOptimization:
+    """Fourier coefficients minimising the condition number of ``observation`` within the limits (SLSQP).
+
+    Args:
+        start: a trajectory within the limits (its centre, frequency, duration and ramps are kept).
+        observation: the (base-parameter) observation matrix (rows, n_b) of a trajectory; raises
+            ``infeasible`` where the trajectory cannot be followed (workspace, singularity).
+        amplitude, max_velocity, max_acceleration: limits per coordinate (n,) on ``|x - c|``,
+            ``|xdot|``, ``|xddot|`` (m, rad; per s; per s^2).
+        max_iterations: SLSQP iterations.
+        infeasible: the exception types that mark an infeasible evaluation.
+
+    Returns:
+        :class:`FourierOptimization` (the best feasible evaluation, never worse than ``start``).
+    """
+    n, harmonics = start.sine.shape
+    limits = [_vector(v, label) for v, label in (
+        (amplitude, "amplitude"), (max_velocity, "max_velocity"), (max_acceleration, "max_acceleration"))]
+    if any(limit.size != n for limit in limits):
+        raise InputError(f"amplitude and rate limits need {n} values, one per coordinate")
+    clock = time.perf_counter()
+    scale = np.repeat(limits[0], 2 * harmonics)  # coefficients in units of the coordinate's amplitude
+    basis = _unit_basis(start, _limit_grid(start))  # 3 x (T, 2H)
+    # |M z| <= bound, z the scaled coefficients [a_j1 .. a_jH, b_j1 .. b_jH] of each coordinate j: (3 T n, 2 H n)
+    matrix = np.vstack([np.kron(np.eye(n), unit) for unit in basis]) * scale
+    bound = LIMIT_SAFETY * np.concatenate([np.repeat(limit, len(unit)) for limit, unit in zip(limits, basis)])
+
+    def trajectory_of(z: np.ndarray) -> FourierTrajectory:
+        coefficients = (z * scale).reshape(n, 2 * harmonics)
+        return FourierTrajectory(start.start, coefficients[:, :harmonics], coefficients[:, harmonics:],
+                                 base_frequency_hz=start.base_frequency_hz, duration_s=start.duration_s,
+                                 ramp_s=start.ramp_s)
+
+    z0 = np.hstack([start.sine, start.cosine]).reshape(-1) / scale
+    counts = {"evaluations": 0, "infeasible": 0}
+    best: dict[str, object] = {}
+    penalty = [0.0]
+
+    def objective(z: np.ndarray) -> float:
+        counts["evaluations"] += 1
+        trajectory = trajectory_of(z)
+        try:
+            value = math.log(np.linalg.cond(observation(trajectory)))
+        except infeasible:
+            counts["infeasible"] += 1
+            return penalty[0]
+        if not math.isfinite(value):
+            counts["infeasible"] += 1
+            return penalty[0]
+        within = bool(np.all(np.abs(matrix @ z) <= bound * (1.0 + 1e-9)))
+        if within and value < best.get("value", math.inf):
+            best.update(value=value, trajectory=trajectory)
+        return value
+
+    initial = objective(z0)
+    if "value" not in best:
+        raise InputError("the start trajectory is infeasible or outside the limits: optimise from a feasible one")
+    penalty[0] = initial + 10.0  # an infeasible evaluation is e^10 times worse than the start
+    constraints = [{"type": "ineq", "fun": lambda z: bound - matrix @ z, "jac": lambda z: -matrix},
+                   {"type": "ineq", "fun": lambda z: bound + matrix @ z, "jac": lambda z: matrix}]
+    solution = optimize.minimize(objective, z0, method="SLSQP", constraints=constraints,
+                                 options={"maxiter": int(max_iterations), "ftol": 1e-10})
+    objective(solution.x)  # the final point counts if feasible
+    return FourierOptimization(
+        start=start, trajectory=best["trajectory"], condition_before=math.exp(initial), condition_after=math.exp(best["value"]),
+        iterations=int(solution.get("nit", 0)), evaluations=counts["evaluations"], infeasible=counts["infeasible"],
+        message=str(solution.message), seconds=time.perf_counter() - clock,
+    )
+
+
+def _period_observation(
+    robot: Robot, regressor: Regressor, columns: np.ndarray | None, trajectory: FourierTrajectory,
+    times: np.ndarray, max_condition: float,
+) -> tuple[np.ndarray, float]:
+    """Observation matrix of one steady period (no envelope) and the worst kinematic condition number.
+
+    Every sample is solved by the inverse problem (warm started along the period);
+    raises :class:`KinematicsError` outside the workspace or past ``max_condition``.
+    Columns ``columns`` (base parameters) only, unless ``None``.
+    """
+    from pardyn.identification.filtering import stack_equations  # noqa: PLC0415 - heavy, on demand
+
+    d, ddot, dddot = trajectory.series(times)
+    q = np.empty((times.size, robot.nv))
+    worst = 0.0
+    start = robot.home
+    for k in range(times.size):
+        solution = robot.solve_inverse(trajectory.start + d[k], start=start)
+        worst = max(worst, *solution.conditioning.values())
+        if worst > max_condition:
+            raise KinematicsError(f"condition number {worst:.3g} > {max_condition:.3g}")
+        q[k] = start = solution.q
+    qdot = np.empty_like(q)
+    qddot = np.empty_like(q)
+    for k in range(times.size):
+        _, qdot[k], qddot[k] = robot.differential.task_states(q[k], ddot[k], dddot[k])
+    observation = stack_equations(np.zeros((times.size, regressor.rows)), regressor.matrix(q, qdot, qddot)).W
+    return (observation if columns is None else observation[:, columns]), worst
+
+
 def design_exciting_trajectory(
     robot: Robot,
     *,
@@ -198,14 +398,17 @@ def design_exciting_trajectory(
     check_rate_hz: float = 25.0,
     max_condition: float = 1e3,
     projection: str | None = None,
+    optimize: bool = False,
+    optimize_starts: int = 1,
+    max_iterations: int = 50,
 ) -> ExcitingDesign:
-    """Draw ``candidates`` Fourier trajectories and keep the best-exciting feasible one.
+    """Draw ``candidates`` Fourier trajectories, keep the best-exciting feasible one, optionally optimise it.
 
     Args:
         robot: the robot (its nominal dynamic parameters define the regressor layout).
         amplitude: largest deviation from the centre per task coordinate (n,) (m, rad).
         max_velocity, max_acceleration: bounds per task coordinate (n,) (per s, per s^2);
-            the series is scaled so that its worst case respects them.
+            the random series are scaled so that their worst case respects them.
         duration_s: total duration (s); ``base_frequency_hz``: fundamental (Hz);
             ``harmonics``: number of harmonics H; ``ramp_s``: fade in/out (s).
         center: rest pose (n,), the robot's home by default.
@@ -215,13 +418,15 @@ def design_exciting_trajectory(
             (keeps away from serial and parallel singularities).
         projection: identification model of the excitation criterion (see
             :class:`pardyn.dynamics.regressor.Regressor`), its default by default.
+        optimize: optimise the coefficients of the ``optimize_starts`` best random candidates
+            (:func:`optimize_fourier_coefficients`, ``max_iterations`` SLSQP iterations each)
+            and keep the best result.
 
     Raises:
         KinematicsError: no candidate stayed feasible (smaller amplitudes needed).
     """
     from pardyn.dynamics.regressor import Regressor  # noqa: PLC0415 - heavy, on demand
     from pardyn.identification.base_parameters import base_parameters, symmetric_order  # noqa: PLC0415
-    from pardyn.identification.filtering import stack_equations  # noqa: PLC0415
 
     n = len(robot.task_names)
     bounds = [_vector(v, label) for v, label in (
@@ -237,8 +442,7 @@ def design_exciting_trajectory(
     count = max(int(math.ceil(period * check_rate_hz)), int(math.ceil(3 * regressor.size / regressor.rows)))
     times = np.linspace(0.0, period, count, endpoint=False)
     columns = None
-    best: tuple[float, FourierTrajectory, float, int] | None = None
-    feasible = 0
+    ranked: list[tuple[float, FourierTrajectory, float]] = []
     draws = [
         _scaled_coefficients(rng, n, harmonics, *bounds, pulsation=pulsation, ramp_s=ramp_s) for _ in range(candidates)
     ]
@@ -246,35 +450,35 @@ def design_exciting_trajectory(
         trajectory = FourierTrajectory(center, sine, cosine, base_frequency_hz=base_frequency_hz,
                                        duration_s=duration_s, ramp_s=ramp_s)
         # One full period of the series without the envelope: what the steady part excites.
-        d, ddot, dddot = trajectory.series(times)
-        q = np.empty((times.size, robot.nv))
-        worst = 0.0
-        start = robot.home
         try:
-            for k in range(times.size):
-                solution = robot.solve_inverse(center + d[k], start=start)
-                worst = max(worst, *solution.conditioning.values())
-                if worst > max_condition:
-                    raise KinematicsError(f"condition number {worst:.3g} > {max_condition:.3g}")
-                q[k] = start = solution.q
+            observation, worst = _period_observation(robot, regressor, None, trajectory, times, max_condition)
         except KinematicsError:
             continue
-        feasible += 1
-        qdot = np.empty_like(q)
-        qddot = np.empty_like(q)
-        for k in range(times.size):
-            _, qdot[k], qddot[k] = robot.differential.task_states(q[k], ddot[k], dddot[k])
-        observation = stack_equations(np.zeros((times.size, regressor.rows)), regressor.matrix(q, qdot, qddot)).W
         if columns is None:
             base = base_parameters(observation, names=regressor.names, order=symmetric_order(regressor.names))
             columns = base.independent
-        condition = float(np.linalg.cond(observation[:, columns]))
-        if best is None or condition < best[0]:
-            best = (condition, trajectory, worst, len(columns))
-    if best is None:
+        ranked.append((float(np.linalg.cond(observation[:, columns])), trajectory, worst))
+    if not ranked:
         raise KinematicsError(
             f"none of {candidates} exciting-trajectory candidates stayed in the workspace with condition "
             f"numbers below {max_condition:g}: reduce the amplitude {bounds[0].tolist()}"
         )
-    condition, trajectory, worst, count = best
-    return ExcitingDesign(trajectory, condition, count, worst, candidates, feasible)
+    ranked.sort(key=lambda item: item[0])
+    condition, trajectory, worst = ranked[0]
+    random_condition = condition
+    runs = None
+    if optimize:
+        def observe(candidate: FourierTrajectory) -> np.ndarray:
+            return _period_observation(robot, regressor, columns, candidate, times, max_condition)[0]
+
+        runs = tuple(
+            optimize_fourier_coefficients(start, observe, amplitude=bounds[0], max_velocity=bounds[1],
+                                          max_acceleration=bounds[2], max_iterations=max_iterations)
+            for _, start, _ in ranked[:max(1, optimize_starts)]
+        )
+        chosen = min(runs, key=lambda run: run.condition_after)
+        if chosen.condition_after < condition:
+            condition, trajectory = chosen.condition_after, chosen.trajectory
+            worst = _period_observation(robot, regressor, columns, trajectory, times, max_condition)[1]
+    return ExcitingDesign(trajectory, condition, len(columns), worst, candidates, len(ranked),
+                          random_condition_number=random_condition, optimization=runs)
