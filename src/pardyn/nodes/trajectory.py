@@ -77,7 +77,9 @@ class TrajectoryNode(Node):
         start_time (double): absolute start time (s) on the node's clock if > 0; 0.
         start_delay (double): otherwise the start is the publication time plus this (s); 0.5.
         seed, base_frequency, harmonics, amplitude, max_velocity, max_acceleration,
-        candidates: the ``exciting`` kind (:func:`pardyn.trajectories.exciting.design_exciting_trajectory`).
+        candidates, optimize_iterations: the ``exciting`` kind
+        (:func:`pardyn.trajectories.exciting.design_exciting_trajectory`; ``optimize_iterations`` > 0
+        optimises the best draw's coefficients by SLSQP, 0 keeps the best draw).
 
     Raises:
         PardynError: bad parameters, or a sample the robot cannot reach (named).
@@ -111,6 +113,9 @@ class TrajectoryNode(Node):
                                         "exciting: acceleration bound per task coordinate; empty: the robot's default"),
             "candidates": declare(self, "candidates", 6, "exciting: random draws, the best-exciting is kept",
                                   low=1, high=1000),
+            "max_iterations": declare(self, "optimize_iterations", 0,
+                                      "exciting: SLSQP iterations optimising the best draw (0: none)",
+                                      low=0, high=10000),
         }
         self.robot = load_robot(robot_name)
         robot = self.robot
@@ -146,11 +151,12 @@ class TrajectoryNode(Node):
             raise InputError(f"parameters {missing}: {robot.name} has no default excitation; set them")
         design = design_exciting_trajectory(
             robot, center=center, duration_s=duration, harmonics=options["harmonics"],
-            candidates=options["candidates"], seed=options["seed"], **defaults,
+            candidates=options["candidates"], seed=options["seed"], optimize=options["max_iterations"] > 0,
+            max_iterations=max(options["max_iterations"], 1), **defaults,
         )
         self.get_logger().info(
-            f"exciting trajectory: condition number {design.condition_number:.4g} of the base observation "
-            f"matrix ({design.base_parameter_count} base parameters), {design.candidates_feasible} of "
+            f"exciting trajectory: condition number {design.condition_number:.4g} (best draw "
+            f"{design.random_condition_number:.4g}) of the base observation matrix ({design.base_parameter_count} base parameters), {design.candidates_feasible} of "
             f"{design.candidates_tried} candidates feasible"
         )
         return design.trajectory
