@@ -9,6 +9,9 @@ Pure numerical core, arrays in and arrays out:
 * :mod:`.estimation`: OLS, WLS, standard deviations, essential parameters,
   payload systems (eqs. 44-49);
 * :mod:`.metrics`: relative error norms, NMSE, RMS errors.
+* :mod:`.physical`: physically consistent standard parameters (pseudo-inertia
+  LMIs, semidefinite program; imported on its own: it needs the parameter
+  layout of :mod:`pardyn.dynamics.parameters` and cvxpy).
 
 A typical composition::
 

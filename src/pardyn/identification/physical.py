@@ -24,7 +24,7 @@ paper), so ``J >= eps 1_4`` is a linear matrix inequality (LMI).
 Since only base parameters are identifiable, the program estimates the
 *standard* parameters ``phi`` (n_st,) of every body and drive of the system:
 
-    minimise    ||D (W_st phi - Y)||^2 / s_rho^2 + lambda ||(phi - phi_nom) / s||^2
+    minimise    ||D (W_st phi - Y)||^2 / s_rho^2 + lambda ||N^T (phi - phi_nom) / s||^2
     subject to  J_b(phi) >= eps_b 1_4          for every body b     (LMI)
                 ia_j, fv_j, fs_j >= 0          for every drive j
 
@@ -36,10 +36,13 @@ Since only base parameters are identifiable, the program estimates the
   ~1 for WLS), floored at ``(1e-5 ||D Y||)^2 / r`` for noise-free data; the data
   term is then a chi-square: one standard deviation of an identifiable
   direction costs 1.
-* ``lambda ||(phi - phi_nom) / s||^2`` (``lambda = regularization``): a small
-  pull towards the nominal (CAD) parameters, the only information on the
-  directions of ``phi`` that do not change ``K phi`` (the unidentifiable
-  combinations). Scales ``s`` per body: mass ``m_0``, first moments
+* ``lambda ||N^T (phi - phi_nom) / s||^2`` (``lambda = regularization``): a
+  small pull towards the nominal (CAD) parameters along the directions of
+  ``phi`` that do not change ``K phi`` (``N``: orthonormal basis of the null
+  space of ``K diag(s)``, the unidentifiable combinations), where it is the
+  only information; the identifiable directions are not pulled (no bias when
+  the constraints are inactive: the result then reproduces the unconstrained
+  base estimate), and the problem is strictly convex. Scales ``s`` per body: mass ``m_0``, first moments
   ``m_0 l``, inertias ``m_0 l^2`` (``m_0`` the nominal mass, ``l`` the radius
   of gyration of the nominal ``Sigma`` about the frame origin; 1 kg and 0.1 m
   for a body of zero nominal mass); drive parameters: the largest of the
@@ -60,6 +63,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy import linalg
 
 from pardyn.dynamics.parameters import INERTIAL_NAMES, DynamicParameters
 from pardyn.errors import InputError
@@ -282,7 +286,10 @@ def physical_estimate(
     offset = (target - mapped @ nominal) / noise_std
     u = cp.Variable(len(columns))
     phi = nominal + cp.multiply(scale, u)
-    objective = cp.sum_squares(matrix @ u - offset) + regularization * cp.sum_squares(u)
+    objective = cp.sum_squares(matrix @ u - offset)
+    null = linalg.null_space(base.regrouping * scale)  # (n, n - n_b), exact: K is structural
+    if null.shape[1]:
+        objective = objective + regularization * cp.sum_squares(null.T @ u)
     constraints = []
     index = {name: k for k, name in enumerate(system.names)}
     bodies, margins, nominal_min = [], {}, {}

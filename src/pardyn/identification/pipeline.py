@@ -29,10 +29,14 @@ for closed-loop and actuation-redundant robots:
    loaded and unloaded bags stacked as eq. (49) when a payload is identified.
 7. **WLS** (eq. 48), standard deviations (eqs. 45-47), **essential parameters**
    (iterative removal until ``max/min %sigma < r_sigma``).
-8. **Validation** on other bags: actuator torques predicted by the identified
+8. **Physically consistent estimate** (``settings.physical``, UR5e paper Sect. 6 point 3):
+   standard parameters with every body's pseudo-inertia positive definite and
+   friction >= 0, fitted to the same weighted system
+   (:mod:`pardyn.identification.physical`), reported beside the unconstrained one.
+9. **Validation** on other bags: actuator torques predicted by the identified
    (essential) model -- the minimum-norm, zero-internal-stress torques on a
    redundant robot, as the paper's Table 3 -- against the measured ones, and
-   the same for the nominal (CAD) model.
+   the same for the nominal (CAD) model (and the physically consistent one).
 """
 
 from __future__ import annotations

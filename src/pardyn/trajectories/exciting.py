@@ -354,11 +354,12 @@ def optimize_fourier_coefficients(
 
 def _period_observation(
     robot: Robot, regressor: Regressor, columns: np.ndarray | None, trajectory: FourierTrajectory,
-    times: np.ndarray, max_condition: float,
-) -> tuple[np.ndarray, float]:
-    """Observation matrix of one steady period (no envelope) and the worst kinematic condition number.
+    times: np.ndarray, max_condition: float, starts: np.ndarray | None = None,
+) -> tuple[np.ndarray, float, np.ndarray]:
+    """Observation matrix of one steady period (no envelope), the worst kinematic condition number, ``q``.
 
-    Every sample is solved by the inverse problem (warm started along the period);
+    Every sample is solved by the inverse problem, warm started from ``starts``
+    (N, nv) (e.g. a nearby trajectory's solution) or else from the previous sample;
     raises :class:`KinematicsError` outside the workspace or past ``max_condition``.
     Columns ``columns`` (base parameters) only, unless ``None``.
     """
@@ -369,7 +370,7 @@ def _period_observation(
     worst = 0.0
     start = robot.home
     for k in range(times.size):
-        solution = robot.solve_inverse(trajectory.start + d[k], start=start)
+        solution = robot.solve_inverse(trajectory.start + d[k], start=start if starts is None else starts[k])
         worst = max(worst, *solution.conditioning.values())
         if worst > max_condition:
             raise KinematicsError(f"condition number {worst:.3g} > {max_condition:.3g}")
@@ -379,7 +380,7 @@ def _period_observation(
     for k in range(times.size):
         _, qdot[k], qddot[k] = robot.differential.task_states(q[k], ddot[k], dddot[k])
     observation = stack_equations(np.zeros((times.size, regressor.rows)), regressor.matrix(q, qdot, qddot)).W
-    return (observation if columns is None else observation[:, columns]), worst
+    return (observation if columns is None else observation[:, columns]), worst, q
 
 
 def design_exciting_trajectory(
@@ -451,7 +452,7 @@ def design_exciting_trajectory(
                                        duration_s=duration_s, ramp_s=ramp_s)
         # One full period of the series without the envelope: what the steady part excites.
         try:
-            observation, worst = _period_observation(robot, regressor, None, trajectory, times, max_condition)
+            observation, worst, _ = _period_observation(robot, regressor, None, trajectory, times, max_condition)
         except KinematicsError:
             continue
         if columns is None:
@@ -468,14 +469,20 @@ def design_exciting_trajectory(
     random_condition = condition
     runs = None
     if optimize:
-        def observe(candidate: FourierTrajectory) -> np.ndarray:
-            return _period_observation(robot, regressor, columns, candidate, times, max_condition)[0]
+        warm: list[np.ndarray | None] = [None]  # the last feasible evaluation's states: finite
+        # differences move the coefficients by ~1e-8, so Newton starts next to the solution
 
-        runs = tuple(
-            optimize_fourier_coefficients(start, observe, amplitude=bounds[0], max_velocity=bounds[1],
-                                          max_acceleration=bounds[2], max_iterations=max_iterations)
-            for _, start, _ in ranked[:max(1, optimize_starts)]
-        )
+        def observe(candidate: FourierTrajectory) -> np.ndarray:
+            observation, _, warm[0] = _period_observation(robot, regressor, columns, candidate, times, max_condition,
+                                                          starts=warm[0])
+            return observation
+
+        runs = []
+        for _, start, _ in ranked[:max(1, optimize_starts)]:
+            warm[0] = None
+            runs.append(optimize_fourier_coefficients(start, observe, amplitude=bounds[0], max_velocity=bounds[1],
+                                                      max_acceleration=bounds[2], max_iterations=max_iterations))
+        runs = tuple(runs)
         chosen = min(runs, key=lambda run: run.condition_after)
         if chosen.condition_after < condition:
             condition, trajectory = chosen.condition_after, chosen.trajectory
