@@ -286,7 +286,8 @@ def optimize_fourier_coefficients(
     """Fourier coefficients minimising the condition number of ``observation`` within the limits (SLSQP).
 
     Args:
-        start: a trajectory within the limits (its centre, frequency, duration and ramps are kept).
+        start: a feasible trajectory (its centre, frequency, duration and ramps are kept; its
+            coefficients are shrunk first if they exceed ``LIMIT_SAFETY`` of a limit on the grid).
         observation: the (base-parameter) observation matrix (rows, n_b) of a trajectory; raises
             ``infeasible`` where the trajectory cannot be followed (workspace, singularity).
         amplitude, max_velocity, max_acceleration: limits per coordinate (n,) on ``|x - c|``,
@@ -316,6 +317,8 @@ def optimize_fourier_coefficients(
                                  ramp_s=start.ramp_s)
 
     z0 = np.hstack([start.sine, start.cosine]).reshape(-1) / scale
+    # a start above LIMIT_SAFETY of a limit on the grid (e.g. scaled to the limit itself) is shrunk inside
+    z0 = z0 * min(1.0, 1.0 / max(float(np.max(np.abs(matrix @ z0) / bound)), np.finfo(float).tiny))
     counts = {"evaluations": 0, "infeasible": 0}
     best: dict[str, object] = {}
     penalty = [0.0]
