@@ -166,7 +166,7 @@ def five_bar_bags(tmp_path_factory):
                        candidates=2)
 
 
-def test_identify_reports_the_physical_estimate_beside_the_unconstrained_one(five_bar_bags, tmp_path):
+def test_identify_reports_the_physical_estimate_beside_the_unconstrained_one(five_bar_bags, tmp_path, capsys):
     robot = pardyn.load_robot("five_bar")
     bags = five_bar_bags.bags
     result = identify(robot, [bags["unloaded"]], validate_bags=[bags["validation_1"]],
@@ -189,5 +189,7 @@ def test_identify_reports_the_physical_estimate_beside_the_unconstrained_one(fiv
     out = tmp_path / "result.json"
     assert main(["identify", "--robot", "five_bar", "--bag", str(bags["unloaded"]), "--physical",
                  "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "cond(W)" in printed and "physical (SDP, min pseudo-inertia eigenvalue" in printed
     params = read_parameter_file(tmp_path / "result_physical.json", robot)
     np.testing.assert_allclose(params.vector(), result.physical.parameters.vector(), rtol=1e-6, atol=1e-9)
