@@ -161,7 +161,7 @@ def test_one_body_optimum_matches_a_cholesky_parametrised_scipy_solution():
 
 @pytest.fixture(scope="module")
 def five_bar_bags(tmp_path_factory):
-    runs = [Run("unloaded", 1, 12.0), Run("validation_1", 3, 6.0)]
+    runs = [Run("unloaded", 1, 8.0), Run("validation_1", 3, 4.0)]
     return record_runs("five_bar", runs, tmp_path_factory.mktemp("five_bar_physical"), show_progress=False,
                        candidates=2)
 
