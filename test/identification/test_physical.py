@@ -20,6 +20,7 @@ from pardyn.experiments.identification_runs import Run, as_built_parameters, rec
 from pardyn.identification import base_parameters, relative_error_norm, stack_equations, symmetric_order, wls
 from pardyn.identification.physical import physical_estimate, pseudo_inertia
 from pardyn.identification.pipeline import IdentificationSettings, identify
+from pardyn.identification.report import write_report
 
 
 def _standard_of_points(masses: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -183,6 +184,8 @@ def test_identify_reports_the_physical_estimate_beside_the_unconstrained_one(fiv
     assert physical["validation"]["relative_error_norm"] == pytest.approx(
         data["validation"]["relative_error_norm"], abs=0.01)
     assert set(physical["fit"]["per_joint"]) == set(data["fit"]["per_joint"])
+    report = write_report(result, tmp_path / "report").read_text()
+    assert "## Physically consistent estimate" in report and "validation relative error norm" in report
     # the CLI writes the physical parameters as a file pardyn dynamics --params reads
     from pardyn.cli import main  # noqa: PLC0415
 
