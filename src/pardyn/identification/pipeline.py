@@ -51,6 +51,7 @@ from pardyn.bags.writer import BagError
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
 from pardyn.dynamics.regressor import Regressor
+from pardyn.dynamics.rotor import RotorModel
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
 from pardyn.identification.estimation import (
@@ -64,6 +65,7 @@ from pardyn.identification.estimation import (
 )
 from pardyn.identification.filtering import decimate, decimation_cutoff_hz, estimate_derivatives, zero_phase_lowpass
 from pardyn.identification.metrics import nmse, relative_error_norm, relative_error_norms
+from pardyn.identification.rotor_compensation import MOTOR_TOPIC, compensate_bag_torques
 from pardyn.parallel import fork_map
 from pardyn.progress import progress
 
@@ -114,6 +116,10 @@ class IdentificationSettings:
         parameters: the model written out and validated: ``"essential"`` (the paper's
             simplified model) or ``"base"`` (every base parameter).
         workers: bags prepared in parallel (forked processes); ``None``: one per core.
+        rotor_model: rotor dynamics compensation (UR5e paper, sections 2-3.1): the efforts
+            become ``K_tau i - B thetaddot - tau_f`` from the motor encoders of ``motor_topic``
+            (:mod:`pardyn.identification.rotor_compensation`); ``None``: efforts used as recorded.
+        motor_topic: JointState topic of the motor-side encoders (rotor positions reflected).
     """
 
     model: str = "auto"
@@ -131,6 +137,8 @@ class IdentificationSettings:
     r_sigma: float = 10.0
     parameters: str = "base"
     workers: int | None = None
+    rotor_model: RotorModel | None = None
+    motor_topic: str = MOTOR_TOPIC
 
     def projection(self, robot: Robot) -> str:
         redundant = len(robot.actuated_names) > len(robot.task_names)
@@ -230,9 +238,12 @@ def prepare_bag(
     clock = time.perf_counter()
     derivatives = estimate_derivatives(series.t, positions, cutoff_hz=cutoff, order=settings.filter_order)
     model_rate = sample_rate / first
+    delay = 0.5 / sample_rate if settings.effort_delay_s is None else settings.effort_delay_s
+    if settings.rotor_model is not None:  # link-side torque from the motor-side encoders, sample by sample
+        efforts = compensate_bag_torques(bag, robot, series.t, efforts, settings.rotor_model, topic=settings.motor_topic,
+                                         cutoff_hz=ceiling, order=settings.filter_order, delay_s=delay)
     torque = zero_phase_lowpass(efforts, sample_rate_hz=sample_rate, cutoff_hz=0.8 * model_rate / 2,
                                 order=settings.filter_order)
-    delay = 0.5 / sample_rate if settings.effort_delay_s is None else settings.effort_delay_s
     if delay:
         # torque(t) = effort stamped t + delay: interpolate the (band-limited) efforts
         torque = np.column_stack([np.interp(series.t + delay, series.t, column) for column in torque.T])
@@ -405,6 +416,7 @@ class IdentificationResult:
                 "model_rate_hz": self.settings.model_rate_hz,
                 "r_sigma": self.settings.r_sigma,
                 "rank_eps": self.settings.rank_eps,
+                "rotor_compensation": self.settings.rotor_model is not None,
             },
             "timings_s": self.timings,
             # Read by pardyn dynamics --params (pardyn.dynamics.parameters.read_parameter_file).
