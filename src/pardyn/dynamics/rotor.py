@@ -186,7 +186,9 @@ class RotorModel:
             velocity, acceleration: rotor thetadot (rad/s), thetaddot (rad/s^2), link side.
             temperature_c: drive temperatures (deg C); the operating ones by default.
             inertia: subtract ``B thetaddot`` (False: friction only, for an identification
-                that estimates B, see :mod:`pardyn.identification.rotor_compensation`).
+                that estimates B, see :mod:`pardyn.identification.rotor_compensation`; the
+                load term then sees ``tau_J + B thetaddot``, an error of at most
+                ``F_l B |thetaddot| / (1 - F_l)``).
         """
         temperature = self.temperature_c if temperature_c is None else temperature_c
         velocity = np.asarray(velocity, dtype=float)

@@ -45,6 +45,7 @@ Writes ``<out>/ur5e_calibration.json`` and the PNG figures of the paper's Figs. 
 from __future__ import annotations
 
 import math
+import shutil
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -94,7 +95,8 @@ class CalibrationOptions:
             torque noise (absolute N m, relative) added in variance.
         bandwidth_hz, damping: motor-side PD.
         tilt_rad: base tilt of the tilted base-parameter count (about the base x axis).
-        workers: runs recorded in parallel; show_progress: progress lines.
+        workers: runs recorded in parallel; show_progress: progress lines;
+        keep_bags: keep the recorded bags in ``<out>/bags/<run>`` (for ``pardyn identify``).
     """
 
     identification_s: float = 31.0
@@ -120,6 +122,7 @@ class CalibrationOptions:
     tilt_rad: float = 0.3
     workers: int | None = None
     show_progress: bool = True
+    keep_bags: bool = False
 
 
 # ------------------------------------------------------------------- base parameters
@@ -400,7 +403,11 @@ def ur5e_calibration(out: Path | str, options: CalibrationOptions | None = None)
     jobs += [(f"validation_{k + 1}", 100 + k, options.validation_s, 1) for k in range(options.validations)]
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="ur5e_calibration_") as tmp:
-        shared = (robot, true_params, true_rotors, cad, nominal_rotors, gains, options, Path(tmp))
+        bag_dir = out / "bags" if options.keep_bags else Path(tmp)
+        if options.keep_bags:
+            shutil.rmtree(bag_dir, ignore_errors=True)
+            bag_dir.mkdir(parents=True)
+        shared = (robot, true_params, true_rotors, cad, nominal_rotors, gains, options, bag_dir)
         recorded = fork_map(_record_job, shared, jobs, workers=options.workers,
                             label="recording runs" if options.show_progress else None)
         timings["record_s"] = time.perf_counter() - clock
@@ -471,7 +478,7 @@ def ur5e_calibration(out: Path | str, options: CalibrationOptions | None = None)
         },
         "bags": {"joint_states": "link encoders q, effort = K_tau i (N m)",
                  MOTOR_TOPIC: "rotor encoders theta reflected to the link side, effort = K_tau i (N m)"},
-        "options": {k: v for k, v in asdict(options).items() if k not in ("workers", "show_progress")},
+        "options": {k: v for k, v in asdict(options).items() if k not in ("workers", "show_progress", "keep_bags")},
         "timings_s": timings,
         "plots": plots,
     }
