@@ -349,12 +349,13 @@ def _nmse_plot(path: Path, validations: list[dict[str, Any]]) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    keys = ("cad", "calibrated_without_compensation", "calibrated_with_compensation")
+    keys = {"cad": "CAD + rotor model", "calibrated_without_compensation": "calibrated, no compensation",
+            "calibrated_with_compensation": "calibrated, rotor compensation"}
     figure, axis = plt.subplots(figsize=(7, 4))
     width = 0.8 / len(keys)
-    for i, key in enumerate(keys):
+    for i, (key, label) in enumerate(keys.items()):
         values = [v["nmse_current_torque"][key] for v in validations]
-        axis.bar(np.arange(len(values)) + i * width, values, width, label=key.replace("_", " "))
+        axis.bar(np.arange(len(values)) + i * width, values, width, label=label)
     axis.set_xticks(np.arange(len(validations)) + width, [f"trajectory {k + 1}" for k in range(len(validations))])
     axis.set_ylabel("NMSE of K_tau i (N m)")
     axis.set_title("UR5e: held-out trajectories (paper Table 5)")

@@ -6,6 +6,9 @@ for closed-loop and actuation-redundant robots:
 1. **Read** ``joint_states`` (measured positions, actuator efforts) from each bag
    (:func:`pardyn.bags.reader.read_joint_states`: regular stamps, no NaN; exact
    retransmissions of a state, as the lockstep ``sim`` sends while it waits, are dropped).
+   With ``rotor_model`` (two encoders per joint, UR5e paper section 3.1) the efforts
+   ``K_tau i`` become the link-side torques ``K_tau i - B thetaddot - tau_f`` from the
+   motor topic, sample by sample (:mod:`pardyn.identification.rotor_compensation`).
 2. **Derivatives**: zero-phase Butterworth low-pass of the measured positions,
    central differences (eq. 39's band-pass estimates); cut-off
    ``bandwidth_factor`` (5) times the dynamics bandwidth, the frequency below
