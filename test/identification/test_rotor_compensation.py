@@ -54,8 +54,8 @@ def test_compensation_recovers_the_link_torque_from_a_bag(setup, tmp_path):
     error = np.sqrt(np.mean((lowpass(compensated) - lowpass(link))[inner] ** 2, axis=0))
     rotor_rms = np.sqrt(np.mean((motor - link)[inner] ** 2, axis=0))
     assert np.all(rotor_rms > 1.0)  # the rotor's share is large (N m) ...
-    assert np.all(error < 0.03)  # ... and removed to within 0.03 N m RMS, velocity reversals included
-    assert np.all(error < 0.02 * rotor_rms)
+    assert np.all(error < 0.005)  # ... and removed to within 5e-3 N m RMS (measured 2e-4..1.1e-3), reversals included
+    assert np.all(error < 1e-3 * rotor_rms)
 
 
 def test_augmented_regressor_identifies_rotor_inertias(setup):
