@@ -18,7 +18,7 @@ def pardyn(*args: str) -> subprocess.CompletedProcess:
 def test_robots_lists_the_shipped_robots():
     result = pardyn("robots")
     assert result.returncode == 0, result.stderr
-    assert {"five_bar", "dualv", "rrr3"} <= set(result.stdout.split())
+    assert {"five_bar", "dualv", "rrr3", "wu3r", "wu3n", "h4", "ur5e"} <= set(result.stdout.split())
 
 
 def test_robots_json_has_redundancy():
@@ -71,3 +71,12 @@ def test_demo_writes_summary_and_plot(tmp_path):
     assert summary["max_analytic_vs_newton_task_error"] < 1e-10
     assert summary["max_velocity_round_trip_error"] < 1e-10
     assert (tmp_path / "kinematics" / "kinematics.png").stat().st_size > 10_000
+
+
+def test_experiment_through_the_cli_prints_its_claim_and_writes_its_json(tmp_path):
+    """``pardyn experiment wu_redundancy`` (the quickest): the runner returns the report the CLI prints from."""
+    result = pardyn("experiment", "wu_redundancy", "--out", str(tmp_path), "--quiet")
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "wu_redundancy.json").read_text())
+    assert f"claim held in this run: {report['claim_held']}" in result.stdout
+    assert all((tmp_path / name).is_file() for name in report["plots"])

@@ -49,7 +49,7 @@ def urdf() -> str:
         out.append(_joint(f"arm{n}_P_marker", "fixed", "base_link", f"arm{n}_P", position))
         out.append(_link(f"arm{n}", nominal.body(f"arm{n}")))
         out.append(_joint(f"motor{n}", "revolute", "base_link", f"arm{n}", position, axis=AXES[i],
-                          drive=nominal.drive(f"motor{n}"), effort=efforts[i]))
+                          drive=nominal.drive(f"motor{n}"), limit=(efforts[i], 100.0)))
         out.append(_link(f"arm{n}_B"))
         tip = (ARM * math.cos(ALPHA[i]), ARM * math.sin(ALPHA[i]), 0.0)
         out.append(_joint(f"arm{n}_B_marker", "fixed", f"arm{n}", f"arm{n}_B", tip))

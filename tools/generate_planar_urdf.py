@@ -133,14 +133,16 @@ def _link(name: str, body: Body | None = None) -> str:
 
 
 def _joint(name: str, kind: str, parent: str, child: str, xyz=(0.0, 0.0, 0.0), yaw=0.0, axis="0 0 1",
-           drive: Drive | None = None, effort: float = 1000.0) -> str:
+           drive: Drive | None = None, roll: float = 0.0, limit: tuple[float, float] = (1000.0, 100.0)) -> str:
+    """A URDF joint; ``roll``/``yaw`` (rad) of its origin, ``limit`` = (effort N m, velocity rad/s)."""
     text = (
         f'  <joint name="{name}" type="{kind}">\n'
         f'    <parent link="{parent}"/>\n    <child link="{child}"/>\n'
-        f'    <origin xyz="{xyz[0]:.17g} {xyz[1]:.17g} {xyz[2]:.17g}" rpy="0 0 {yaw:.17g}"/>\n'
+        f'    <origin xyz="{xyz[0]:.17g} {xyz[1]:.17g} {xyz[2]:.17g}" rpy="{roll:.17g} 0 {yaw:.17g}"/>\n'
     )
     if kind == "revolute":
-        text += f'    <axis xyz="{axis}"/>\n    <limit lower="-6.2831853" upper="6.2831853" effort="{effort:.17g}" velocity="100"/>\n'
+        text += (f'    <axis xyz="{axis}"/>\n    <limit lower="-6.2831853" upper="6.2831853" '
+                 f'effort="{limit[0]:.17g}" velocity="{limit[1]:.17g}"/>\n')
     elif kind == "prismatic":
         text += f'    <axis xyz="{axis}"/>\n    <limit lower="-5" upper="5" effort="10000" velocity="100"/>\n'
     if drive is not None and (drive.damping or drive.friction):

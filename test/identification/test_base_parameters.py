@@ -154,3 +154,18 @@ def test_reduce_system_and_errors():
         base_parameters(w, names=["a"])
     with pytest.raises(InputError, match="zero"):
         base_parameters(np.zeros((10, 2)))
+
+
+
+def test_round_off_residue_of_a_dependent_column_does_not_hide_a_later_one():
+    """A column equal to 6e-17 times another (a first moment along a joint axis, cos(pi/2))
+    is dependent; QR must not let its round-off direction absorb the later, independent column
+    (plain Householder QR drops both: |R_22| of ``b`` comes out ~1e-16)."""
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=(2, 50))
+    W = np.column_stack([a, 6.123e-17 * b, b])
+    base = base_parameters(W, names=["a", "tiny", "b"])
+    assert base.independent.tolist() == [0, 2]
+    top = np.linalg.norm(a)  # |R_11|, the largest diagonal entry here
+    distance = np.linalg.norm(b - a * (a @ b) / (a @ a))  # b's distance from span(a)
+    np.testing.assert_allclose(base.diagonal[[0, 2]], [1.0, distance / top], rtol=1e-10)

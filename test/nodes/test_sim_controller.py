@@ -363,6 +363,38 @@ def test_sim_parameters_choose_the_plant_and_the_payload(ros_client):
         node.destroy_node()
 
 
+def test_flexible_plant_publishes_link_and_motor_encoders(ros_client):
+    """plant: flexible (ur5e): joint_states = link encoders, motor_states = rotor encoders; at rest under the
+    gravity torque their difference is the spring deflection g(q) / K (statics, by hand)."""
+    import pinocchio as pin
+
+    from pardyn.dynamics.rotor import load_rotor_model
+    from pardyn.nodes.sim import SimNode
+    from pardyn.plants.flexible_joint import FlexibleJointPlant
+
+    node = in_process(SimNode, ros_client, "flexible", "--params-file", str(SIM_CONFIG), "-p", "robot:=ur5e",
+                      "-p", "plant:=flexible", "-p", "publish_clock:=false", "-p", "torque_noise:=0.0",
+                      "-p", "torque_noise_floor:=0.0")
+    try:
+        assert isinstance(node.plant, FlexibleJointPlant)
+        prefix = f"{ros_client.node.get_namespace()}/flexible"
+        links = ros_client.collect(JointState, f"{prefix}/joint_states")
+        motors = ros_client.collect(JointState, f"{prefix}/motor_states")
+        robot = node.robot
+        gravity = pin.computeGeneralizedGravity(node.plant.model, node.plant.data, robot.home)
+        for _ in range(5):
+            node._advance(gravity)
+        assert ros_client.spin_until(lambda: (node._send() or True) and links and motors, timeout_s=15.0)
+        link, motor = links[-1], motors[-1]
+        assert link.header.stamp == motor.header.stamp and list(motor.name) == list(robot.actuated_names)
+        np.testing.assert_allclose(motor.effort, gravity, atol=1e-9)  # the held current-based torque
+        deflection = np.asarray(motor.position) - np.asarray(link.position)
+        resolution = 2 * math.pi / 131072
+        np.testing.assert_allclose(deflection, gravity / load_rotor_model(robot).stiffness, atol=1.01 * resolution)
+    finally:
+        node.destroy_node()
+
+
 def test_pinocchio_plant_lockstep_with_the_controller_in_one_process(ros_client, closure_violation):
     """The same lockstep loop on the pinocchio plant, both nodes in one executor (composition)."""
     from rclpy.executors import SingleThreadedExecutor

@@ -827,6 +827,7 @@ def write_joint_states(
     storage: Literal["mcap", "sqlite3"] = "mcap",
     distro: str = "kilted",
     flush: FlushPolicy | None = None,
+    extra_topics: Mapping[str, tuple[Sequence[str], np.ndarray, np.ndarray | None, np.ndarray | None]] | None = None,
 ) -> Path:
     """Write a whole JointState time series as a new bag; its path.
 
@@ -839,6 +840,9 @@ def write_joint_states(
         t_s: sample times (s), shape (N,), >= 0.
         names: joint names, n of them.
         position: (N, n) (rad, m); velocity, effort: (N, n) or None.
+        extra_topics: more JointState topics with the same stamps,
+            ``{topic: (names, position, velocity, effort)}`` (e.g. the motor-side
+            encoders of a flexible-joint robot on ``/motor_states``).
 
     Raises:
         BagError: shapes that disagree, negative times, ``path`` exists.
@@ -850,18 +854,25 @@ def write_joint_states(
     position = _series("position", position, shape, path)
     velocity = _series("velocity", velocity, shape, path)
     effort = _series("effort", effort, shape, path)
+    topics = {topic: (names, position, velocity, effort)}
+    for name, (joints, *arrays) in (extra_topics or {}).items():
+        size = (len(stamps), len(joints))
+        topics[name] = (list(joints), *(_series(f"{name} {label}", array, size, path)
+                                        for label, array in zip(("position", "velocity", "effort"), arrays)))
     with BagWriter(path, storage=storage, distro=distro, flush=flush, validate=False) as bag:
-        bag.add_topic(topic, "sensor_msgs/msg/JointState")
+        for name in topics:
+            bag.add_topic(name, "sensor_msgs/msg/JointState")
         for k, stamp in enumerate(stamps):
-            message = joint_state_message(
-                bag.typestore,
-                int(stamp),
-                names,
-                position[k],
-                () if velocity is None else velocity[k],
-                () if effort is None else effort[k],
-                frame_id=frame_id,
-            )
-            bag.write(topic, message)
+            for name, (joints, position_k, velocity_k, effort_k) in topics.items():
+                message = joint_state_message(
+                    bag.typestore,
+                    int(stamp),
+                    joints,
+                    position_k[k],
+                    () if velocity_k is None else velocity_k[k],
+                    () if effort_k is None else effort_k[k],
+                    frame_id=frame_id,
+                )
+                bag.write(name, message)
     return path
 

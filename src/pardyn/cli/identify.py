@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from pardyn.dynamics.parameters import write_parameter_file
+from pardyn.dynamics.rotor import load_rotor_model
 from pardyn.identification.pipeline import MODELS, IdentificationSettings, identify
 from pardyn.robot import load_robot
 
@@ -32,6 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--physical", action="store_true",
                         help="also estimate physically consistent parameters (pseudo-inertias positive definite, "
                              "SDP); reported beside the unconstrained ones, written to <out>_physical.json")
+    parser.add_argument("--rotor-compensation", action="store_true",
+                        help="subtract the rotor inertia and friction torques (the robot YAML's 'rotors:' model) "
+                             "computed from the motor-side encoders of --motor-topic (UR5e paper, section 3.1)")
+    parser.add_argument("--motor-topic", default="motor_states",
+                        help="JointState topic of the motor-side encoders (default motor_states)")
     parser.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     parser.add_argument("--report", type=Path, help="directory for report.md and its plots")
 
@@ -47,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         r_sigma=args.r_sigma,
         parameters=args.parameters,
         physical=args.physical,
+        rotor_model=load_rotor_model(robot) if args.rotor_compensation else None,
+        motor_topic=args.motor_topic,
     )
     result = identify(robot, args.bag, loaded_bags=args.loaded_bag, validate_bags=args.validate_bag,
                       settings=settings)

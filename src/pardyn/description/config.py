@@ -38,6 +38,10 @@ type       components            use
 ``distance`` |p_b - p_a| = length massless rod between two ball joints
 ========== ===================== ============================================
 
+A serial robot (``ur5e``) is the trivial case: no ``closures``, the task
+coordinates *are* the actuated joints (``task: {q1: shoulder_pan_joint, ...}``,
+``actuated`` the same joints), so that every velocity map is the identity.
+
 A planar loop written as ``6D`` would give three identically-zero, hence
 redundant, rows: the type selects the independent ones. ``components:`` may
 override the selection.
@@ -238,15 +242,22 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
             f"{len(actuated)} actuated joints cannot drive {len(task_names)} task coordinates",
         )
     sensed = reader.strings(top.get("sensed"), "sensed")
+    raw_closures = top.get("closures") or []
+    serial = not raw_closures
+    if serial and set(actuated) != set(task_joints):
+        raise reader.fail(
+            "task",
+            f"a serial robot (no closures) has its actuated joints as task coordinates: task lists "
+            f"{list(task_joints)}, actuated {list(actuated)}",
+        )
     for label, names in (("actuated", actuated), ("sensed", sensed)):
         clash = sorted(set(names) & set(task_joints))
-        if clash:
+        if clash and not (serial and label == "actuated"):
             raise reader.fail(label, f"{clash} are task coordinates of the virtual chain")
     both = sorted(set(actuated) & set(sensed))
     if both:
         raise reader.fail("sensed", f"{both} are already actuated (actuated joints are always measured)")
 
-    raw_closures = top.get("closures") or []
     if not isinstance(raw_closures, list):
         raise reader.fail("closures", "expected a list")
     closures = tuple(_parse_closure(reader, item, i) for i, item in enumerate(raw_closures))

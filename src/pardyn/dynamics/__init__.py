@@ -8,7 +8,9 @@
 * :mod:`pardyn.dynamics.closed_loop`: inertia, Coriolis, gravity terms in task
   and joint coordinates (3-RRR paper eqs. 26, 58) for computed torque control;
 * :mod:`pardyn.dynamics.regressor`: identification models (eqs. 19, 30, 36, 38);
-* :mod:`pardyn.dynamics.forward`: constrained forward dynamics and simulation.
+* :mod:`pardyn.dynamics.forward`: constrained forward dynamics and simulation;
+* :mod:`pardyn.dynamics.rotor`: the drive side of flexible joints (rotor inertia, nonlinear
+  rotor friction, rotor dynamics compensation; UR5e paper sections 2, 3.1).
 
 >>> import pardyn
 >>> from pardyn.dynamics import InverseDynamics, load_dynamic_model
@@ -45,6 +47,7 @@ from pardyn.dynamics.parameters import (
     write_parameter_file,
 )
 from pardyn.dynamics.regressor import PROJECTIONS, Regressor
+from pardyn.dynamics.rotor import RotorFriction, RotorModel, load_rotor_model
 
 __all__ = [
     "DRIVE_NAMES",
@@ -57,10 +60,13 @@ __all__ = [
     "InverseDynamics",
     "JointSpaceModel",
     "Regressor",
+    "RotorFriction",
+    "RotorModel",
     "TaskSpaceModel",
     "body_to_joint_matrix",
     "inertia_from_standard",
     "load_dynamic_model",
+    "load_rotor_model",
     "minimum_norm_torques",
     "nominal_parameters",
     "null_space_projector",

@@ -111,6 +111,33 @@ def symmetric_order(
     return np.asarray(order, dtype=int)
 
 
+def _independent_columns(r: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """``|R_kk|`` of eq. (42) against the *kept* earlier columns only, and the kept mask.
+
+    ``r`` (n, n) has the column geometry of W (``||W v|| = ||R v||``). Plain QR
+    also orthogonalizes against a dependent column's round-off residue (e.g. a
+    first moment along a joint axis, ``cos(pi/2) = 6e-17`` times another
+    column): that residue then spans the direction of a later, independent
+    column, which comes out dependent too (the UR5e tilted base: ``my`` of the
+    shoulder link hides ``mz``). Gram-Schmidt on the kept columns only (twice,
+    for orthogonality) gives the distance of column ``k`` from the span of the
+    kept ones, equal to ``|R_kk|`` whenever the dropped columns are exactly dependent.
+    """
+    n = r.shape[1]
+    basis = np.zeros((r.shape[0], 0))
+    diag = np.zeros(n)
+    keep = np.zeros(n, dtype=bool)
+    for k in range(n):
+        residual = r[:, k].copy()
+        for _ in range(2):
+            residual -= basis @ (basis.T @ residual)
+        diag[k] = np.linalg.norm(residual)
+        if diag[k] > threshold:
+            keep[k] = True
+            basis = np.column_stack([basis, residual / diag[k]])
+    return diag, keep
+
+
 def _round_significant(values: np.ndarray, digits: int) -> np.ndarray:
     out = np.zeros_like(values)
     nonzero = values != 0.0
@@ -250,11 +277,10 @@ def base_parameters(
         raise InputError(f"order must be a permutation of range({n_st})")
 
     r = triangular_factor(stacked[:, order])  # eq. (42), (n_st, n_st)
-    diag = np.abs(np.diag(r))
-    top = diag.max()
+    top = np.abs(np.diag(r)).max()
     if top == 0.0:
         raise InputError("W is zero: no parameter has any effect")
-    keep = diag > eps * top
+    diag, keep = _independent_columns(r, eps * top)
     base_pos, dep_pos = np.flatnonzero(keep), np.flatnonzero(~keep)
     # W_d = W_b beta, solved on the triangular factor (||W v|| = ||R v||)
     beta_o = np.zeros((base_pos.size, dep_pos.size))

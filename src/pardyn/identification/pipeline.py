@@ -6,6 +6,9 @@ for closed-loop and actuation-redundant robots:
 1. **Read** ``joint_states`` (measured positions, actuator efforts) from each bag
    (:func:`pardyn.bags.reader.read_joint_states`: regular stamps, no NaN; exact
    retransmissions of a state, as the lockstep ``sim`` sends while it waits, are dropped).
+   With ``rotor_model`` (two encoders per joint, UR5e paper section 3.1) the efforts
+   ``K_tau i`` become the link-side torques ``K_tau i - B thetaddot - tau_f`` from the
+   motor topic, sample by sample (:mod:`pardyn.identification.rotor_compensation`).
 2. **Derivatives**: zero-phase Butterworth low-pass of the measured positions,
    central differences (eq. 39's band-pass estimates); cut-off
    ``bandwidth_factor`` (5) times the dynamics bandwidth, the frequency below
@@ -55,6 +58,7 @@ from pardyn.bags.writer import BagError
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
 from pardyn.dynamics.regressor import Regressor
+from pardyn.dynamics.rotor import RotorModel
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
 from pardyn.identification.estimation import (
@@ -68,6 +72,7 @@ from pardyn.identification.estimation import (
 )
 from pardyn.identification.filtering import decimate, decimation_cutoff_hz, estimate_derivatives, zero_phase_lowpass
 from pardyn.identification.metrics import nmse, relative_error_norm, relative_error_norms
+from pardyn.identification.rotor_compensation import MOTOR_TOPIC, compensate_bag_torques
 from pardyn.parallel import fork_map
 from pardyn.progress import progress
 
@@ -122,6 +127,10 @@ class IdentificationSettings:
         physical: also estimate physically consistent standard parameters (every body's
             pseudo-inertia positive definite, friction >= 0; :mod:`pardyn.identification.physical`)
             and report them beside the unconstrained estimate.
+        rotor_model: rotor dynamics compensation (UR5e paper, sections 2-3.1): the efforts
+            become ``K_tau i - B thetaddot - tau_f`` from the motor encoders of ``motor_topic``
+            (:mod:`pardyn.identification.rotor_compensation`); ``None``: efforts used as recorded.
+        motor_topic: JointState topic of the motor-side encoders (rotor positions reflected).
     """
 
     model: str = "auto"
@@ -140,6 +149,8 @@ class IdentificationSettings:
     parameters: str = "base"
     workers: int | None = None
     physical: bool = False
+    rotor_model: RotorModel | None = None
+    motor_topic: str = MOTOR_TOPIC
 
     def projection(self, robot: Robot) -> str:
         redundant = len(robot.actuated_names) > len(robot.task_names)
@@ -239,9 +250,12 @@ def prepare_bag(
     clock = time.perf_counter()
     derivatives = estimate_derivatives(series.t, positions, cutoff_hz=cutoff, order=settings.filter_order)
     model_rate = sample_rate / first
+    delay = 0.5 / sample_rate if settings.effort_delay_s is None else settings.effort_delay_s
+    if settings.rotor_model is not None:  # link-side torque from the motor-side encoders, sample by sample
+        efforts = compensate_bag_torques(bag, robot, series.t, efforts, settings.rotor_model, topic=settings.motor_topic,
+                                         cutoff_hz=ceiling, order=settings.filter_order, delay_s=delay)
     torque = zero_phase_lowpass(efforts, sample_rate_hz=sample_rate, cutoff_hz=0.8 * model_rate / 2,
                                 order=settings.filter_order)
-    delay = 0.5 / sample_rate if settings.effort_delay_s is None else settings.effort_delay_s
     if delay:
         # torque(t) = effort stamped t + delay: interpolate the (band-limited) efforts
         torque = np.column_stack([np.interp(series.t + delay, series.t, column) for column in torque.T])
@@ -422,6 +436,7 @@ class IdentificationResult:
                 "model_rate_hz": self.settings.model_rate_hz,
                 "r_sigma": self.settings.r_sigma,
                 "rank_eps": self.settings.rank_eps,
+                "rotor_compensation": self.settings.rotor_model is not None,
             },
             "timings_s": self.timings,
             # settings.physical: the physically consistent estimate beside the unconstrained one

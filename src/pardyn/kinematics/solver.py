@@ -53,7 +53,12 @@ FIT_STEP_TOLERANCE = 1e-10
 
 
 def _condition(block: np.ndarray) -> float:
-    """2-norm condition number (ratio of extreme singular values); inf when rank-deficient."""
+    """2-norm condition number (ratio of extreme singular values); inf when rank-deficient.
+
+    An empty block (a serial robot: no closure equation) is perfectly conditioned (1).
+    """
+    if block.size == 0:
+        return 1.0
     singular = np.linalg.svd(block, compute_uv=False)
     return float(singular[0] / singular[-1]) if singular[-1] > 0.0 else math.inf
 

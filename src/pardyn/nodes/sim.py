@@ -17,7 +17,13 @@ robot:
   other nodes' ``use_sim_time``;
 * publishes ``ground_truth/joint_states`` (sensor_msgs/JointState): the
   plant's true state, every tree joint (``robot.joint_names``), exact
-  positions and velocities, same stamp (parameter ``publish_ground_truth``).
+  positions and velocities, same stamp (parameter ``publish_ground_truth``);
+* with ``plant: flexible`` (a serial robot with flexible joints and the rotor
+  model of its YAML, :class:`pardyn.plants.flexible_joint.FlexibleJointPlant`),
+  ``joint_states`` carries the *link-side* encoders and the effort is the
+  current-based torque ``K_tau i``; ``motor_states`` (sensor_msgs/JointState,
+  actuated joints, same stamp) the *motor-side* encoders, rotor positions
+  reflected to the link side (same encoder model) and the same effort.
 
 **Lockstep protocol** (``lockstep: true``, the default). State ``k`` is
 stamped at exactly ``t_k = k * period`` (integer nanoseconds, ``period =
@@ -86,11 +92,12 @@ from pardyn.plants import Plant, PlantState
 from pardyn.plants.measurement import VELOCITY_MODES, MeasurementModel
 from pardyn.robot import Robot, load_robot
 
-__all__ = ["GROUND_TRUTH_TOPIC", "PLANTS", "SimNode", "check_command", "main", "make_plant"]
+__all__ = ["GROUND_TRUTH_TOPIC", "MOTOR_STATE_TOPIC", "PLANTS", "SimNode", "check_command", "main", "make_plant"]
 
 NODE_NAME = "sim"
 GROUND_TRUTH_TOPIC = "ground_truth/joint_states"
-PLANTS = ("mujoco", "pinocchio")
+PLANTS = ("mujoco", "pinocchio", "flexible")
+MOTOR_STATE_TOPIC = "motor_states"
 STALE_WINDOW = 1000  # older tags within this many steps are duplicates, dropped silently
 
 
@@ -106,15 +113,23 @@ def check_command(data, size: int, names) -> np.ndarray:
 
 
 def make_plant(robot: Robot, kind: str, *, payload=None, timestep: float = 0.0, coulomb_width: float = 0.0,
-               offsets: np.ndarray | None = None) -> Plant:
+               offsets: np.ndarray | None = None, params=None) -> Plant:
     """A plant of ``kind`` (:data:`PLANTS`) for ``robot`` (whose model carries the dynamic parameters).
 
     ``timestep`` 0 keeps the plant's default; ``coulomb_width`` is the pinocchio
     plant's friction smoothing (rad/s); ``offsets`` the drive offsets ``tau_off``
     (nv,), N m or N, which pinocchio's model cannot hold (the pinocchio plant adds
-    them; MuJoCo builds counterweights as bodies, see :mod:`pardyn.plants.mujoco_plant`).
+    them; MuJoCo builds counterweights as bodies, see :mod:`pardyn.plants.mujoco_plant`);
+    ``params`` the link parameters of the flexible-joint plant (the YAML's by default).
     """
     options = {} if timestep <= 0.0 else {"timestep": timestep}
+    if kind == "flexible":
+        from pardyn.dynamics.rotor import load_rotor_model  # noqa: PLC0415
+        from pardyn.plants.flexible_joint import FlexibleJointPlant  # noqa: PLC0415
+
+        if payload is not None:
+            raise InputError("parameter payload_mass: the flexible-joint plant carries no payload")
+        return FlexibleJointPlant(robot, load_rotor_model(robot), params=params, **options)
     if kind == "mujoco":
         from pardyn.plants.mujoco_plant import MujocoPlant  # noqa: PLC0415 - mujoco only when asked for
 
@@ -204,7 +219,8 @@ class SimNode(Node):
         self.watchdog_s = watchdog_periods * self.period_s
         payload = self._payload(payload_mass, payload_com, payload_inertia)
         self.plant = make_plant(robot, plant_kind, payload=payload, timestep=plant_timestep,
-                                coulomb_width=coulomb_width, offsets=self.dynamic_parameters.offset_vector())
+                                coulomb_width=coulomb_width, offsets=self.dynamic_parameters.offset_vector(),
+                                params=self.dynamic_parameters)
         q0 = robot.home if not initial_task else robot.solve_inverse(initial_task).q
         self.plant.reset(q0)
         self.measurement = self._make_measurement(measurement)
@@ -228,6 +244,9 @@ class SimNode(Node):
             self.create_publisher(JointState, GROUND_TRUTH_TOPIC, state_qos) if publish_truth else None
         )
         self._clock_publisher = self.create_publisher(ClockMessage, "/clock", 10) if publish_clock else None
+        self._motor_publisher = (  # rotor encoders of a flexible-joint plant
+            self.create_publisher(JointState, MOTOR_STATE_TOPIC, state_qos) if plant_kind == "flexible" else None
+        )
         self._commands = self.create_subscription(Float64MultiArray, COMMAND_TOPIC, self._on_command, CONTROL_QOS)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         if self.lockstep:
@@ -304,17 +323,26 @@ class SimNode(Node):
             truth.name = list(self.robot.joint_names)
             truth.position = state.q.tolist()
             truth.velocity = state.qdot.tolist()
-        self._sent = (message, truth, ClockMessage(clock=stamp))
+        motor = None
+        if self._motor_publisher is not None:
+            motor = JointState()
+            motor.header.stamp = stamp
+            motor.name = list(self.names)
+            motor.position = self.measurement.quantize(state.theta)[1].tolist()
+            motor.effort = list(message.effort)
+        self._sent = (message, truth, ClockMessage(clock=stamp), motor)
         self._send()
 
     def _send(self) -> None:
         """(Re-)send the messages of the current state: identical, so a re-send changes nothing downstream."""
-        message, truth, clock = self._sent
+        message, truth, clock, motor = self._sent
         self._state_publisher.publish(message)
         if truth is not None:
             self._truth_publisher.publish(truth)
         if self._clock_publisher is not None:
             self._clock_publisher.publish(clock)
+        if motor is not None:
+            self._motor_publisher.publish(motor)
         self._last_publish_wall = time.monotonic()
 
     def _advance(self, tau: np.ndarray) -> None:

@@ -64,5 +64,5 @@ class Plant(ABC):
         """The current state."""
 
     def closure_violation(self) -> float:
-        """Max |closure residual| at the current state (m, rad), from the robot's own closure equations."""
-        return float(np.abs(self.robot.closures.residual(self.state().q)).max())
+        """Max |closure residual| at the current state (m, rad), from the robot's own closure equations (0 for a serial robot)."""
+        return float(np.abs(self.robot.closures.residual(self.state().q)).max(initial=0.0))
