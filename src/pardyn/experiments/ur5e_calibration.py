@@ -61,7 +61,7 @@ from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel, load_rotor_model
 from pardyn.experiments.identification_runs import as_built_parameters
-from pardyn.experiments.plots import write_json
+from pardyn.experiments.plots import joint_panels, write_json
 from pardyn.identification.base_parameters import base_parameters
 from pardyn.identification.filtering import decimation_cutoff_hz, zero_phase_lowpass
 from pardyn.identification.metrics import nmse
@@ -89,6 +89,11 @@ class CalibrationOptions:
         rate_hz: sampling rate (Hz); decimation: n_d (20); timestep_s: plant RK4 step (s).
         base_frequency_hz, harmonics, candidates, amplitude_rad, max_velocity_rad_s, max_acceleration_rad_s2:
             the Fourier trajectories (design_exciting_trajectory).
+        optimize_iterations: SLSQP iterations optimising the exciting trajectory's coefficients for the
+            condition number of the observation matrix within the limits (the paper's future-work point 2;
+            :func:`pardyn.trajectories.exciting.optimize_fourier_coefficients`); 0: the best random draw.
+        physical: also estimate physically consistent parameters (the paper's future-work point 3;
+            :mod:`pardyn.identification.physical`) from the compensated data, reported beside them.
         truth_seed: seed of the as-built inertials; inertia_spread: their spread.
         rotor_errors: true drive side / YAML rotor model factors per field.
         counts_per_revolution: both encoders' resolution; torque_noise_nm, torque_noise: current-based
@@ -108,6 +113,8 @@ class CalibrationOptions:
     base_frequency_hz: float = 0.2
     harmonics: int = 5
     candidates: int = 8
+    optimize_iterations: int = 20
+    physical: bool = True
     amplitude_rad: tuple[float, ...] = (1.0, 0.5, 0.7, 1.0, 1.0, 1.5)
     max_velocity_rad_s: tuple[float, ...] = (1.5, 1.5, 1.5, 2.0, 2.0, 2.0)
     max_acceleration_rad_s2: tuple[float, ...] = (4.0, 4.0, 4.0, 6.0, 6.0, 6.0)
@@ -246,24 +253,27 @@ def record_run(
                        reference=reference.position, trajectory=trajectory.to_json())
 
 
-def _trajectory(robot: Robot, options: CalibrationOptions, *, duration_s: float, seed: int, candidates: int):
+def _trajectory(robot: Robot, options: CalibrationOptions, *, duration_s: float, seed: int, candidates: int,
+                optimize_iterations: int = 0):
     return design_exciting_trajectory(
         robot, amplitude=options.amplitude_rad, max_velocity=options.max_velocity_rad_s,
         max_acceleration=options.max_acceleration_rad_s2, duration_s=duration_s,
         base_frequency_hz=options.base_frequency_hz, harmonics=options.harmonics, candidates=candidates, seed=seed,
+        optimize=optimize_iterations > 0, max_iterations=max(1, optimize_iterations),
     )
 
 
-def _record_job(shared: tuple, job: tuple[str, int, float, int]) -> tuple[FlexibleRun, float, Path]:
+def _record_job(shared: tuple, job: tuple[str, int, float, int, int]) -> tuple[FlexibleRun, tuple[float, float], Path]:
     robot, true_params, true_rotors, cad, nominal_rotors, gains, options, out_dir = shared
-    name, seed, duration, candidates = job
-    design = _trajectory(robot, options, duration_s=duration, seed=seed, candidates=candidates)
+    name, seed, duration, candidates, optimize_iterations = job
+    design = _trajectory(robot, options, duration_s=duration, seed=seed, candidates=candidates,
+                         optimize_iterations=optimize_iterations)
     plant = FlexibleJointPlant(robot, true_rotors, params=true_params, timestep=options.timestep_s)
     run = record_run(name, robot, plant, design.trajectory, cad=cad, rotors=nominal_rotors, gains=gains,
                      rate_hz=options.rate_hz, counts_per_revolution=options.counts_per_revolution,
                      torque_noise_nm=options.torque_noise_nm, torque_noise=options.torque_noise, seed=seed,
                      show_progress=options.show_progress and (options.workers or 2) <= 1)
-    return run, design.condition_number, run.write_bag(out_dir / name)
+    return run, (design.random_condition_number, design.condition_number), run.write_bag(out_dir / name)
 
 
 # ---------------------------------------------------------------------- validation
@@ -317,32 +327,6 @@ def _validation(
 
 
 # -------------------------------------------------------------------------- plots
-def _joint_plot(path: Path, t: np.ndarray, measured: np.ndarray, curves: dict[str, np.ndarray],
-                joints: tuple[str, ...], title: str) -> Path:
-    import matplotlib  # noqa: PLC0415 - plotting only
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    figure, axes = plt.subplots(3, 2, figsize=(11, 8), sharex=True)
-    for j, axis in enumerate(axes.T.reshape(-1)):
-        axis.plot(t, measured[:, j], "k-", lw=1.0, label="measured K_tau i")
-        for label, values in curves.items():
-            axis.plot(t, values[:, j], "--", lw=1.0, label=label)
-        axis.set_title(joints[j], fontsize=9)
-        axis.set_ylabel("N m")
-        axis.grid(True, alpha=0.3)
-    for axis in axes[-1]:
-        axis.set_xlabel("t (s)")
-    axes[0, 0].legend(fontsize=8)
-    figure.suptitle(title)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
-    return path
-
-
 def _nmse_plot(path: Path, validations: list[dict[str, Any]]) -> Path:
     import matplotlib  # noqa: PLC0415
 
@@ -379,6 +363,11 @@ def _summary(result: IdentificationResult) -> dict[str, Any]:
         "fit_relative_error": data["fit"]["relative_error_norm"],
         "derivative_cutoff_hz": data["filter"]["derivative_cutoff_hz"],
         "parameters": data["base_parameters"],
+        **({} if data.get("physical") is None else {"physical": {
+            "fit_relative_error": data["physical"]["fit"]["relative_error_norm"],
+            "min_pseudo_inertia_eigenvalue": data["physical"]["min_pseudo_inertia_eigenvalue"],
+            "max_base_shift_in_std": data["physical"].get("max_base_shift_in_std"),
+        }}),
     }
 
 
@@ -400,8 +389,8 @@ def ur5e_calibration(out: Path | str, options: CalibrationOptions | None = None)
     true_rotors = nominal_rotors.scaled(options.rotor_errors)
     gains = pd_gains_from_bandwidth(robot, bandwidth_hz=options.bandwidth_hz, damping=options.damping,
                                     params=cad.with_values({f"ia_{j}": b for j, b in zip(robot.joint_names, nominal_rotors.inertia)}))
-    jobs = [("identification", 1, options.identification_s, options.candidates)]
-    jobs += [(f"validation_{k + 1}", 100 + k, options.validation_s, 1) for k in range(options.validations)]
+    jobs = [("identification", 1, options.identification_s, options.candidates, options.optimize_iterations)]
+    jobs += [(f"validation_{k + 1}", 100 + k, options.validation_s, 1, 0) for k in range(options.validations)]
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="ur5e_calibration_") as tmp:
         bag_dir = out / "bags" if options.keep_bags else Path(tmp)
@@ -412,11 +401,11 @@ def ur5e_calibration(out: Path | str, options: CalibrationOptions | None = None)
         recorded = fork_map(_record_job, shared, jobs, workers=options.workers,
                             label="recording runs" if options.show_progress else None)
         timings["record_s"] = time.perf_counter() - clock
-        (identification_run, design_condition, identification_bag), *validation_runs = recorded
+        (identification_run, (random_condition, design_condition), identification_bag), *validation_runs = recorded
         clock_identify = time.perf_counter()
         rigid_settings = IdentificationSettings(decimation=options.decimation, workers=1)
         compensated_settings = IdentificationSettings(decimation=options.decimation, workers=1,
-                                                      rotor_model=nominal_rotors)
+                                                      rotor_model=nominal_rotors, physical=options.physical)
         rigid = identify(robot, [identification_bag], settings=rigid_settings, show_progress=False)
         compensated = identify(robot, [identification_bag], settings=compensated_settings, show_progress=False)
         timings["identify_s"] = time.perf_counter() - clock_identify
@@ -431,13 +420,17 @@ def ur5e_calibration(out: Path | str, options: CalibrationOptions | None = None)
     plots = []
     if validations:
         series = validations[0]["series"]
-        plots.append(_joint_plot(out / "ur5e_calibrated_torques.png", series["t"], series["measured"], {
+        measured = {"measured K_tau i": series["measured"]}
+        plots.append(joint_panels(out / "ur5e_calibrated_torques.png", series["t"], {
+            **measured,
             "calibrated, rotor compensation": series["calibrated_with_compensation"],
             "calibrated, no compensation": series["calibrated_without_compensation"],
-        }, robot.joint_names, "UR5e held-out trajectory 1: measured vs calibrated (paper Figs. 7-12)").name)
-        plots.append(_joint_plot(out / "ur5e_cad_torques.png", series["t"], series["measured"], {
-            "CAD + rotor model": series["cad"],
-        }, robot.joint_names, "UR5e held-out trajectory 1: measured vs CAD (paper Figs. 13-18)").name)
+        }, robot.joint_names, title="UR5e held-out trajectory 1: measured vs calibrated (paper Figs. 7-12)",
+            ylabel="N m").name)
+        plots.append(joint_panels(out / "ur5e_cad_torques.png", series["t"], {
+            **measured, "CAD + rotor model": series["cad"],
+        }, robot.joint_names, title="UR5e held-out trajectory 1: measured vs CAD (paper Figs. 13-18)",
+            ylabel="N m").name)
         plots.append(_nmse_plot(out / "ur5e_nmse.png", validations).name)
     for entry in validations:
         entry.pop("series")
@@ -462,6 +455,8 @@ def ur5e_calibration(out: Path | str, options: CalibrationOptions | None = None)
         "identification": {
             "trajectory_s": options.identification_s,
             "design_condition_number": design_condition,
+            "random_design_condition_number": random_condition,
+            "optimize_iterations": options.optimize_iterations,
             "max_tracking_error_rad": identification_run.max_tracking_error(),
             "without_compensation": _summary(rigid),
             "with_compensation": _summary(compensated),

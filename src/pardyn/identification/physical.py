@@ -239,6 +239,7 @@ def physical_estimate(
     regularization: float = DEFAULT_REGULARIZATION,
     margin: float = DEFAULT_MARGIN,
     solver: str | None = None,
+    nonnegative_drive_parameters: Sequence[str] = NONNEGATIVE_DRIVE_PARAMETERS,
 ) -> PhysicalEstimate:
     """Standard parameters with every pseudo-inertia positive definite (module docstring's SDP).
 
@@ -252,6 +253,9 @@ def physical_estimate(
         regularization: ``lambda`` (> 0).
         margin: relative pseudo-inertia margin (>= 0).
         solver: a cvxpy solver name; default Clarabel when installed.
+        nonnegative_drive_parameters: drive parameters constrained to ``>= 0`` (default ia,
+            fv, fs); ``()`` when the drive terms are residuals of a compensated model (rotor
+            compensation: the link regressor's friction corrects the rotor model's, either sign).
 
     Raises:
         InputError: inconsistent inputs, or the solver failed (its status in the message).
@@ -308,7 +312,7 @@ def physical_estimate(
         matrix_j = sum(phi[c] * PSEUDO_INERTIA_BASIS[i] for i, c in enumerate(cols))
         constraints.append(matrix_j >> margins[body.name] * np.eye(4))
         bodies.append((body.name, cols))
-    nonnegative = [index[f"{p}_{d.joint}"] for d in layout.drives for p in NONNEGATIVE_DRIVE_PARAMETERS
+    nonnegative = [index[f"{p}_{d.joint}"] for d in layout.drives for p in nonnegative_drive_parameters
                    if f"{p}_{d.joint}" in index]
     if nonnegative:
         constraints.append(phi[nonnegative] >= 0.0)

@@ -588,7 +588,9 @@ def identify(
     if settings.physical:
         from pardyn.identification.physical import physical_estimate  # noqa: PLC0415 - cvxpy on demand
 
-        physical = physical_estimate(system, base, layout, block_sigmas=estimate.block_sigmas)
+        # after rotor compensation the link-side drive terms are residuals of the rotor model: either sign
+        physical = physical_estimate(system, base, layout, block_sigmas=estimate.block_sigmas,
+                                     **({} if settings.rotor_model is None else {"nonnegative_drive_parameters": ()}))
         timings["physical_s"] = physical.solve_time_s
 
     # The chosen estimate (settings.parameters) as standard parameters: each base value on its
