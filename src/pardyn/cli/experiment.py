@@ -137,6 +137,9 @@ EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
 def run(args: argparse.Namespace) -> int:
     report = EXPERIMENTS[args.name](args)
     print(f"paper claim: {report['paper_claim']}")
-    print(f"claim held in this run: {report['claim_held']} ({report['claim_definition']})")
+    definition = report["claim_definition"]
+    if isinstance(definition, dict):  # one definition per finding
+        definition = "; ".join(f"{finding}: {text}" for finding, text in definition.items())
+    print(f"claim held in this run: {report['claim_held']} ({definition})")
     print(f"wrote {args.out / (args.name + '.json')} and {', '.join(report['plots'])}")
     return 0
