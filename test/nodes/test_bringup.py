@@ -122,6 +122,28 @@ def test_bringup_sim_tracks_the_circle_in_one_process(bringup, ros_client, ros_n
     assert solved and list(solved[-1].name) == list(robot.joint_names)
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint_ignored_by_parent", "sigterm"])
+def test_bringup_destroys_its_nodes_on_sigint_and_sigterm(sig, bringup, ros_client, ros_namespace):
+    """Both signals end the run through the nodes' destruction (the sim prints its summary), exit code 0.
+
+    The child is started with SIGINT ignored, as a background job of a shell starts it: the
+    disposition is inherited, so only an installed handler (rclpy's) makes Ctrl-C/SIGINT work.
+    """
+    namespace = f"{ros_namespace}/bringup_stop_{sig.name.lower()}"
+    truth = ros_client.collect(JointState, f"{namespace}/ground_truth/joint_states", depth=100)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        process = bringup("config/bringup/sim.yaml", "--namespace", namespace)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    try:
+        assert ros_client.spin_until(lambda: truth, 60.0), process.output()  # running
+    finally:
+        code = process.stop(sig)
+    assert code == 0, process.output()
+    assert "sim summary" in process.output() and "Traceback" not in process.output()
+
+
 # --------------------------------------------------------------------------- the robot's driver is the test
 def joint_state(names, position, velocity, stamp: int) -> JointState:
     message = JointState()

@@ -248,7 +248,10 @@ def run_nodes(
     from pardyn.nodes.registry import node_class  # noqa: PLC0415
 
     context = rclpy.Context()
-    rclpy.init(args=[], context=context)
+    # rclpy installs its SIGINT/SIGTERM handlers only for the default context unless asked: without
+    # them SIGTERM kills the process before the nodes are destroyed (the recorder's bag left open),
+    # and SIGINT is ignored when the parent started us with it ignored (a background job)
+    rclpy.init(args=[], context=context, signal_handler_options=rclpy.signals.SignalHandlerOptions.ALL)
     logger = rclpy.logging.get_logger("bringup")
     executor = SingleThreadedExecutor(context=context)
     nodes: dict[str, Any] = {}
@@ -284,5 +287,5 @@ def run_nodes(
         executor.shutdown()
         for node in reversed(list(nodes.values())):
             node.destroy_node()
-        rclpy.try_shutdown(context=context)
+        rclpy.try_shutdown(context=context, uninstall_handlers=True)  # Ctrl-C is Python's again after us
     return nodes
