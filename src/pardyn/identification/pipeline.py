@@ -34,7 +34,8 @@ for closed-loop and actuation-redundant robots:
    (iterative removal until ``max/min %sigma < r_sigma``).
 8. **Physically consistent estimate** (``settings.physical``, UR5e paper Sect. 6 point 3):
    standard parameters with every body's pseudo-inertia positive definite and
-   friction >= 0, fitted to the same weighted system
+   friction >= 0 (of either sign after rotor compensation: residuals of the rotor
+   model), fitted to the same weighted system
    (:mod:`pardyn.identification.physical`), reported beside the unconstrained one.
 9. **Validation** on other bags: actuator torques predicted by the identified
    (essential) model -- the minimum-norm, zero-internal-stress torques on a
@@ -125,7 +126,8 @@ class IdentificationSettings:
             simplified model) or ``"base"`` (every base parameter).
         workers: bags prepared in parallel (forked processes); ``None``: one per core.
         physical: also estimate physically consistent standard parameters (every body's
-            pseudo-inertia positive definite, friction >= 0; :mod:`pardyn.identification.physical`)
+            pseudo-inertia positive definite, friction >= 0 unless ``rotor_model`` compensates;
+            :mod:`pardyn.identification.physical`)
             and report them beside the unconstrained estimate.
         rotor_model: rotor dynamics compensation (UR5e paper, sections 2-3.1): the efforts
             become ``K_tau i - B thetaddot - tau_f`` from the motor encoders of ``motor_topic``
