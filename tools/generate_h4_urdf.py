@@ -17,7 +17,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generate_planar_urdf import ROOT, _joint, _link, read_nominal  # noqa: E402
+from generate_planar_urdf import ROOT, _joint, _link, _translation_chain, read_nominal  # noqa: E402
 
 # Our lengths (the paper gives none), m.
 H = 0.1  # half-length of a nacelle half-bar (h of eqs. 3-4)
@@ -53,12 +53,10 @@ def urdf() -> str:
         out.append(_link(f"arm{n}_B"))
         tip = (ARM * math.cos(ALPHA[i]), ARM * math.sin(ALPHA[i]), 0.0)
         out.append(_joint(f"arm{n}_B_marker", "fixed", f"arm{n}", f"arm{n}_B", tip))
-    out.append(_link("nacelle_x_link"))
-    out.append(_joint("nacelle_x", "prismatic", "base_link", "nacelle_x_link", axis="1 0 0"))
-    out.append(_link("nacelle_y_link"))
-    out.append(_joint("nacelle_y", "prismatic", "nacelle_x_link", "nacelle_y_link", axis="0 1 0"))
+    chain, last = _translation_chain("nacelle")
+    out.extend(chain)
     out.append(_link("nacelle", nominal.body("nacelle")))
-    out.append(_joint("nacelle_z", "prismatic", "nacelle_y_link", "nacelle", axis="0 0 1"))
+    out.append(_joint("nacelle_z", "prismatic", last, "nacelle", axis="0 0 1"))
     out.append(_link("payload", nominal.body("payload")))
     out.append(_joint("payload_fixed", "fixed", "nacelle", "payload"))
     for bar, joint, y, corners in (("bar12", "nacelle_theta", D, (1, 2)), ("bar34", "bar34_theta", -D, (3, 4))):
