@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 
 from pardyn.description.config import ModeCondition, RobotDescription, load_description
-from pardyn.description.model import build_model, joint_names
+from pardyn.description.model import joint_names
 from pardyn.errors import DescriptionError, InputError, KinematicsError
 from pardyn.kinematics.analytic import analytic_kinematics
 from pardyn.kinematics.closure import LoopClosures
 from pardyn.kinematics.differential import DifferentialKinematics
 from pardyn.kinematics.solver import ClosureSolver, Solution
+from pardyn.kinematics.structure import analyse_structure
 
 __all__ = ["Robot", "load_robot"]
 
@@ -32,7 +33,12 @@ class Robot:
         description: the validated YAML content.
         model: pinocchio model of the URDF tree.
         joint_names: names of the tree coordinates, in ``q`` order (nv,).
-        task_indices, actuated_indices, sensed_indices: positions in ``q``.
+        task_indices, actuated_indices, sensed_indices: positions in ``q``
+            (``task_indices`` only when the task is made of joints; see :meth:`task_values`).
+        locked_joints: joints of the file's tree locked out of ``model`` (massless
+            internal motions), ``{name: value}``.
+        internal_indices: coordinates of internal motions that carry inertia (kept).
+        structure: what the load found (:class:`pardyn.kinematics.structure.Structure`).
         closures: the closure equations (:class:`LoopClosures`).
         solver: Newton solver (:class:`ClosureSolver`).
         differential: velocity/acceleration maps (:class:`DifferentialKinematics`).
@@ -48,35 +54,58 @@ class Robot:
     ) -> None:
         self.description = description
         self.name = description.name
-        self.model = build_model(description)
+        structure = analyse_structure(description)
+        self.structure = structure
+        self.model = structure.model
         self.joint_names = joint_names(self.model)
         self.nv = self.model.nv
+        self.locked_joints = structure.locked_joints
         self.task_names = description.task_names
-        self.task_indices = self.indices(description.task_joints)
+        self.task_frame = description.task_frame
         self.actuated_names = description.actuated
         self.actuated_indices = self.indices(description.actuated)
         self.sensed_names = description.sensed
         self.sensed_indices = self.indices(description.sensed)
         self.measured_names = description.actuated + description.sensed
         self.measured_indices = self.indices(self.measured_names)
-        self.closures = LoopClosures(self.model, description.closures)
-        mobility = self.nv - self.closures.size
-        if mobility != len(self.task_names):
-            raise DescriptionError(
-                f"{description.source}: closures: {self.closures.size} closure equations on "
-                f"{self.nv} joints leave {mobility} degrees of freedom, but 'task' lists "
-                f"{len(self.task_names)} coordinates {list(self.task_names)}"
-            )
+        self.closures = LoopClosures(self.model, structure.closures)
+        self.frame_task = structure.frame_task
+        self._task_indices = None if self.frame_task is not None else self.indices(description.task_joints)
+        self.internal_indices = structure.internal_indices
         self.solver = ClosureSolver(
             self.closures,
-            task_indices=self.task_indices,
+            task_indices=structure.chart_indices[: len(self.task_names)],
             actuated_indices=self.actuated_indices,
+            internal_indices=self.internal_indices,
+            frame_task=self.frame_task,
             tolerance=tolerance,
             max_condition=max_condition,
         )
-        self.differential = DifferentialKinematics(self.closures, self.task_indices)
-        self.home = self._solve_home()
+        self.differential = DifferentialKinematics(
+            self.closures,
+            () if self._task_indices is None else self._task_indices,
+            chart_indices=structure.chart_indices,
+            frame_task=self.frame_task,
+            internal=len(self.internal_indices),
+        )
+        self.home = self._solve_home(structure.assembled)
         self.analytic = analytic_kinematics(self)
+
+    @property
+    def task_indices(self) -> np.ndarray:
+        """Positions in ``q`` of the task joints (virtual chain, or actuated joints used as the task)."""
+        if self._task_indices is None:
+            raise InputError(
+                f"{self.name}: the task is read from frame {self.task_frame!r}, not from joints: "
+                "use robot.task_values(q)"
+            )
+        return self._task_indices
+
+    def task_values(self, q: np.ndarray) -> np.ndarray:
+        """The task coordinates of a configuration (n,), in ``task_names`` order (m, rad)."""
+        if self.frame_task is not None:
+            return self.frame_task.values(q)
+        return np.asarray(q)[self._task_indices]
 
     # ----------------------------------------------------------------- naming
     def indices(self, names: Sequence[str]) -> np.ndarray:
@@ -93,7 +122,7 @@ class Robot:
 
     def task_dict(self, q: np.ndarray) -> dict[str, float]:
         """``{task coordinate name: value}`` of a configuration."""
-        return {name: float(q[i]) for name, i in zip(self.task_names, self.task_indices)}
+        return {name: float(v) for name, v in zip(self.task_names, self.task_values(q))}
 
     # ------------------------------------------------------------------ modes
     def mode_violations(self, q: np.ndarray, conditions: Sequence[ModeCondition]) -> list[str]:
@@ -111,13 +140,14 @@ class Robot:
         return self.mode_violations(q, self.description.assembly_mode)
 
     # ---------------------------------------------------------------- solving
-    def _solve_home(self) -> np.ndarray:
-        guess = np.zeros(self.nv)
-        for name, value in self.description.home_joints.items():
-            guess[self.joint_names.index(name)] = value
-        guess[self.task_indices] = self.description.home_task
+    def _solve_home(self, assembled: np.ndarray) -> np.ndarray:
+        """The home configuration: the YAML's home task solved from the assembled guess."""
+        given = self.frame_task if self.frame_task is not None else self._task_indices
+        target = np.asarray(self.description.home_task, dtype=float)
+        if self.frame_task is not None and not self.description.home_task_given:
+            target = self.frame_task.values(assembled)
         try:
-            q, *_ = self.solver.newton(self.task_indices, np.asarray(self.description.home_task), guess)
+            q, *_ = self.solver.newton(given, target, assembled)
         except KinematicsError as error:
             raise DescriptionError(f"{self.description.source}: home: {error}") from error
         for label, violations in (
@@ -169,7 +199,7 @@ class Robot:
             return self._analytic_solution(self._analytic().inverse(values))
         self._check_method(method)
         return self.solver.solve(
-            self.task_indices,
+            self.frame_task if self.frame_task is not None else self._task_indices,
             values,
             start=self.home if start is None else start,
             home=self.home,
@@ -184,7 +214,7 @@ class Robot:
     def _analytic_solution(self, q: np.ndarray) -> Solution:
         residual, jacobian = self.closures.residual_and_jacobian(q)
         return Solution(q=q, iterations=0, residual=float(np.max(np.abs(residual), initial=0.0)),
-                        conditioning=self.solver.conditioning(jacobian))
+                        conditioning=self.solver.conditioning(jacobian, q))
 
     @staticmethod
     def _check_method(method: str) -> None:

@@ -157,6 +157,19 @@ class RobotDescription:
     home_task: tuple[float, ...]
     home_joints: dict[str, float]
     extra: dict[str, Any] = field(default_factory=dict)
+    task_frame: str | None = None
+    """Frame whose pose components are the task (``task_names`` are then among
+    x y z rx ry rz, :mod:`pardyn.kinematics.task`); ``None``: the task is ``task_joints``."""
+    tree_format: str = "urdf"
+    """Format of the tree file ``urdf``: ``"urdf"`` or ``"mjcf"``."""
+    massless_links: tuple[str, ...] = ()
+    """Links whose inertia is set to zero (placeholders of a loop cut)."""
+    notes: tuple[str, ...] = ()
+    """What the loader decided for the user (logged, shown by ``pardyn robots --describe``)."""
+    home_task_given: bool = True
+    """Whether ``home.task`` was given (frame tasks may omit it: home is then the assembled guess)."""
+    description_format: str = "pardyn"
+    """Which file format the description came from (``pardyn``, ``gepetto``, ``mjcf``)."""
 
     @property
     def redundancy(self) -> int:
@@ -216,6 +229,33 @@ def _parse_condition(reader: YamlFields, raw: Any, key: str) -> ModeCondition:
     raise reader.fail(key, "a condition needs 'line' + 'side', or 'above'/'below' (+ 'axis')")
 
 
+def _parse_task(
+    reader: YamlFields, raw: Any, actuated: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
+    """``task:`` in one of its three forms -> (task names, task joints, task frame).
+
+    * ``{x: platform_x, ...}``: coordinates of the platform's virtual chain;
+    * ``{frame: effector, coordinates: [x, y, z]}``: pose components of a frame
+      (:mod:`pardyn.kinematics.task`);
+    * ``actuated``: the actuated joints themselves.
+    """
+    if raw == "actuated":
+        return actuated, actuated, None
+    task = reader.mapping(raw, "task")
+    if not task:
+        raise reader.fail("task", "at least one task coordinate is needed")
+    if "frame" in task:
+        reader.check_keys(task, "task", {"frame", "coordinates"})
+        frame = reader.string(task["frame"], "task.frame")
+        coordinates = reader.names(task.get("coordinates"), "task.coordinates")
+        bad = [c for c in coordinates if c not in COMPONENT_NAMES]
+        if bad:
+            raise reader.fail("task.coordinates", f"unknown {bad}; known: {list(COMPONENT_NAMES)}")
+        return tuple(coordinates), (), frame
+    names = tuple(reader.string(k, "task") for k in task)
+    return names, tuple(reader.string(v, f"task.{k}") for k, v in task.items()), None
+
+
 def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     """Validate the content of a robot YAML file (already parsed) and return it typed."""
     reader = YamlFields(source)
@@ -227,13 +267,9 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     if not urdf.is_file():
         raise reader.fail("urdf", f"file not found: {urdf}")
 
-    task = reader.mapping(top.get("task"), "task")
-    if not task:
-        raise reader.fail("task", "at least one task coordinate is needed")
-    task_names = tuple(reader.string(k, "task") for k in task)
-    task_joints = tuple(reader.string(v, f"task.{k}") for k, v in task.items())
-
     actuated = reader.strings(top.get("actuated"), "actuated")
+    task_names, task_joints, task_frame = _parse_task(reader, top.get("task"), actuated)
+
     if not actuated:
         raise reader.fail("actuated", "at least one actuated joint is needed")
     if len(actuated) < len(task_names):
@@ -244,15 +280,16 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     sensed = reader.strings(top.get("sensed"), "sensed")
     raw_closures = top.get("closures") or []
     serial = not raw_closures
-    if serial and set(actuated) != set(task_joints):
+    if serial and task_frame is None and set(actuated) != set(task_joints):
         raise reader.fail(
             "task",
             f"a serial robot (no closures) has its actuated joints as task coordinates: task lists "
             f"{list(task_joints)}, actuated {list(actuated)}",
         )
+    task_is_actuated = set(task_joints) == set(actuated)
     for label, names in (("actuated", actuated), ("sensed", sensed)):
         clash = sorted(set(names) & set(task_joints))
-        if clash and not (serial and label == "actuated"):
+        if clash and not (task_is_actuated and label == "actuated"):
             raise reader.fail(label, f"{clash} are task coordinates of the virtual chain")
     both = sorted(set(actuated) & set(sensed))
     if both:
@@ -303,6 +340,8 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         home_task=home_task,
         home_joints=home_joints,
         extra=extra,
+        task_frame=task_frame,
+        home_task_given=bool(home_task_raw) or task_frame is None,
     )
 
 

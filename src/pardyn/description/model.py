@@ -22,10 +22,7 @@ def build_model(description: RobotDescription) -> pin.Model:
     that ``q`` and ``v`` share indices (``nq == nv``) and a joint name is one
     coordinate. Raises :class:`DescriptionError` naming the YAML key at fault.
     """
-    try:
-        model = pin.buildModelFromUrdf(str(description.urdf))
-    except (RuntimeError, ValueError) as error:
-        raise DescriptionError(f"{description.urdf}: pinocchio cannot read this URDF: {error}") from error
+    model = _read_tree(description)
 
     names = joint_names(model)
     for joint_id in range(1, model.njoints):
@@ -59,7 +56,49 @@ def build_model(description: RobotDescription) -> pin.Model:
 
     for i, closure in enumerate(description.closures):
         check_frames(f"closures[{i}].frames", closure.frames)
+        parents = {model.frames[model.getFrameId(name)].parentJoint for name in closure.frames}
+        if len(parents) == 1:
+            raise DescriptionError(
+                f"{source}: closures[{i}].frames: {list(closure.frames)} are both fixed to the body of joint "
+                f"{model.names[parents.pop()]!r}: a closure must join two different bodies"
+            )
+    if description.task_frame is not None:
+        check_frames("task.frame", (description.task_frame,))
+    _zero_massless_links(model, description)
     for label in ("working_mode", "assembly_mode"):
         for i, condition in enumerate(getattr(description, label)):
             check_frames(f"{label}[{i}]", condition.frames)
     return model
+
+
+def _read_tree(description: RobotDescription) -> pin.Model:
+    """The pinocchio tree of the description's tree file (URDF or MJCF)."""
+    if description.tree_format == "mjcf":
+        from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
+
+        return read_mjcf(description.urdf).model
+    try:
+        return pin.buildModelFromUrdf(str(description.urdf))
+    except (RuntimeError, ValueError) as error:
+        raise DescriptionError(f"{description.urdf}: pinocchio cannot read this URDF: {error}") from error
+
+
+def _zero_massless_links(model: pin.Model, description: RobotDescription) -> None:
+    """Give no inertia to the description's ``massless_links`` (placeholders of a loop cut).
+
+    Each must be the only body carried by its joint (its inertia is the joint's).
+    """
+    for link in description.massless_links:
+        if not model.existFrame(link):
+            raise DescriptionError(f"{description.source}: massless link {link!r} is not a frame of {description.urdf}")
+        joint = model.frames[model.getFrameId(link)].parentJoint
+        others = [
+            f.name for f in model.frames
+            if f.parentJoint == joint and f.type == pin.FrameType.BODY and f.name != link
+        ]
+        if others:
+            raise DescriptionError(
+                f"{description.source}: massless link {link!r} shares joint {model.names[joint]!r} with "
+                f"bodies {others}; only a link alone on its joint can be made massless"
+            )
+        model.inertias[joint] = pin.Inertia.Zero()

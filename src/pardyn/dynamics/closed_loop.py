@@ -73,15 +73,12 @@ def velocity_map_derivative(
 
     Differentiating ``K W = 0`` with constant task rows:
     ``Wdot[L] = -K_L^-1 Kdot W`` for the leg coordinates ``L``; ``Wdot xdot`` is
-    the acceleration bias ``w`` of eq. (10).
+    the acceleration bias ``w`` of eq. (10). Frame tasks: see
+    :meth:`pardyn.kinematics.differential.DifferentialKinematics.task_map_rate`.
     """
     differential = robot.differential
     velocity_map = differential.task_velocity_map(q) if velocity_map is None else velocity_map
-    jacobian, rate = robot.closures.jacobian_and_rate(q, qdot)
-    out = np.zeros_like(velocity_map)
-    legs = differential.leg_indices
-    out[legs] = -np.linalg.solve(jacobian[:, legs], rate @ velocity_map)
-    return out
+    return differential.task_map_rate(q, qdot, velocity_map)
 
 
 @dataclass(frozen=True)

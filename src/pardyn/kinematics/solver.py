@@ -33,6 +33,7 @@ import pinocchio as pin
 
 from pardyn.errors import ConvergenceError, SingularityError, WorkingModeError
 from pardyn.kinematics.closure import LoopClosures
+from pardyn.kinematics.task import FrameTask
 
 __all__ = ["ClosureSolver", "Solution", "revolute_mask"]
 
@@ -61,6 +62,16 @@ def _condition(block: np.ndarray) -> float:
         return 1.0
     singular = np.linalg.svd(block, compute_uv=False)
     return float(singular[0] / singular[-1]) if singular[-1] > 0.0 else math.inf
+
+
+def _solve_or_minimum_norm(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``matrix^-1 rhs`` when square and regular, else the minimum-norm least-squares solution."""
+    if matrix.shape[0] == matrix.shape[1]:
+        try:
+            return np.linalg.solve(matrix, rhs)
+        except np.linalg.LinAlgError:
+            pass
+    return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
 
 
 def _max_abs(values: np.ndarray) -> float:
@@ -92,6 +103,9 @@ class ClosureSolver:
         closures: the robot's closure equations.
         task_indices: coordinates of the platform's virtual chain (n_task,).
         actuated_indices: actuated coordinates (n_a,).
+        internal_indices: chart coordinates of the internal motions (moved by no
+            motor, no task frame): left free, moved as little as possible (minimum norm).
+        frame_task: the task read from a frame (:mod:`pardyn.kinematics.task`), if any.
         tolerance: max |phi| accepted (m, rad); 1e-12 by default.
         max_iterations: per Newton run.
         max_condition: condition number above which a block is declared singular.
@@ -105,6 +119,8 @@ class ClosureSolver:
         *,
         task_indices: Sequence[int],
         actuated_indices: Sequence[int],
+        internal_indices: Sequence[int] = (),
+        frame_task: FrameTask | None = None,
         tolerance: float = 1e-12,
         max_iterations: int = 40,
         max_condition: float = 1e6,
@@ -119,8 +135,13 @@ class ClosureSolver:
         self.continuation_step = continuation_step
         self.angles = revolute_mask(self.model)
         all_indices = np.arange(self.nv)
-        self._non_task = np.setdiff1d(all_indices, np.asarray(task_indices, dtype=int))
-        self._non_actuated = np.setdiff1d(all_indices, np.asarray(actuated_indices, dtype=int))
+        internal = np.asarray(internal_indices, dtype=int)
+        self.internal = len(internal)
+        self.frame_task = frame_task
+        self._internal_rows = np.zeros((len(internal), self.nv))
+        self._internal_rows[np.arange(len(internal)), internal] = 1.0
+        self._non_task = np.setdiff1d(all_indices, np.concatenate([np.asarray(task_indices, dtype=int), internal]))
+        self._non_actuated = np.setdiff1d(all_indices, np.concatenate([np.asarray(actuated_indices, dtype=int), internal]))
         self._names = tuple(self.model.names[1:])
         self._partitions: dict[bytes, tuple[np.ndarray, np.ndarray | None]] = {}
 
@@ -136,12 +157,18 @@ class ClosureSolver:
         delta[wrap] = (delta[wrap] + math.pi) % (2.0 * math.pi) - math.pi
         return delta
 
-    def conditioning(self, jacobian: np.ndarray) -> dict[str, float]:
-        """Condition numbers of the serial and parallel blocks of ``K`` (m, nv)."""
-        return {
-            "serial": _condition(jacobian[:, self._non_task]),
-            "parallel": _condition(jacobian[:, self._non_actuated]),
-        }
+    def conditioning(self, jacobian: np.ndarray, q: np.ndarray | None = None) -> dict[str, float]:
+        """Condition numbers of the serial and parallel blocks of ``K`` (m, nv).
+
+        Serial: ``K`` on the non-task joints (frame task: ``[K; J_x; S_i]``, which
+        needs ``q``); parallel: ``K`` on the non-actuated joints. Internal
+        chart coordinates are left out of both (they are free by design).
+        """
+        if self.frame_task is not None and q is not None:
+            serial = _condition(np.vstack([jacobian, self.frame_task.jacobian(q), self._internal_rows]))
+        else:
+            serial = _condition(jacobian[:, self._non_task])
+        return {"serial": serial, "parallel": _condition(jacobian[:, self._non_actuated])}
 
     # ------------------------------------------------------------------- Newton
     def _partition(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -151,13 +178,13 @@ class ClosureSolver:
         if cached is None:
             dependent = np.setdiff1d(np.arange(self.nv), indices)
             m = self.closures.size
-            if len(dependent) > m:
+            if len(dependent) - m > self.internal:
                 raise ConvergenceError(
                     f"{len(indices)} given coordinates and {m} closure equations leave "
                     f"{len(dependent) - m} coordinates undetermined"
                 )
             kkt = None
-            if len(dependent) < m:
+            if len(dependent) < m:  # more readings than degrees of freedom
                 kkt = np.zeros((self.nv + m, self.nv + m))
                 kkt[indices, indices] = 1.0  # S^T S
             cached = self._partitions[key] = (dependent, kkt)
@@ -173,6 +200,8 @@ class ClosureSolver:
         :class:`ConvergenceError` if the loops do not close.
         """
         q = np.array(q0, dtype=float)
+        if isinstance(indices, FrameTask):
+            return self._newton_frame(indices, values, q)
         dependent, kkt = self._partition(indices)
         m, nv = self.closures.size, self.nv
         residual_norm = math.inf
@@ -188,10 +217,7 @@ class ClosureSolver:
                 # Square: dq_I = offset, K_D dq_D = -(phi + K_I dq_I).
                 rhs = -(residual + jacobian[:, indices] @ offset)
                 q[indices] += offset
-                try:
-                    q[dependent] += np.linalg.solve(jacobian[:, dependent], rhs)
-                except np.linalg.LinAlgError:
-                    q[dependent] += np.linalg.lstsq(jacobian[:, dependent], rhs, rcond=None)[0]
+                q[dependent] += _solve_or_minimum_norm(jacobian[:, dependent], rhs)
                 continue
             # Over-determined: [[S^T S, K^T], [K, 0]] [dq; mu] = [S^T offset; -phi].
             kkt[nv:, :nv] = jacobian
@@ -213,6 +239,30 @@ class ClosureSolver:
         raise ConvergenceError(
             f"loop closure did not converge in {self.max_iterations} iterations "
             f"(max |phi| = {residual_norm:.3g}); last configuration {self.describe(q)}"
+        )
+
+    def _newton_frame(
+        self, task: FrameTask, values: np.ndarray, q: np.ndarray
+    ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+        """Newton on ``[phi(q); x(q) - values] = 0`` with ``[K; J_x]``; internal motions
+        (``[K; J_x]`` wide) take the minimum-norm step, i.e. stay where they are."""
+        residual_norm = task_norm = math.inf
+        for iteration in range(self.max_iterations + 1):
+            residual, jacobian = self.closures.residual_and_jacobian(q)
+            error = task.error(q, values)
+            residual_norm, task_norm = _max_abs(residual), _max_abs(error)
+            if residual_norm <= self.tolerance and task_norm <= 1e-10:
+                return q, iteration, residual, jacobian
+            if iteration == self.max_iterations:
+                break
+            stacked = np.vstack([jacobian, task.jacobian(q)])
+            step = _solve_or_minimum_norm(stacked, -np.concatenate([residual, error]))
+            if not np.all(np.isfinite(step)):
+                break
+            q += step
+        raise ConvergenceError(
+            f"the inverse problem did not converge in {self.max_iterations} iterations (max closure "
+            f"error {residual_norm:.3g}, max task error {task_norm:.3g}); last configuration {self.describe(q)}"
         )
 
     # ------------------------------------------------------------------ solving
@@ -240,10 +290,12 @@ class ClosureSolver:
                 warm-starting along a trajectory may check every few samples only;
                 without checks ``conditioning`` is empty.
         """
-        indices = np.asarray(indices, dtype=int)
+        if not isinstance(indices, FrameTask):
+            indices = np.asarray(indices, dtype=int)
         values = np.asarray(values, dtype=float)
-        if values.shape != indices.shape or not np.all(np.isfinite(values)):
-            raise ConvergenceError(f"given values must be {len(indices)} finite numbers, got {values}")
+        expected = indices.size if isinstance(indices, FrameTask) else len(indices)
+        if values.shape != (expected,) or not np.all(np.isfinite(values)):
+            raise ConvergenceError(f"given values must be {expected} finite numbers, got {values}")
         total = 0
         try:
             q, total, residual, jacobian = self.newton(indices, values, start)
@@ -258,7 +310,7 @@ class ClosureSolver:
                     f"the solution is on another branch than the robot's: violates {violations}; "
                     f"configuration {self.describe(q)}"
                 )
-        conditioning = self.conditioning(jacobian) if checks else {}
+        conditioning = self.conditioning(jacobian, q) if checks else {}
         if checks:
             for kind, condition in conditioning.items():
                 if not condition < self.max_condition:
@@ -278,8 +330,12 @@ class ClosureSolver:
     def _continuation(
         self, indices: np.ndarray, values: np.ndarray, home: np.ndarray, used: int
     ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
-        start_values = home[indices]
-        offset = self._offset(values, start_values, indices)
+        if isinstance(indices, FrameTask):
+            start_values = indices.values(home)
+            offset = indices.error(home, values) * -1.0 if not indices.full_rotation else values - start_values
+        else:
+            start_values = home[indices]
+            offset = self._offset(values, start_values, indices)
         steps = max(1, math.ceil(np.max(np.abs(offset), initial=0.0) / self.continuation_step))
         q = np.array(home, dtype=float)
         total = used

@@ -1,0 +1,298 @@
+"""What a robot description amounts to: closure rank, mobility, internal motions, chart.
+
+Run once when a robot loads (:class:`pardyn.robot.Robot`):
+
+1. build the tree (:func:`pardyn.description.model.build_model`) and close its
+   loops from the home guess with every declared closure row
+   (:func:`pardyn.kinematics.rank.assemble`);
+2. *internal motions*: ``N_i = null([K; S_a])``, the motions left when the
+   actuated joints are held. Those carried by joints whose whole subtree has
+   no inertia (Gepetto's coincident half-joints with placeholder links on a
+   loop cut) are **locked**: the joints are removed from the tree
+   (``pinocchio.buildReducedModel`` at the assembled configuration), which
+   keeps the mass matrix regular and changes no motion of any body with mass.
+   Those that carry inertia (a rod spinning about its own axis between two
+   ball joints) are **kept** as free chart coordinates: the forward problem
+   moves them as little as possible (minimum norm), the task maps hold them
+   still, the forward dynamics lets them move;
+3. *closure rank*: the independent closure rows, chosen at the assembled
+   configuration and checked at four more (:func:`pardyn.kinematics.rank.independent_rows`);
+   mobility = nv - rank;
+4. the *chart*: ``n`` independent joints for the linear algebra (the task
+   joints when the task is made of joints, else chosen among the actuated
+   joints first), then the internal coordinates.
+
+Errors name the description file and the key at fault: a task that does not
+match the mobility, a task frame that does not move, actuated joints that do
+not determine the task, a closure rank that changes inside the workspace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pinocchio as pin
+
+from pardyn.description.config import Closure, RobotDescription
+from pardyn.description.model import build_model, joint_names
+from pardyn.errors import ConvergenceError, DescriptionError
+from pardyn.kinematics.closure import LoopClosures
+from pardyn.kinematics.rank import (
+    RankChange,
+    assemble,
+    independent_rows,
+    null_space,
+    numeric_rank,
+    select_columns,
+)
+from pardyn.kinematics.task import FrameTask
+
+__all__ = ["SAMPLE_SPREAD", "Structure", "analyse_structure"]
+
+SAMPLE_SPREAD = 0.05
+"""Size (rad, m) of the random free motions from home at which the closure rank is checked."""
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The kinematic structure of a robot, as found numerically at load.
+
+    Attributes:
+        model: the tree, with locked joints removed.
+        closures: the closures with their independent rows only (``components``).
+        declared_rows: closure rows as declared, before the rank selection.
+        rank: number of independent closure equations.
+        mobility: ``nv - rank``.
+        assembled: a closed configuration near the home guess (nv,).
+        chart_indices: independent joints (task first, internal last) (n_c,).
+        internal_indices: internal coordinates that carry inertia (kept) (k,).
+        locked_joints: ``{joint: value}`` removed from the file's tree.
+        frame_task: the task frame map, if the task is read from a frame.
+        notes: what was decided, for the log and ``pardyn robots --describe``.
+    """
+
+    model: pin.Model
+    closures: tuple[Closure, ...]
+    declared_rows: int
+    rank: int
+    mobility: int
+    assembled: np.ndarray
+    chart_indices: np.ndarray
+    internal_indices: np.ndarray
+    locked_joints: dict[str, float]
+    frame_task: FrameTask | None
+    notes: tuple[str, ...]
+
+
+def _fail(description: RobotDescription, key: str, message: str) -> DescriptionError:
+    return DescriptionError(f"{description.source}: {key}: {message}")
+
+
+def _guess(model: pin.Model, description: RobotDescription) -> np.ndarray:
+    names = joint_names(model)
+    q = pin.neutral(model)
+    for name, value in description.home_joints.items():
+        if name in names:
+            q[names.index(name)] = value
+    if description.task_frame is None:
+        for name, value in zip(description.task_joints, description.home_task):
+            q[names.index(name)] = value
+    return q
+
+
+def _assemble(model: pin.Model, description: RobotDescription, closures: LoopClosures, q0: np.ndarray) -> np.ndarray:
+    names = joint_names(model)
+    fixed, values = [], []
+    if description.task_frame is None and description.home_task_given:
+        fixed = [names.index(n) for n in description.task_joints]
+        values = list(description.home_task)
+    try:
+        return assemble(closures.residual_and_jacobian, q0, fixed=fixed, values=values)
+    except ConvergenceError as error:
+        raise _fail(description, "home", f"cannot assemble the robot from the home guess: {error}") from error
+
+
+def _carries_inertia(model: pin.Model, joint: int) -> bool:
+    subtree = model.subtrees[joint]
+    return any(
+        model.inertias[j].mass > 0.0 or np.any(model.inertias[j].inertia != 0.0) for j in subtree
+    ) or bool(np.any(model.armature[[model.joints[j].idx_v for j in subtree]] != 0.0))
+
+
+def _internal_motions(model: pin.Model, closures: LoopClosures, q: np.ndarray, actuated: list[int]) -> np.ndarray:
+    selection = np.zeros((len(actuated), model.nv))
+    selection[np.arange(len(actuated)), actuated] = 1.0
+    return null_space(np.vstack([closures.jacobian(q), selection]), model.nv)
+
+
+def _lock_massless(
+    model: pin.Model, description: RobotDescription, q: np.ndarray
+) -> tuple[pin.Model, np.ndarray, dict[str, float], list[str]]:
+    """Lock joints that carry no inertia and parametrize internal motions."""
+    names = joint_names(model)
+    closures = LoopClosures(model, description.closures)
+    actuated = [names.index(n) for n in description.actuated]
+    internal = _internal_motions(model, closures, q, actuated)
+    if internal.shape[1] == 0:
+        return model, q, {}, []
+    massless = [i for i in range(model.nv) if i not in actuated and not _carries_inertia(model, i + 1)]
+    lock = select_columns(internal, massless, internal.shape[1])
+    if not lock:
+        return model, q, {}, []
+    locked = {names[i]: float(q[i]) for i in lock}
+    reduced = pin.buildReducedModel(model, [i + 1 for i in lock], q)
+    keep = [i for i in range(model.nv) if i not in lock]
+    note = (
+        f"locked {sorted(locked)} (internal motions carried by joints without inertia: the mass matrix "
+        "would be singular; locking them changes no motion of a body with mass)"
+    )
+    return reduced, q[keep], locked, [note]
+
+
+def _sample_configurations(closures: LoopClosures, q: np.ndarray, count: int = 4) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    free = null_space(closures.jacobian(q), q.size)
+    samples = [q]
+    for _ in range(count):
+        guess = q + free @ rng.uniform(-SAMPLE_SPREAD, SAMPLE_SPREAD, free.shape[1])
+        try:
+            samples.append(assemble(closures.residual_and_jacobian, guess))
+        except ConvergenceError:
+            continue
+    return samples
+
+
+def _select_rows(
+    description: RobotDescription, closures: LoopClosures, samples: list[np.ndarray], describe
+) -> tuple[tuple[Closure, ...], list[str]]:
+    try:
+        kept = independent_rows([closures.jacobian(x) for x in samples], lambda k: describe(samples[k]))
+    except RankChange as error:
+        raise _fail(description, "closures", f"the closure set's rank changes inside the workspace: {error}") from error
+    selected, notes, start = [], [], 0
+    for closure in description.closures:
+        rows = [r - start for r in kept if start <= r < start + closure.size]
+        start += closure.size
+        if not rows:
+            notes.append(f"closure {closure.name!r}: every row depends on the others (dropped)")
+            continue
+        if closure.type != "distance" and len(rows) < len(closure.components):
+            components = tuple(closure.components[r] for r in rows)
+            names = " ".join(("x", "y", "z", "rx", "ry", "rz")[c] for c in components)
+            notes.append(
+                f"closure {closure.name!r} ({closure.type}): {len(rows)} independent rows of "
+                f"{len(closure.components)} ({names})"
+            )
+            closure = replace(closure, components=components)
+        selected.append(closure)
+    return tuple(selected), notes
+
+
+def _moving_bodies(model: pin.Model, q: np.ndarray, motions: np.ndarray) -> list[str]:
+    """Joints whose body (with mass) has its centre of mass moved by ``motions`` (nv, k)."""
+    data = model.createData()
+    pin.computeJointJacobians(model, data, q)
+    moving = []
+    for joint in range(1, model.njoints):
+        inertia = model.inertias[joint]
+        if inertia.mass <= 0.0:
+            continue
+        jacobian = pin.getJointJacobian(model, data, joint, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        lever = data.oMi[joint].rotation @ inertia.lever
+        velocity = jacobian[:3] - np.cross(lever, jacobian[3:].T).T  # v_com = v - (R c) x w
+        if np.abs(velocity @ motions).max() > 1e-7:
+            moving.append(model.names[joint])
+    return moving
+
+
+def analyse_structure(description: RobotDescription) -> Structure:
+    """Build the tree and find its closure rank, internal motions and chart (module docstring)."""
+    model = build_model(description)
+    notes = list(description.notes)
+    declared = LoopClosures(model, description.closures)
+    q = _assemble(model, description, declared, _guess(model, description))
+    model, q, locked, lock_notes = _lock_massless(model, description, q)
+    notes += lock_notes
+    names = joint_names(model)
+    declared = LoopClosures(model, description.closures)
+
+    def describe(x: np.ndarray) -> str:
+        return "{" + ", ".join(f"{n}: {v:.6g}" for n, v in zip(names, x)) + "}"
+
+    samples = _sample_configurations(declared, q)
+    closures, row_notes = _select_rows(description, declared, samples, describe)
+    notes += row_notes
+    selected = LoopClosures(model, closures)
+    jacobian = selected.jacobian(q)
+    rank = numeric_rank(jacobian)
+    mobility = model.nv - rank
+    actuated = [names.index(n) for n in description.actuated]
+    internal = _internal_motions(model, selected, q, actuated)
+    n_task = len(description.task_names)
+
+    frame_task = None
+    if description.task_frame is not None:
+        frame_task = FrameTask(model, description.task_frame, description.task_names)
+        data = model.createData()
+        pin.framesForwardKinematics(model, data, q)
+        frame_task.reference_rotation = data.oMf[frame_task.frame_id].rotation.copy()
+        if internal.shape[1] and np.abs(frame_task.jacobian(q) @ internal).max() > 1e-7:
+            raise _fail(
+                description, "actuated",
+                f"{list(description.actuated)} do not determine the task frame {description.task_frame!r}: "
+                f"it moves with the actuated joints held (rank of [K; S_a] is {model.nv - internal.shape[1]} "
+                f"of {model.nv})",
+            )
+        free = null_space(jacobian, model.nv)
+        if numeric_rank(frame_task.jacobian(q) @ free) < n_task:
+            raise _fail(
+                description, "task",
+                f"frame {description.task_frame!r} does not move along {list(description.task_names)} "
+                f"independently at the assembled configuration (rank {numeric_rank(frame_task.jacobian(q) @ free)} "
+                f"of {n_task}): choose coordinates in which the frame moves",
+            )
+    moving = _moving_bodies(model, q, internal) if internal.shape[1] else []
+    if moving:
+        raise _fail(
+            description, "closures",
+            f"{rank} independent closure equations (of {declared.size} declared) on {model.nv} joints leave "
+            f"{mobility} degrees of freedom for {n_task} task coordinates {list(description.task_names)}: the "
+            f"actuated joints {list(description.actuated)} do not determine the configuration (with them held, "
+            f"{internal.shape[1]} motion(s) remain that move the bodies of {moving})",
+        )
+    if n_task + internal.shape[1] != mobility:
+        raise _fail(
+            description, "closures",
+            f"{rank} independent closure equations (of {declared.size} declared) on {model.nv} joints leave "
+            f"{mobility} degrees of freedom, of which {internal.shape[1]} internal, but 'task' lists "
+            f"{n_task} coordinates {list(description.task_names)}",
+        )
+    free = null_space(jacobian, model.nv)
+    if description.task_frame is None:
+        primary = [names.index(n) for n in description.task_joints]
+    else:
+        others = [i for i in range(model.nv) if i not in actuated]
+        primary = select_columns(free, actuated, n_task)
+        primary += select_columns(free, others, n_task - len(primary), start=primary)
+    non_primary = [i for i in range(model.nv) if i not in primary and i not in actuated]
+    internal_chart = select_columns(free, non_primary, internal.shape[1], start=primary)
+    if internal.shape[1]:
+        notes.append(
+            f"{internal.shape[1]} internal motion(s) with inertia kept, coordinates "
+            f"{[names[i] for i in internal_chart]} (held still by the task maps, minimum-norm in the forward problem)"
+        )
+    chart = np.asarray(primary + internal_chart, dtype=int)
+    return Structure(
+        model=model,
+        closures=closures,
+        declared_rows=declared.size,
+        rank=rank,
+        mobility=mobility,
+        assembled=q,
+        chart_indices=chart,
+        internal_indices=np.asarray(internal_chart, dtype=int),
+        locked_joints=locked,
+        frame_task=frame_task,
+        notes=tuple(notes),
+    )
