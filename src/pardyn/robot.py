@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pardyn.description.config import ModeCondition, RobotDescription, load_description
+from pardyn.description.config import ModeCondition, RobotDescription
+from pardyn.description.formats import load_description
 from pardyn.description.model import joint_names
 from pardyn.errors import DescriptionError, InputError, KinematicsError
 from pardyn.kinematics.analytic import analytic_kinematics
@@ -144,8 +145,8 @@ class Robot:
         """The home configuration: the YAML's home task solved from the assembled guess."""
         given = self.frame_task if self.frame_task is not None else self._task_indices
         target = np.asarray(self.description.home_task, dtype=float)
-        if self.frame_task is not None and not self.description.home_task_given:
-            target = self.frame_task.values(assembled)
+        if not self.description.home_task_given:
+            target = self.task_values(assembled)
         try:
             q, *_ = self.solver.newton(given, target, assembled)
         except KinematicsError as error:
@@ -265,9 +266,13 @@ class Robot:
         )
 
 
-def load_robot(robot: str | Path, **options: float) -> Robot:
-    """Load a robot by name (``config/robots/<name>.yaml``) or by YAML path.
+def load_robot(robot: str | Path, *, format: str | None = None, **options: float) -> Robot:  # noqa: A002
+    """Load a robot by name (``config/robots/<name>.yaml``) or by description file, in any format.
 
-    Keyword options go to :class:`Robot` (``tolerance``, ``max_condition``).
+    Args:
+        robot: a shipped robot's name, or a pardyn YAML, a Gepetto ``robot.yaml``
+            or an MJCF file (:mod:`pardyn.description.formats`).
+        format: ``pardyn``, ``gepetto`` or ``mjcf``; detected from the file by default.
+        options: go to :class:`Robot` (``tolerance``, ``max_condition``).
     """
-    return Robot(load_description(robot), **options)
+    return Robot(load_description(robot, format=format), **options)

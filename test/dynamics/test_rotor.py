@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pardyn import load_robot
-from pardyn.description.config import load_description
+from pardyn.description.formats import load_description
 from pardyn.dynamics.rotor import load_rotor_model
 from pardyn.errors import DescriptionError
 from pardyn.robot import Robot

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from pardyn.description.config import load_description
+from pardyn.description.formats import load_description
 from pardyn.resources import list_robots
 
 HELP = "list the robots (config/robots/*.yaml)"

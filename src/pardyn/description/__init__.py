@@ -6,9 +6,9 @@ from pardyn.description.config import (
     Closure,
     ModeCondition,
     RobotDescription,
-    load_description,
     parse_description,
 )
+from pardyn.description.formats import FORMATS, detect_format, load_description
 from pardyn.description.model import build_model, joint_names
 
 __all__ = [
@@ -17,7 +17,9 @@ __all__ = [
     "Closure",
     "ModeCondition",
     "RobotDescription",
+    "FORMATS",
     "build_model",
+    "detect_format",
     "joint_names",
     "load_description",
     "parse_description",

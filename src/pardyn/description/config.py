@@ -66,7 +66,6 @@ __all__ = [
     "Closure",
     "ModeCondition",
     "RobotDescription",
-    "load_description",
     "parse_description",
 ]
 
@@ -343,22 +342,3 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         task_frame=task_frame,
         home_task_given=bool(home_task_raw) or task_frame is None,
     )
-
-
-def load_description(robot: str | Path) -> RobotDescription:
-    """Read a robot YAML file, given by robot name (``config/robots/<name>.yaml``) or path."""
-    path = Path(robot)
-    if path.suffix not in (".yaml", ".yml"):
-        candidate = robots_directory() / f"{robot}.yaml"
-        if not candidate.is_file():
-            from pardyn.resources import list_robots  # noqa: PLC0415
-
-            raise DescriptionError(f"unknown robot {str(robot)!r}; known robots: {list_robots()}")
-        path = candidate
-    if not path.is_file():
-        raise DescriptionError(f"{path}: robot file not found")
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
-        raise DescriptionError(f"{path}: not valid YAML: {error}") from error
-    return parse_description(raw, source=path.resolve())
