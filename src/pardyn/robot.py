@@ -108,6 +108,44 @@ class Robot:
             return self.frame_task.values(q)
         return np.asarray(q)[self._task_indices]
 
+    def summary(self) -> dict:
+        """What the robot is, as found at load: joints, closures and their rank, degrees of freedom,
+        actuated/sensed joints, task, internal motions, locked joints, loader notes (JSON-ready)."""
+        structure = self.structure
+        names = ("x", "y", "z", "rx", "ry", "rz")
+        closures = []
+        for closure in structure.closures:
+            rows = 1 if closure.type == "distance" else len(closure.components)
+            closures.append({
+                "name": closure.name, "frames": list(closure.frames), "type": closure.type,
+                "independent_rows": rows,
+                "components": ["distance"] if closure.type == "distance" else [names[c] for c in closure.components],
+            })
+        task = (
+            {"frame": self.task_frame, "coordinates": list(self.task_names)}
+            if self.task_frame is not None
+            else {"joints": dict(zip(self.task_names, self.description.task_joints))}
+        )
+        return {
+            "name": self.name,
+            "file": str(self.description.source),
+            "format": self.description.description_format,
+            "tree": str(self.description.urdf),
+            "joints": list(self.joint_names),
+            "locked_joints": self.locked_joints,
+            "closures": closures,
+            "closure_rows_declared": structure.declared_rows,
+            "closure_rank": structure.rank,
+            "degrees_of_freedom": structure.mobility,
+            "internal_motions": [self.joint_names[i] for i in self.internal_indices],
+            "actuated": list(self.actuated_names),
+            "sensed": list(self.sensed_names),
+            "redundancy": len(self.actuated_names) - (structure.mobility - len(self.internal_indices)),
+            "task": task,
+            "home": self.joint_dict(self.home),
+            "notes": list(structure.notes),
+        }
+
     # ----------------------------------------------------------------- naming
     def indices(self, names: Sequence[str]) -> np.ndarray:
         """Positions in ``q`` of the named joints."""

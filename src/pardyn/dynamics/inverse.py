@@ -116,7 +116,7 @@ class InverseDynamics:
         self.nv = self.model.nv
         self.actuated_indices = np.asarray(robot.actuated_indices, dtype=int)
         self.n_actuated = len(self.actuated_indices)
-        self.n_task = len(robot.task_indices)
+        self.n_task = len(robot.task_names)
         self.redundancy = self.n_actuated - self.n_task
         drives = self.params.drive_values()  # (n_d, 4)
         self._drive_index = self.params.drive_indices

@@ -501,7 +501,7 @@ def _from_section(robot: Robot, raw: Any) -> DynamicParameters:
         for j, joint in enumerate(fields.names(item.get("joints"), f"{key}.joints")):
             if joint not in robot.joint_names:
                 raise fields.fail(f"{key}.joints[{j}]", f"unknown joint {joint!r}; joints: {list(robot.joint_names)}")
-            if robot.joint_names.index(joint) in robot.task_indices and joint not in robot.actuated_names:
+            if robot.task_frame is None and robot.joint_names.index(joint) in robot.task_indices and joint not in robot.actuated_names:
                 raise fields.fail(f"{key}.joints[{j}]", f"{joint!r} is a virtual task coordinate, not a drive")
             if joint in drives:
                 raise fields.fail(f"{key}.joints[{j}]", f"joint {joint!r} listed twice")

@@ -234,9 +234,6 @@ def analyse_structure(description: RobotDescription) -> Structure:
     frame_task = None
     if description.task_frame is not None:
         frame_task = FrameTask(model, description.task_frame, description.task_names)
-        data = model.createData()
-        pin.framesForwardKinematics(model, data, q)
-        frame_task.reference_rotation = data.oMf[frame_task.frame_id].rotation.copy()
         if internal.shape[1] and np.abs(frame_task.jacobian(q) @ internal).max() > 1e-7:
             raise _fail(
                 description, "actuated",

@@ -4,11 +4,13 @@ A robot may define its task as pose components of a named frame (the
 effector, the platform centre), ``task: {frame: effector, coordinates: [x, y, z]}``:
 
     x, y, z      position of the frame origin in world axes (m)
-    rx, ry, rz   components of the rotation vector r = log3(R R_0^T), world axes (rad),
-                 R_0 the frame's orientation at the robot's home configuration
+    rx, ry, rz   components of the rotation vector r = log3(R R_0^T), world axes (rad);
+                 R_0 = identity: the frame's orientation relative to the world axes
 
 The rotation vector has no gimbal lock (it is singular only at |r| = pi, a
-half turn away from home): all three angles are usable together. With one
+half turn away from the world axes): all three angles are usable together. A
+frame whose working orientations are near a half turn from the world axes
+should be replaced by a frame turned to match them (a fixed joint in the URDF). With one
 rotation component (a planar platform turning about a fixed axis, ``[x, y, rz]``)
 it is the plain rotation angle about that axis.
 
@@ -45,7 +47,7 @@ class FrameTask:
         model: pinocchio model of the tree.
         frame: name of the task frame.
         coordinates: components among :data:`FRAME_COORDINATES` (n,).
-        reference_rotation: ``R_0`` (3, 3), the frame's orientation at home.
+        reference_rotation: ``R_0`` (3, 3); identity (world axes) by default.
     """
 
     def __init__(
