@@ -203,7 +203,8 @@ def _check_inertias_at_qpos0(robot, mj: mujoco.MjModel) -> None:
         for b in bodies:
             frame = mj_data.ximat[b].reshape(3, 3)  # principal axes of the body in the world
             r = mj_data.xipos[b] - com
-            expected += frame @ np.diag(mj.body_inertia[b]) @ frame.T + mj.body_mass[b] * (r @ r * np.eye(3) - np.outer(r, r))
+            parallel_axis = mj.body_mass[b] * (r @ r * np.eye(3) - np.outer(r, r))
+            expected += frame @ np.diag(mj.body_inertia[b]) @ frame.T + parallel_axis
         rotation = data.oMi[joint_id].rotation
         np.testing.assert_allclose(rotation @ inertia.inertia @ rotation.T, expected, rtol=0,
                                    atol=1e-12 * np.abs(expected).max())
@@ -271,7 +272,8 @@ def _assembled_four_bar(crank: float) -> np.ndarray:
         return math.atan2(v[0], v[1])
 
     def rotate(v, theta):
-        return np.array([v[0] * math.cos(theta) + v[1] * math.sin(theta), -v[0] * math.sin(theta) + v[1] * math.cos(theta)])
+        cos, sin = math.cos(theta), math.sin(theta)
+        return np.array([v[0] * cos + v[1] * sin, -v[0] * sin + v[1] * cos])
 
     b = rotate(B - A, crank) + A
     coupler, rocker = np.linalg.norm(C - B), np.linalg.norm(D - C)
@@ -429,11 +431,13 @@ TWO_HINGES = """<mujoco><worldbody>
 def test_joint_and_tendon_equalities_are_refused_when_active_and_skipped_when_not(tmp_path):
     active = _write(tmp_path, TWO_HINGES.format('<joint name="gear" joint1="ja"/>'))
     unnamed = pytest.warns(UserWarning, match="joint 1 has no name: called 'joint1'")
-    with unnamed, pytest.raises(DescriptionError, match=rf"{re.escape(str(active))}: equality 'gear' is a joint equality"):
+    refused = pytest.raises(DescriptionError, match=rf"{re.escape(str(active))}: equality 'gear' is a joint equality")
+    with unnamed, refused:
         read_mjcf(active)
     tendon = _write(tmp_path, TWO_HINGES.format('<tendon name="rope" tendon1="t"/>'), "tendon.xml")
     unnamed = pytest.warns(UserWarning, match="joint 1 has no name: called 'joint1'")
-    with unnamed, pytest.raises(DescriptionError, match=rf"{re.escape(str(tendon))}: equality 'rope' is a tendon equality"):
+    refused = pytest.raises(DescriptionError, match=rf"{re.escape(str(tendon))}: equality 'rope' is a tendon equality")
+    with unnamed, refused:
         read_mjcf(tendon)
     inactive = _write(tmp_path, TWO_HINGES.format(
         '<joint name="gear" joint1="ja" active="false"/>'

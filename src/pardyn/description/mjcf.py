@@ -77,6 +77,9 @@ compiled model instead.
 Warnings (unnamed joints or bodies, skipped actuators or equalities, what
 pinocchio cannot hold such as joint springs) are raised with
 :func:`warnings.warn` and kept in :attr:`MjcfRobot.notes`.
+
+Needs ``mujoco`` (the ``sim`` extra); ``pardyn.description`` does not import
+this module, so the URDF path works without it.
 """
 
 from __future__ import annotations
@@ -206,7 +209,7 @@ class _Builder:
 
     def note(self, message: str) -> None:
         self.notes.append(message)
-        warnings.warn(f"{self.source}: {message}", stacklevel=4)
+        warnings.warn(f"{self.source}: {message}", stacklevel=5)  # the caller of read_mjcf
 
     def _names(self, kind: mujoco.mjtObj, count: int, prefix: str) -> list[str]:
         """MJCF names; an unnamed object gets ``<prefix><id>`` (MuJoCo's id, made unique) and a note."""
