@@ -1,0 +1,412 @@
+"""MJCF (MuJoCo's XML) as a pinocchio tree plus its loop closures.
+
+:func:`read_mjcf` compiles the file with MuJoCo's own parser
+(``mujoco.MjModel.from_xml_path``: defaults, ``<include>``, ``fromto``, angle
+units and inertia from geoms are all MuJoCo's business) and rebuilds the
+equivalent ``pinocchio.Model`` by hand from the compiled ``MjModel``:
+
+* every body at its pose relative to its parent (``body_pos``, ``body_quat``),
+  and a ``BODY`` frame named after it (the world body too: ``world``);
+* each ``hinge``/``slide`` joint as a one-dof joint (``RX``/``RY``/``RZ``,
+  ``PX``/``PY``/``PZ`` when its axis is a unit axis, ``RevoluteUnaligned``/
+  ``PrismaticUnaligned`` otherwise) at ``jnt_pos`` on ``jnt_axis`` in the body
+  frame, with a ``JOINT`` frame; a body with several joints becomes a chain
+  (the first ones massless), applied in MuJoCo's order (``mj_kinematics``)::
+
+      X_body = X_parent · B · Π_k M_k,   B = (body_quat, body_pos)
+      M_k = T(p_k) R(a_k, q_k - ref_k) T(-p_k)    hinge
+      M_k = T(a_k (q_k - ref_k))                  slide
+
+  The pinocchio joint ``k`` sits at ``T(p_k) · R(a_k, -ref_k)`` (or
+  ``T(-a_k ref_k)``) after its predecessor's ``T(-p_{k-1})``, so that its
+  coordinate *is* MuJoCo's ``qpos`` (pinocchio ``q`` = MuJoCo ``qpos``, same
+  order, also when a joint has a ``ref``), and the body hangs at ``T(-p_n)``
+  from the last joint;
+* a body without joints is merged into its parent's joint (its inertia
+  appended); such bodies under the world stay on the universe as frames (their
+  mass moves nothing and is kept only in their frame's ``inertia``);
+* each body's compiled inertia (``body_mass``, ``body_ipos``, ``body_iquat``,
+  ``body_inertia``) is appended to its joint through its ``BODY`` frame
+  (``Frame.inertia``, pinocchio's convention for merged links);
+* every named site as an ``OP_FRAME`` named after it (a task frame can be a site);
+* ``jnt_range`` (when limited), ``dof_damping``, ``dof_armature`` and
+  ``dof_frictionloss`` go into ``lowerPositionLimit``/``upperPositionLimit``,
+  ``damping``, ``armature`` and the dry-friction limits ``∓frictionloss``
+  (``model.friction``), ``opt.gravity`` into ``model.gravity`` (zero when the
+  file disables gravity), ``qpos0`` and every keyframe into
+  ``model.referenceConfigurations``.
+
+Loop closures: each active ``<equality>`` ``connect`` (3D point) or ``weld``
+(6D; 3D when its ``torquescale`` is 0, as MuJoCo documents) becomes two
+``OP_FRAME`` frames ``<name>_a`` on ``body1`` and ``<name>_b`` on ``body2``
+(the world when omitted), ``<name>`` being the equality's name or
+``equality<i>`` (its index), placed so that the constraint holds exactly
+when the two frames coincide (position for 3D, position and orientation for
+6D). With MuJoCo's ``eq_data`` layout (checked numerically against
+``efc_pos`` in the test)::
+
+    connect, bodies: r = (x1 + R1 d[0:3]) - (x2 + R2 d[3:6])
+        frame_a = body1 · T(d[0:3]),           frame_b = body2 · T(d[3:6])
+    weld, bodies:    r = (x1 + R1 d[3:6]) - (x2 + R2 d[0:3]),
+                     r_rot = torquescale · Im(q2⁻¹ · q1 · d[6:10])
+        frame_a = body1 · (d[6:10], d[3:6]),  frame_b = body2 · T(d[0:3])
+    connect/weld, sites (site1, site2): r = site1 - site2 (and Im(q_s2⁻¹ q_s1))
+        frame_a = site1,                       frame_b = site2
+
+so ``r = p_a - p_b`` in world coordinates. The compiler fills the body2 side
+(connect) or the relative pose (weld without ``relpose``) from ``qpos0``,
+where body-based constraints therefore hold. Joint, tendon and flex
+equalities are refused when active (pardyn's closures are frame pairs) and
+skipped with a warning when inactive; inactive connect/weld are skipped with
+a note. Ball and free joints are refused: pardyn handles one-dof joints only.
+
+Why not pinocchio's own ``buildModelAndConstraintsFromMJCF`` (pin 4.1.0,
+tried with MuJoCo 4.0.0 on four-bar files): its parser keeps only the *first*
+body tree under ``<worldbody>`` and silently drops every later one. A planar
+four-bar with the crank first and a jointless ``ground`` body (carrying the
+rocker) second loads as ``universe, crank_joint, coupler_joint``: ground,
+rocker and ``rocker_joint`` are gone, and the ``connect`` to the rocker fails
+with ``ValueError: Model does not have any body named rocker``; a ``connect``
+to the static ``ground`` itself fails the same way (``... named ground``).
+With the static ground placed first, only ``ground``/``rocker`` load and the
+crank and coupler after it are dropped (``... named coupler``). Two moving
+top-level bodies: only the first is kept, also with ``buildModelFromMJCF``.
+MuJoCo itself compiles all of these files, so this module reads MuJoCo's
+compiled model instead.
+
+Warnings (unnamed joints or bodies, skipped actuators or equalities, what
+pinocchio cannot hold such as joint springs) are raised with
+:func:`warnings.warn` and kept in :attr:`MjcfRobot.notes`.
+
+Needs ``mujoco`` (the ``sim`` extra); ``pardyn.description`` does not import
+this module, so the URDF path works without it.
+"""
+
+from __future__ import annotations
+
+import warnings
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+
+from pardyn.errors import DescriptionError
+
+__all__ = ["MjcfClosure", "MjcfRobot", "read_mjcf"]
+
+_UNIT_AXIS_JOINTS = {
+    int(mujoco.mjtJoint.mjJNT_HINGE): (pin.JointModelRX, pin.JointModelRY, pin.JointModelRZ),
+    int(mujoco.mjtJoint.mjJNT_SLIDE): (pin.JointModelPX, pin.JointModelPY, pin.JointModelPZ),
+}
+_UNALIGNED_JOINTS = {
+    int(mujoco.mjtJoint.mjJNT_HINGE): pin.JointModelRevoluteUnaligned,
+    int(mujoco.mjtJoint.mjJNT_SLIDE): pin.JointModelPrismaticUnaligned,
+}
+_JOINT_TYPE_NAMES = {
+    int(mujoco.mjtJoint.mjJNT_FREE): "free",
+    int(mujoco.mjtJoint.mjJNT_BALL): "ball",
+    int(mujoco.mjtJoint.mjJNT_SLIDE): "slide",
+    int(mujoco.mjtJoint.mjJNT_HINGE): "hinge",
+}
+_JOINT_TRANSMISSIONS = (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT)
+
+
+class MjcfClosure(NamedTuple):
+    """One loop closure: ``frame_a`` and ``frame_b`` coincide (``type`` ``'3D'``: position; ``'6D'``: pose)."""
+
+    name: str
+    frame_a: str
+    frame_b: str
+    type: str
+
+
+@dataclass(frozen=True)
+class MjcfRobot:
+    """An MJCF file as a pinocchio tree plus its closures.
+
+    Attributes:
+        model: the tree; ``q`` is MuJoCo's ``qpos`` (same order), joint names are
+            the MJCF joint names.
+        closures: one :class:`MjcfClosure` per active ``connect``/``weld``.
+        actuated: joints driven by an ``<actuator>`` with a joint transmission,
+            in actuator order (each joint once).
+        gravity: ``opt.gravity`` in m/s², world frame, shape ``(3,)`` (zero when disabled).
+        source: the MJCF file.
+        qpos0: MuJoCo's reference configuration, shape ``(nq,)``, where the
+            body-based constraints hold (also ``model.referenceConfigurations['qpos0']``).
+        notes: what was renamed, skipped or dropped, one sentence each.
+    """
+
+    model: pin.Model
+    closures: tuple[MjcfClosure, ...]
+    actuated: tuple[str, ...]
+    gravity: np.ndarray
+    source: Path
+    qpos0: np.ndarray
+    notes: tuple[str, ...] = ()
+
+
+def read_mjcf(path: str | Path) -> MjcfRobot:
+    """Read an MJCF file with MuJoCo's parser and build its pinocchio tree and closures.
+
+    Raises :class:`DescriptionError` naming the file and the element at fault:
+    missing file, not MJCF, MuJoCo's compile error, ball/free joints, active
+    joint/tendon/flex equalities.
+    """
+    source = Path(path)
+    mj_model = _compile(source)
+    return _Builder(mj_model, source).build()
+
+
+def _compile(source: Path) -> mujoco.MjModel:
+    if not source.is_file():
+        raise DescriptionError(f"{source}: no such MJCF file")
+    try:
+        root = next(ElementTree.iterparse(source, events=("start",)))[1].tag
+    except ElementTree.ParseError as error:
+        raise DescriptionError(f"{source}: not an XML file: {error}") from error
+    if root != "mujoco":
+        raise DescriptionError(f"{source}: root element <{root}> is not <mujoco>: not an MJCF file")
+    try:
+        return mujoco.MjModel.from_xml_path(str(source))
+    except ValueError as error:
+        message = " ".join(str(error).split())
+        raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {message}") from error
+
+
+def _rotation(quaternion: np.ndarray) -> np.ndarray:
+    """Rotation matrix of a MuJoCo quaternion ``(w, x, y, z)``, shape (3, 3)."""
+    matrix = np.empty(9)
+    mujoco.mju_quat2Mat(matrix, np.asarray(quaternion, dtype=float))
+    return matrix.reshape(3, 3)
+
+
+def _pose(quaternion: np.ndarray, position: np.ndarray) -> pin.SE3:
+    return pin.SE3(_rotation(quaternion), np.array(position, dtype=float))
+
+
+def _translation(position: np.ndarray) -> pin.SE3:
+    return pin.SE3(np.eye(3), np.array(position, dtype=float))
+
+
+class _Builder:
+    """One pass over a compiled MjModel (bodies are in depth-first order, parents first)."""
+
+    def __init__(self, mj_model: mujoco.MjModel, source: Path) -> None:
+        self.mj = mj_model
+        self.source = source
+        self.model = pin.Model()
+        self.model.name = mj_model.names[: mj_model.names.index(b"\0")].decode() or source.stem
+        self.notes: list[str] = []
+        self.body_names = self._names(mujoco.mjtObj.mjOBJ_BODY, mj_model.nbody, "body")
+        self.joint_names = self._names(mujoco.mjtObj.mjOBJ_JOINT, mj_model.njnt, "joint")
+        # body id -> (pinocchio joint id, frame id, placement of the body frame in that joint's frame)
+        self.body_frames: dict[int, tuple[int, int, pin.SE3]] = {}
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
+        warnings.warn(f"{self.source}: {message}", stacklevel=5)  # the caller of read_mjcf
+
+    def _names(self, kind: mujoco.mjtObj, count: int, prefix: str) -> list[str]:
+        """MJCF names; an unnamed object gets ``<prefix><id>`` (MuJoCo's id, made unique) and a note."""
+        names = [mujoco.mj_id2name(self.mj, kind, i) for i in range(count)]
+        taken = set(names)
+        for index, name in enumerate(names):
+            if name:
+                continue
+            name = f"{prefix}{index}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            names[index] = name
+            if not (kind == mujoco.mjtObj.mjOBJ_BODY and index == 0):
+                self.note(f"{prefix} {index} has no name: called {name!r}")
+        return names
+
+    def build(self) -> MjcfRobot:
+        self._check_joints()
+        self._add_bodies()
+        self._add_sites()
+        self._set_joint_fields()
+        closures = self._add_closures()
+        actuated = self._actuated()
+        gravity = self._gravity()
+        self._note_unsupported()
+        qpos0 = np.array(self.mj.qpos0, dtype=float)
+        self.model.referenceConfigurations["qpos0"] = qpos0
+        for key in range(self.mj.nkey):
+            name = mujoco.mj_id2name(self.mj, mujoco.mjtObj.mjOBJ_KEY, key) or f"key{key}"
+            self.model.referenceConfigurations[name] = np.array(self.mj.key_qpos[key], dtype=float)
+        return MjcfRobot(self.model, tuple(closures), actuated, gravity, self.source, qpos0, tuple(self.notes))
+
+    def _check_joints(self) -> None:
+        for joint in range(self.mj.njnt):
+            kind = int(self.mj.jnt_type[joint])
+            if kind in (mujoco.mjtJoint.mjJNT_BALL, mujoco.mjtJoint.mjJNT_FREE):
+                body = self.body_names[self.mj.jnt_bodyid[joint]]
+                raise DescriptionError(
+                    f"{self.source}: joint {self.joint_names[joint]!r} of body {body!r} is a "
+                    f"{_JOINT_TYPE_NAMES[kind]} joint; pardyn supports one-degree-of-freedom joints only "
+                    "(hinge, slide): write a spherical joint as three hinges with intersecting axes"
+                )
+
+    # -- the tree -----------------------------------------------------------------------------
+
+    def _add_bodies(self) -> None:
+        model, mj = self.model, self.mj
+        world = model.addBodyFrame(self.body_names[0], 0, pin.SE3.Identity(), 0)
+        self.body_frames[0] = (0, world, pin.SE3.Identity())
+        for body in range(1, mj.nbody):
+            parent_joint, parent_frame, parent_placement = self.body_frames[mj.body_parentid[body]]
+            placement = parent_placement * _pose(mj.body_quat[body], mj.body_pos[body])
+            joint_id, frame = parent_joint, parent_frame
+            first = mj.body_jntadr[body]
+            for joint in range(first, first + mj.body_jntnum[body]):
+                anchor = np.array(mj.jnt_pos[joint], dtype=float)
+                placement = placement * _translation(anchor) * self._reference_offset(joint)
+                joint_id = self._add_joint(joint, joint_id, placement)
+                frame = model.addJointFrame(joint_id, frame)
+                placement = _translation(-anchor)
+            mass, inertia_diagonal = float(mj.body_mass[body]), np.array(mj.body_inertia[body], dtype=float)
+            rotation = _rotation(mj.body_iquat[body])
+            inertia = pin.Inertia(mass, np.array(mj.body_ipos[body], dtype=float),
+                                  rotation @ np.diag(inertia_diagonal) @ rotation.T)
+            frame = model.addFrame(
+                pin.Frame(self.body_names[body], joint_id, frame, placement, pin.FrameType.BODY, inertia),
+                joint_id != 0,
+            )
+            self.body_frames[body] = (joint_id, frame, placement)
+
+    def _reference_offset(self, joint: int) -> pin.SE3:
+        """``R(a, -ref)`` or ``T(-a ref)``: makes the pinocchio coordinate equal MuJoCo's qpos."""
+        axis = np.array(self.mj.jnt_axis[joint], dtype=float)
+        reference = float(self.mj.qpos0[self.mj.jnt_qposadr[joint]])
+        if int(self.mj.jnt_type[joint]) == mujoco.mjtJoint.mjJNT_HINGE:
+            return pin.SE3(pin.AngleAxis(-reference, axis).matrix(), np.zeros(3))
+        return _translation(-reference * axis)
+
+    def _add_joint(self, joint: int, parent: int, placement: pin.SE3) -> int:
+        kind = int(self.mj.jnt_type[joint])
+        axis = np.array(self.mj.jnt_axis[joint], dtype=float)
+        unit = [i for i in range(3) if np.array_equal(axis, np.eye(3)[i])]
+        joint_model = _UNIT_AXIS_JOINTS[kind][unit[0]]() if unit else _UNALIGNED_JOINTS[kind](axis)
+        name = self.joint_names[joint]
+        joint_id = self.model.addJoint(parent, joint_model, placement, name)
+        if self.model.idx_qs[joint_id] != self.mj.jnt_qposadr[joint]:
+            raise DescriptionError(
+                f"{self.source}: joint {name!r}: MuJoCo's body order is not depth-first "
+                f"(qpos address {self.mj.jnt_qposadr[joint]}, pinocchio index {self.model.idx_qs[joint_id]})"
+            )
+        return joint_id
+
+    def _add_sites(self) -> None:
+        for site in range(self.mj.nsite):
+            name = mujoco.mj_id2name(self.mj, mujoco.mjtObj.mjOBJ_SITE, site)
+            if not name:
+                continue  # unnamed sites are not addressable; site-based equalities use their pose directly
+            self._add_frame(name, self.mj.site_bodyid[site],
+                            _pose(self.mj.site_quat[site], self.mj.site_pos[site]), f"site {name!r}")
+
+    def _add_frame(self, name: str, body: int, in_body: pin.SE3, what: str) -> str:
+        if self.model.existFrame(name, pin.FrameType.OP_FRAME):
+            raise DescriptionError(f"{self.source}: {what}: a frame named {name!r} already exists")
+        joint_id, body_frame, body_placement = self.body_frames[body]
+        self.model.addFrame(pin.Frame(name, joint_id, body_frame, body_placement * in_body, pin.FrameType.OP_FRAME))
+        return name
+
+    def _set_joint_fields(self) -> None:
+        model, mj = self.model, self.mj
+        for joint in range(mj.njnt):
+            q, v = mj.jnt_qposadr[joint], mj.jnt_dofadr[joint]
+            if mj.jnt_limited[joint]:
+                model.lowerPositionLimit[q], model.upperPositionLimit[q] = mj.jnt_range[joint]
+            model.damping[v] = mj.dof_damping[v]
+            model.armature[v] = mj.dof_armature[v]
+            model.lowerDryFrictionLimit[v] = -mj.dof_frictionloss[v]
+            model.upperDryFrictionLimit[v] = mj.dof_frictionloss[v]
+
+    # -- closures, actuators, options ---------------------------------------------------------
+
+    def _add_closures(self) -> list[MjcfClosure]:
+        mj = self.mj
+        closures = []
+        for eq in range(mj.neq):
+            name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_EQUALITY, eq) or f"equality{eq}"
+            kind = int(mj.eq_type[eq])
+            supported = kind in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD)
+            label = mujoco.mjtEq(kind).name.removeprefix("mjEQ_").lower()
+            if not mj.eq_active0[eq]:
+                self.note(f"equality {name!r} ({label}) is inactive (active=\"false\"): skipped")
+                continue
+            if not supported:
+                raise DescriptionError(
+                    f"{self.source}: equality {name!r} is a {label} equality; pardyn closes loops with "
+                    "connect (3D) and weld (6D) equalities between bodies or sites only"
+                )
+            closures.append(self._closure(eq, name, kind))
+        return closures
+
+    def _closure(self, eq: int, name: str, kind: int) -> MjcfClosure:
+        mj = self.mj
+        data = np.array(mj.eq_data[eq], dtype=float)
+        first, second = mj.eq_obj1id[eq], mj.eq_obj2id[eq]
+        if int(mj.eq_objtype[eq]) == mujoco.mjtObj.mjOBJ_SITE:
+            body_a, body_b = mj.site_bodyid[first], mj.site_bodyid[second]
+            pose_a = _pose(mj.site_quat[first], mj.site_pos[first])
+            pose_b = _pose(mj.site_quat[second], mj.site_pos[second])
+        elif kind == mujoco.mjtEq.mjEQ_CONNECT:
+            body_a, body_b = first, second
+            pose_a, pose_b = _translation(data[0:3]), _translation(data[3:6])
+        else:
+            body_a, body_b = first, second
+            pose_a, pose_b = _pose(data[6:10], data[3:6]), _translation(data[0:3])
+        if body_a == body_b:
+            raise DescriptionError(f"{self.source}: equality {name!r} joins body "
+                                   f"{self.body_names[body_a]!r} to itself")
+        closure_type = "3D" if kind == mujoco.mjtEq.mjEQ_CONNECT or data[10] == 0.0 else "6D"
+        frame_a = self._add_frame(f"{name}_a", body_a, pose_a, f"equality {name!r}")
+        frame_b = self._add_frame(f"{name}_b", body_b, pose_b, f"equality {name!r}")
+        return MjcfClosure(name, frame_a, frame_b, closure_type)
+
+    def _actuated(self) -> tuple[str, ...]:
+        mj = self.mj
+        actuated: list[str] = []
+        for actuator in range(mj.nu):
+            name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, actuator) or f"actuator{actuator}"
+            transmission = int(mj.actuator_trntype[actuator])
+            if transmission not in _JOINT_TRANSMISSIONS:
+                label = mujoco.mjtTrn(transmission).name.removeprefix("mjTRN_").lower()
+                self.note(f"actuator {name!r} has a {label} transmission, not a joint: not counted as actuation")
+                continue
+            joint = self.joint_names[mj.actuator_trnid[actuator, 0]]
+            if joint in actuated:
+                self.note(f"actuator {name!r} drives {joint!r} again: counted once")
+                continue
+            actuated.append(joint)
+        return tuple(actuated)
+
+    def _gravity(self) -> np.ndarray:
+        gravity = np.array(self.mj.opt.gravity, dtype=float)
+        if self.mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY:
+            self.note("gravity is disabled (<flag gravity=\"disable\"/>): gravity set to zero")
+            gravity = np.zeros(3)
+        self.model.gravity = pin.Motion(gravity, np.zeros(3))
+        return gravity
+
+    def _note_unsupported(self) -> None:
+        mj = self.mj
+        springs = [self.joint_names[j] for j in range(mj.njnt) if mj.jnt_stiffness[j] != 0.0]
+        if springs:
+            self.note(f"joint stiffness (springs) of {springs} is not carried into the pinocchio model")
+        if mj.ntendon:
+            self.note(f"{mj.ntendon} tendon(s) ignored (their springs, dampers and limits are not in the tree)")
+        mocap = [self.body_names[b] for b in range(mj.nbody) if mj.body_mocapid[b] >= 0]
+        if mocap:
+            self.note(f"mocap bodies {mocap} are fixed at their model pose")
+        gravcomp = [self.body_names[b] for b in range(mj.nbody) if mj.body_gravcomp[b] != 0.0]
+        if gravcomp:
+            self.note(f"gravity compensation (gravcomp) of bodies {gravcomp} is ignored")
