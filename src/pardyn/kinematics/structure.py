@@ -129,15 +129,24 @@ def _internal_motions(model: pin.Model, closures: LoopClosures, q: np.ndarray, a
 def _lock_massless(
     model: pin.Model, description: RobotDescription, q: np.ndarray
 ) -> tuple[pin.Model, np.ndarray, dict[str, float], list[str]]:
-    """Lock joints that carry no inertia and parametrize internal motions."""
+    """Lock joints that carry no inertia and parametrize the internal motions that move no body with inertia."""
     names = joint_names(model)
     closures = LoopClosures(model, description.closures)
     actuated = [names.index(n) for n in description.actuated]
-    internal = _internal_motions(model, closures, q, actuated)
-    if internal.shape[1] == 0:
+    selection = np.zeros((len(actuated), model.nv))
+    selection[np.arange(len(actuated)), actuated] = 1.0
+    data = model.createData()
+    pin.computeJointJacobians(model, data, q)
+    massive = [  # every body with inertia stays still
+        pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        for j in range(1, model.njoints)
+        if model.inertias[j].mass > 0.0 or np.any(model.inertias[j].inertia != 0.0)
+    ]
+    weightless = null_space(np.vstack([closures.jacobian(q), selection, *massive]), model.nv)
+    if weightless.shape[1] == 0:
         return model, q, {}, []
     massless = [i for i in range(model.nv) if i not in actuated and not _carries_inertia(model, i + 1)]
-    lock = select_columns(internal, massless, internal.shape[1])
+    lock = select_columns(weightless, massless, weightless.shape[1])
     if not lock:
         return model, q, {}, []
     locked = {names[i]: float(q[i]) for i in lock}
