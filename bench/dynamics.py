@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Closed-loop dynamics timings, as ratios to pinocchio's tree algorithms timed in the same run.
 
-Run with ``make bench`` (or ``.venv/bin/python bench/dynamics.py``). For dualv
-and rrr3 it prints microseconds per sample and the ratio to one
+Run with ``make bench`` (or ``.venv/bin/python bench/dynamics.py``). For dualv,
+rrr3 and Gepetto's ``robot_delta`` (loaded unedited from ``../shared/datasets/``
+when that folder is present) it prints microseconds per sample and the ratio to one
 ``pinocchio.rnea`` on the same tree, for:
 
 * pinocchio RNEA and ABA on the open tree (the floor: one recursive pass);
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -50,7 +52,7 @@ def loop_constraints(robot: pardyn.Robot):
     constraints = []
     for closure in robot.description.closures:
         frame_a, frame_b = (model.frames[model.getFrameId(name)] for name in closure.frames)
-        kind = pin.ContactType.CONTACT_6D if closure.type == "planar" else pin.ContactType.CONTACT_3D
+        kind = pin.ContactType.CONTACT_6D if closure.type in ("planar", "6D") else pin.ContactType.CONTACT_3D
         constraints.append(pin.RigidConstraintModel(
             kind, model, frame_a.parentJoint, frame_a.placement, frame_b.parentJoint, frame_b.placement,
             pin.ReferenceFrame.LOCAL))
@@ -80,21 +82,36 @@ def closed_loop_rows(robot: pardyn.Robot, q, qdot, qddot) -> list[tuple[str, flo
     return rows
 
 
+GEPETTO_DELTA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "gepetto_parallel_robots" / "robot_delta" / "robot.yaml"
+
+
+CENTER_OFFSET = {"robot_delta": np.array([0.0, 0.5])}
+"""Task offsets (rad) from home of the sampled states: Gepetto's robot_delta assembles (from its
+neutral configuration) next to a singular curve (closure-Jacobian condition numbers up to 1e6)."""
+
+
 def main() -> None:
     rng = np.random.default_rng(0)
-    print(f"{'robot':6s} {'operation':40s} {'us/sample':>10s} {'x rnea':>8s}")
-    for name in ("dualv", "rrr3"):
-        robot = pardyn.load_robot(name)
+    print(f"{'robot':11s} {'operation':40s} {'us/sample':>10s} {'x rnea':>8s}")
+    robots: list[str | Path] = ["dualv", "rrr3"]
+    if GEPETTO_DELTA.is_file():
+        robots.append(GEPETTO_DELTA)
+    else:
+        print(f"robot_delta: skipped, {GEPETTO_DELTA} not found (the shared datasets are absent)")
+    for source in robots:
+        robot = pardyn.load_robot(source)
+        name = robot.name
         model = robot.model
         data = model.createData()
         model.armature[:] = 1e-3
         if name == "rrr3":
             model.gravity = pin.Motion(np.array([0.0, -9.81, 0.0]), np.zeros(3))
-        n, n_a = len(robot.task_indices), len(robot.actuated_indices)
+        n, n_a = len(robot.task_names), len(robot.actuated_indices)
         dynamics = ForwardDynamics(robot)
+        center = robot.task_values(robot.home) + CENTER_OFFSET.get(name, 0.0)
         q, qdot = [], []
         for _ in range(STATES):
-            config = robot.solve_inverse(robot.home[robot.task_indices] + rng.uniform(-0.03, 0.03, n)).q
+            config = robot.solve_inverse(center + rng.uniform(-0.03, 0.03, n)).q
             q.append(config)
             qdot.append(robot.differential.velocities_from_task(config, rng.uniform(-0.5, 0.5, n)))
         tau_a = [rng.normal(0.0, 2.0, n_a) for _ in range(STATES)]
@@ -122,9 +139,9 @@ def main() -> None:
         rows += closed_loop_rows(robot, q, qdot, qddot)
         for label, micros in rows:
             if micros is None:
-                print(f"{name:6s} {label:40s} {'not available':>19s}")
+                print(f"{name:11s} {label:40s} {'not available':>19s}")
             else:
-                print(f"{name:6s} {label:40s} {micros:10.1f} {micros / reference:8.1f}")
+                print(f"{name:11s} {label:40s} {micros:10.1f} {micros / reference:8.1f}")
 
 
 if __name__ == "__main__":

@@ -113,6 +113,9 @@ class TrajectoryNode(Node):
                                         "exciting: acceleration bound per task coordinate; empty: the robot's default"),
             "candidates": declare(self, "candidates", 6, "exciting: random draws, the best-exciting is kept",
                                   low=1, high=1000),
+            "max_condition": declare(self, "max_kinematic_condition", 1e3,
+                                     "exciting: largest serial/parallel condition number of the closure Jacobian "
+                                     "accepted along the trajectory (distance to singularities)", low=1.0, high=1e12),
             "max_iterations": declare(self, "optimize_iterations", 0,
                                       "exciting: SLSQP iterations optimising the best draw (0: none)",
                                       low=0, high=10000),
@@ -152,6 +155,7 @@ class TrajectoryNode(Node):
         design = design_exciting_trajectory(
             robot, center=center, duration_s=duration, harmonics=options["harmonics"],
             candidates=options["candidates"], seed=options["seed"], optimize=options["max_iterations"] > 0,
+            max_condition=options["max_condition"],
             max_iterations=max(options["max_iterations"], 1), **defaults,
         )
         self.get_logger().info(
