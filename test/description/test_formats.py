@@ -31,29 +31,6 @@ GEPETTO_FIGURES = {
     "digit_like": (9, 6, 0),
 }
 
-FOUR_BAR = """<mujoco model="four_bar">
-  <worldbody>
-    <body name="crank">
-      <joint name="crank_joint" type="hinge" axis="0 0 1"/>
-      <inertial pos="0.05 0 0" mass="0.5" diaginertia="1e-4 5e-4 5e-4"/>
-      <body name="coupler" pos="0.1 0 0">
-        <joint name="coupler_joint" type="hinge" axis="0 0 1"/>
-        <inertial pos="0.15 0 0" mass="0.8" diaginertia="1e-4 6e-3 6e-3"/>
-        <body name="rocker" pos="0.3 0 0">
-          <joint name="rocker_joint" type="hinge" axis="0 0 1"/>
-          <inertial pos="0 0.1 0" mass="0.6" diaginertia="2e-3 1e-4 2e-3"/>
-          <site name="rocker_tip" pos="0 0.2 0"/>
-        </body>
-      </body>
-    </body>
-    <body name="ground" pos="0.4 0.2 0"/>
-  </worldbody>
-  <equality><connect name="pivot" body1="rocker" body2="ground" anchor="0 0.2 0"/></equality>
-  <actuator><motor name="m1" joint="crank_joint"/></actuator>
-</mujoco>
-"""
-
-
 @needs_gepetto
 @pytest.mark.parametrize("name", sorted(GEPETTO_FIGURES))
 def test_gepetto_models_load_unedited(name):
@@ -80,30 +57,18 @@ def test_describe_prints_structure_and_json(capsys):
     assert summary["closures"][0]["independent_rows"] == 3
 
 
-def _four_bar_rocker_angle(crank: float) -> float:
-    """Hand-derived: the coupler end B on the circle of radius 0.3 about A, the rocker tip 0.2 from B to D."""
-    a = np.array([0.1 * math.cos(crank), 0.1 * math.sin(crank)])
-    d = np.array([0.4, 0.2])
-    gap = np.linalg.norm(d - a)
-    along = (0.3**2 - 0.2**2 + gap**2) / (2 * gap)
-    across = math.sqrt(0.3**2 - along**2)
-    unit = (d - a) / gap
-    b = a + along * unit - across * np.array([-unit[1], unit[0]])  # the branch of qpos0
-    return math.atan2(*(b - a)[::-1])
-
-
-def test_mjcf_four_bar(tmp_path):
+def test_mjcf_four_bar(tmp_path, four_bar_xml, assembled_four_bar):
     path = tmp_path / "four_bar.xml"
-    path.write_text(FOUR_BAR)
+    path.write_text(four_bar_xml)
     robot = pardyn.load_robot(path)
     summary = robot.summary()
     assert summary["format"] == "mjcf" and summary["degrees_of_freedom"] == 1
-    assert summary["closures"][0]["independent_rows"] == 2  # a planar loop: the connect's z row is dependent
+    assert summary["closures"][0]["independent_rows"] == 2  # a loop in the xz plane: the connect's y row is dependent
     q = robot.home
-    for crank in np.linspace(-0.4, 0.4, 9):
+    for crank in np.linspace(-1.0, 1.0, 11):  # walking from qpos0, warm-started: the same assembly mode
         q = robot.solve_forward([crank], start=q).q
-        coupler_world = q[0] + q[1]  # absolute angle of the coupler
-        assert abs(math.remainder(coupler_world - _four_bar_rocker_angle(crank), 2 * math.pi)) < 1e-9
+        expected = assembled_four_bar(crank)
+        assert np.abs(np.remainder(q - expected + math.pi, 2 * math.pi) - math.pi).max() < 1e-9
 
 
 # ----------------------------------------------------------------- bad files
@@ -135,9 +100,9 @@ def test_unknown_frame_and_same_body_closure(tmp_path):
         pardyn.load_robot(path)
 
 
-def test_task_frame_that_does_not_move(tmp_path):
+def test_task_frame_that_does_not_move(tmp_path, four_bar_xml):
     path = tmp_path / "four_bar.xml"
-    path.write_text(FOUR_BAR)
+    path.write_text(four_bar_xml)
     description = pardyn.description.load_description(path)
     import dataclasses
 

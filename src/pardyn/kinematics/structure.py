@@ -215,6 +215,73 @@ def _moving_bodies(model: pin.Model, q: np.ndarray, motions: np.ndarray) -> list
     return moving
 
 
+def _frame_task(
+    description: RobotDescription, model: pin.Model, q: np.ndarray, free: np.ndarray, internal: np.ndarray
+) -> FrameTask | None:
+    """The task frame map, checked: the motors determine it and it moves along its coordinates."""
+    if description.task_frame is None:
+        return None
+    task = FrameTask(model, description.task_frame, description.task_names)
+    jacobian = task.jacobian(q)
+    if internal.shape[1] and np.abs(jacobian @ internal).max() > 1e-7:
+        raise _fail(
+            description, "actuated",
+            f"{list(description.actuated)} do not determine the task frame {description.task_frame!r}: it moves "
+            f"with the actuated joints held (rank of [K; S_a] is {model.nv - internal.shape[1]} of {model.nv})",
+        )
+    rank = numeric_rank(jacobian @ free)
+    if rank < task.size:
+        raise _fail(
+            description, "task",
+            f"frame {description.task_frame!r} does not move along {list(description.task_names)} independently "
+            f"at the assembled configuration (rank {rank} of {task.size}): choose coordinates in which it moves",
+        )
+    return task
+
+
+def _check_mobility(
+    description: RobotDescription, model: pin.Model, q: np.ndarray, internal: np.ndarray, rank: int, declared: int
+) -> None:
+    """Task coordinates + internal motions = mobility, and no remaining motion moves a body with mass."""
+    n_task = len(description.task_names)
+    mobility = model.nv - rank
+    head = (
+        f"{rank} independent closure equations (of {declared} declared) on {model.nv} joints leave "
+        f"{mobility} degrees of freedom"
+    )
+    moving = _moving_bodies(model, q, internal) if internal.shape[1] else []
+    if moving:
+        raise _fail(
+            description, "closures",
+            f"{head} for {n_task} task coordinates {list(description.task_names)}: the actuated joints "
+            f"{list(description.actuated)} do not determine the configuration (with them held, "
+            f"{internal.shape[1]} motion(s) remain that move the bodies of {moving})",
+        )
+    if n_task + internal.shape[1] != mobility:
+        raise _fail(
+            description, "closures",
+            f"{head}, of which {internal.shape[1]} internal, but 'task' lists {n_task} coordinates "
+            f"{list(description.task_names)}",
+        )
+
+
+def _chart(
+    description: RobotDescription, names: tuple[str, ...], free: np.ndarray, actuated: list[int], internal: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Chart joints (task first, internal last) and the internal ones: rows of ``free`` (nv, mobility) that
+    parametrize it (the task joints; for a frame task the actuated joints first)."""
+    n_task = len(description.task_names)
+    if description.task_frame is None:
+        primary = [names.index(n) for n in description.task_joints]
+    else:
+        others = [i for i in range(len(names)) if i not in actuated]
+        primary = select_columns(free, actuated, n_task)
+        primary += select_columns(free, others, n_task - len(primary), start=primary)
+    candidates = [i for i in range(len(names)) if i not in primary and i not in actuated]
+    internal_chart = select_columns(free, candidates, internal, start=primary)
+    return np.asarray(primary + internal_chart, dtype=int), np.asarray(internal_chart, dtype=int)
+
+
 def analyse_structure(description: RobotDescription) -> Structure:
     """Build the tree and find its closure rank, internal motions and chart (module docstring)."""
     model = build_model(description)
@@ -235,69 +302,27 @@ def analyse_structure(description: RobotDescription) -> Structure:
     selected = LoopClosures(model, closures)
     jacobian = selected.jacobian(q)
     rank = numeric_rank(jacobian)
-    mobility = model.nv - rank
     actuated = [names.index(n) for n in description.actuated]
     internal = _internal_motions(model, selected, q, actuated)
-    n_task = len(description.task_names)
 
-    frame_task = None
-    if description.task_frame is not None:
-        frame_task = FrameTask(model, description.task_frame, description.task_names)
-        if internal.shape[1] and np.abs(frame_task.jacobian(q) @ internal).max() > 1e-7:
-            raise _fail(
-                description, "actuated",
-                f"{list(description.actuated)} do not determine the task frame {description.task_frame!r}: "
-                f"it moves with the actuated joints held (rank of [K; S_a] is {model.nv - internal.shape[1]} "
-                f"of {model.nv})",
-            )
-        free = null_space(jacobian, model.nv)
-        if numeric_rank(frame_task.jacobian(q) @ free) < n_task:
-            raise _fail(
-                description, "task",
-                f"frame {description.task_frame!r} does not move along {list(description.task_names)} "
-                f"independently at the assembled configuration (rank {numeric_rank(frame_task.jacobian(q) @ free)} "
-                f"of {n_task}): choose coordinates in which the frame moves",
-            )
-    moving = _moving_bodies(model, q, internal) if internal.shape[1] else []
-    if moving:
-        raise _fail(
-            description, "closures",
-            f"{rank} independent closure equations (of {declared.size} declared) on {model.nv} joints leave "
-            f"{mobility} degrees of freedom for {n_task} task coordinates {list(description.task_names)}: the "
-            f"actuated joints {list(description.actuated)} do not determine the configuration (with them held, "
-            f"{internal.shape[1]} motion(s) remain that move the bodies of {moving})",
-        )
-    if n_task + internal.shape[1] != mobility:
-        raise _fail(
-            description, "closures",
-            f"{rank} independent closure equations (of {declared.size} declared) on {model.nv} joints leave "
-            f"{mobility} degrees of freedom, of which {internal.shape[1]} internal, but 'task' lists "
-            f"{n_task} coordinates {list(description.task_names)}",
-        )
-    free = null_space(jacobian, model.nv)
-    if description.task_frame is None:
-        primary = [names.index(n) for n in description.task_joints]
-    else:
-        others = [i for i in range(model.nv) if i not in actuated]
-        primary = select_columns(free, actuated, n_task)
-        primary += select_columns(free, others, n_task - len(primary), start=primary)
-    non_primary = [i for i in range(model.nv) if i not in primary and i not in actuated]
-    internal_chart = select_columns(free, non_primary, internal.shape[1], start=primary)
+    free = null_space(jacobian, model.nv)  # (nv, mobility)
+    frame_task = _frame_task(description, model, q, free, internal)
+    _check_mobility(description, model, q, internal, rank, declared.size)
+    chart, internal_chart = _chart(description, names, free, actuated, internal.shape[1])
     if internal.shape[1]:
         notes.append(
             f"{internal.shape[1]} internal motion(s) with inertia kept, coordinates "
             f"{[names[i] for i in internal_chart]} (held still by the task maps, minimum-norm in the forward problem)"
         )
-    chart = np.asarray(primary + internal_chart, dtype=int)
     return Structure(
         model=model,
         closures=closures,
         declared_rows=declared.size,
         rank=rank,
-        mobility=mobility,
+        mobility=model.nv - rank,
         assembled=q,
         chart_indices=chart,
-        internal_indices=np.asarray(internal_chart, dtype=int),
+        internal_indices=internal_chart,
         locked_joints=locked,
         frame_task=frame_task,
         notes=tuple(notes),
