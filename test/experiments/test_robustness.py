@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import signal
 
-from pardyn.cli.bringup import load_bringup
+from pardyn.nodes.bringup import load_bringup
 from pardyn.dynamics.parameters import nominal_parameters
 from pardyn.errors import InputError
 from pardyn.robot import load_robot

@@ -78,7 +78,7 @@ import numpy as np
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from pardyn.control import ControlLaw, JointReference, actuator_limits, saturate
@@ -101,82 +101,15 @@ from pardyn.nodes.common import (
     stamp_to_ns,
     step_of_stamp,
 )
+from pardyn.nodes.messages import command_message, joint_readings, reference_from_message
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference
 
-__all__ = ["ControllerNode", "LAWS", "REFERENCE_TOPIC", "actuated_readings", "command_message", "main",
-           "reference_from_message"]
+__all__ = ["ControllerNode", "REFERENCE_TOPIC", "main"]
 
 NODE_NAME = "controller"
 REFERENCE_TOPIC = "reference/trajectory"
 LAWS = ("pd", "augmented_pd", "ctc", "ctc_task", "extended_ctc", "pfc")
-
-
-# --------------------------------------------------------------------------- message <-> arrays
-def actuated_readings(
-    message: JointState, names: tuple[str, ...], *, what: str = "actuated"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Positions and velocities (k,) of ``names`` (the law's ``joints``) in a JointState.
-
-    Raises:
-        InputError: missing names, lengths that differ, no velocities, NaN/inf.
-    """
-    given = list(message.name)
-    if len(message.position) != len(given) or len(message.velocity) != len(given):
-        raise InputError(
-            f"{len(given)} names but {len(message.position)} positions and {len(message.velocity)} velocities "
-            "(the controller needs both)"
-        )
-    missing = [name for name in names if name not in given]
-    if missing:
-        raise InputError(f"missing {what} joints {missing}, got {given}")
-    where = [given.index(name) for name in names]
-    position = np.array([message.position[i] for i in where], dtype=float)
-    velocity = np.array([message.velocity[i] for i in where], dtype=float)
-    bad = [name for name, p, v in zip(names, position, velocity) if not (math.isfinite(p) and math.isfinite(v))]
-    if bad:
-        raise InputError(f"non-finite position or velocity of {bad}")
-    return position, velocity
-
-
-def command_message(tau: np.ndarray, names: tuple[str, ...], tag: int) -> Float64MultiArray:
-    """Float64MultiArray of the torques ``tau`` (n_a,), labelled with the joint names, tagged ``tag``."""
-    message = Float64MultiArray()
-    message.layout.dim = [MultiArrayDimension(label="joints", size=len(names), stride=len(names))]
-    message.layout.data_offset = int(tag)
-    message.data = [float(v) for v in tau]
-    return message
-
-
-def reference_from_message(message: JointTrajectory, names: tuple[str, ...]) -> SampledReference:
-    """The reference of ``names`` (k,) in a JointTrajectory, in time from its start (s, ``time_from_start``).
-
-    Times stay relative to the start: absolute wall-clock seconds (~1.8e9 s) as
-    doubles would only resolve ~0.2 microseconds.
-
-    Raises:
-        InputError: missing joints, points with the wrong number of values, times
-            not increasing, NaN/inf.
-    """
-    given = list(message.joint_names)
-    missing = [name for name in names if name not in given]
-    if missing:
-        raise InputError(f"trajectory lacks joints {missing}, has {given}")
-    if not message.points:
-        raise InputError("trajectory has no points")
-    where = [given.index(name) for name in names]
-    times, positions, velocities, accelerations = [], [], [], []
-    for index, point in enumerate(message.points):
-        if len(point.positions) != len(given):
-            raise InputError(f"point {index}: {len(point.positions)} positions for {len(given)} joints")
-        for field, values, store in (("velocities", point.velocities, velocities),
-                                     ("accelerations", point.accelerations, accelerations)):
-            if len(values) not in (0, len(given)):
-                raise InputError(f"point {index}: {len(values)} {field} for {len(given)} joints")
-            store.append([values[i] for i in where] if len(values) else [0.0] * len(names))
-        times.append(point.time_from_start.sec + point.time_from_start.nanosec * 1e-9)
-        positions.append([point.positions[i] for i in where])
-    return SampledReference(np.array(times), np.array(positions), np.array(velocities), np.array(accelerations))
 
 
 # --------------------------------------------------------------------------- node
@@ -374,7 +307,7 @@ class ControllerNode(Node):
 
     def _on_state(self, message: JointState) -> None:
         try:
-            position, velocity = actuated_readings(
+            position, velocity = joint_readings(
                 message, self.joints, what="actuated" if self._lift is None else "measured")
         except InputError as error:
             self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")

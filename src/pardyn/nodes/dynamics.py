@@ -29,71 +29,29 @@ Run: ``ros2 run pardyn dynamics --ros-args --params-file config/dynamics.yaml``.
 
 from __future__ import annotations
 
-import math
 import sys
 
-import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from pardyn.control import JointReference
 from pardyn.dynamics.inverse import InverseDynamics
+from pardyn.dynamics.monitor import DynamicsMonitor
 from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError, PardynError
 from pardyn.nodes.common import CONTROL_QOS, LATCHED_QOS, Reporter, declare, period_ns, run_node, stamp_to_ns, step_of_stamp
-from pardyn.nodes.controller import actuated_readings, command_message, reference_from_message
-from pardyn.robot import Robot, load_robot
+from pardyn.nodes.messages import command_message, joint_readings, reference_from_message
+from pardyn.robot import load_robot
 from pardyn.trajectories import SampledReference
 
-__all__ = ["DynamicsMonitor", "DynamicsNode", "main"]
+__all__ = ["DynamicsNode", "main"]
 
 NODE_NAME = "dynamics"
 STATE_TOPIC = "closed_loop/joint_states"
 REFERENCE_TOPIC = "reference/trajectory"
 MODEL_TOPIC = "dynamics/model_effort"
 FEEDFORWARD_TOPIC = "dynamics/feedforward"
-
-
-class DynamicsMonitor:
-    """The node's computations, without ROS.
-
-    Args:
-        robot: the robot.
-        dynamics: its inverse dynamic model (nominal or identified parameters).
-        acceleration_cutoff_hz: low-pass of the task-acceleration estimate (Hz).
-    """
-
-    def __init__(self, robot: Robot, dynamics: InverseDynamics, *, acceleration_cutoff_hz: float) -> None:
-        if not acceleration_cutoff_hz > 0.0:
-            raise InputError(f"acceleration_cutoff must be positive (Hz), got {acceleration_cutoff_hz}")
-        self.robot = robot
-        self.dynamics = dynamics
-        self.cutoff_hz = acceleration_cutoff_hz
-        self._previous: tuple[int, np.ndarray] | None = None  # (stamp ns, task velocity)
-        self._task_acceleration = np.zeros(len(robot.task_names))
-        self._reference_q = robot.home.copy()
-
-    def model_effort(self, stamp_ns: int, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
-        """Model torques (n_a,) of the closed state ``q``, ``qdot`` (nv,) at ``stamp_ns``."""
-        task_velocity = qdot[self.robot.task_indices]
-        if self._previous is not None and stamp_ns > self._previous[0]:
-            dt = (stamp_ns - self._previous[0]) * 1e-9
-            smoothing = math.exp(-2 * math.pi * self.cutoff_hz * dt)
-            difference = (task_velocity - self._previous[1]) / dt
-            self._task_acceleration = smoothing * self._task_acceleration + (1 - smoothing) * difference
-        self._previous = (stamp_ns, task_velocity.copy())
-        return self.dynamics.torques_from_task(q, task_velocity, self._task_acceleration)
-
-    def feedforward(self, reference: JointReference) -> np.ndarray:
-        """Torques (n_a,) of the actuated-joint reference: closed by eqs. (21), (24), then the IDM."""
-        robot = self.robot
-        self._reference_q = robot.solve_forward(reference.position, start=self._reference_q).q
-        qdot, qddot = robot.differential.states_from(
-            self._reference_q, robot.actuated_indices, reference.velocity, reference.acceleration
-        )
-        return self.dynamics.torques(self._reference_q, qdot, qddot)
 
 
 class DynamicsNode(Node):
@@ -137,7 +95,7 @@ class DynamicsNode(Node):
 
     def _on_state(self, message: JointState) -> None:
         try:
-            q, qdot = actuated_readings(message, tuple(self.robot.joint_names))
+            q, qdot = joint_readings(message, tuple(self.robot.joint_names))
             stamp_ns = stamp_to_ns(message.header.stamp)
             effort = self.monitor.model_effort(stamp_ns, q, qdot)
         except PardynError as error:

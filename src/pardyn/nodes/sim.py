@@ -88,57 +88,18 @@ from pardyn.nodes.common import (
     period_ns,
     run_node,
 )
-from pardyn.plants import Plant, PlantState
+from pardyn.nodes.messages import check_command
+from pardyn.plants import PlantState
 from pardyn.plants.measurement import VELOCITY_MODES, MeasurementModel
-from pardyn.robot import Robot, load_robot
+from pardyn.plants.registry import PLANTS, make_plant
+from pardyn.robot import load_robot
 
-__all__ = ["GROUND_TRUTH_TOPIC", "MOTOR_STATE_TOPIC", "PLANTS", "SimNode", "check_command", "main", "make_plant"]
+__all__ = ["GROUND_TRUTH_TOPIC", "MOTOR_STATE_TOPIC", "SimNode", "main"]
 
 NODE_NAME = "sim"
 GROUND_TRUTH_TOPIC = "ground_truth/joint_states"
-PLANTS = ("mujoco", "pinocchio", "flexible")
 MOTOR_STATE_TOPIC = "motor_states"
 STALE_WINDOW = 1000  # older tags within this many steps are duplicates, dropped silently
-
-
-def check_command(data, size: int, names) -> np.ndarray:
-    """A command's torques (size,), or InputError naming the problem (wrong length, NaN/inf)."""
-    values = np.asarray(data, dtype=float)
-    if values.size != size:
-        raise InputError(f"expected {size} torques {list(names)}, got {values.size}")
-    bad = [name for name, value in zip(names, values) if not math.isfinite(value)]
-    if bad:
-        raise InputError(f"non-finite torques for {bad}: {values.tolist()}")
-    return values
-
-
-def make_plant(robot: Robot, kind: str, *, payload=None, timestep: float = 0.0, coulomb_width: float = 0.0,
-               offsets: np.ndarray | None = None, params=None) -> Plant:
-    """A plant of ``kind`` (:data:`PLANTS`) for ``robot`` (whose model carries the dynamic parameters).
-
-    ``timestep`` 0 keeps the plant's default; ``coulomb_width`` is the pinocchio
-    plant's friction smoothing (rad/s); ``offsets`` the drive offsets ``tau_off``
-    (nv,), N m or N, which pinocchio's model cannot hold (the pinocchio plant adds
-    them; MuJoCo builds counterweights as bodies, see :mod:`pardyn.plants.mujoco_plant`);
-    ``params`` the link parameters of the flexible-joint plant (the YAML's by default).
-    """
-    options = {} if timestep <= 0.0 else {"timestep": timestep}
-    if kind == "flexible":
-        from pardyn.dynamics.rotor import load_rotor_model  # noqa: PLC0415
-        from pardyn.plants.flexible_joint import FlexibleJointPlant  # noqa: PLC0415
-
-        if payload is not None:
-            raise InputError("parameter payload_mass: the flexible-joint plant carries no payload")
-        return FlexibleJointPlant(robot, load_rotor_model(robot), params=params, **options)
-    if kind == "mujoco":
-        from pardyn.plants.mujoco_plant import MujocoPlant  # noqa: PLC0415 - mujoco only when asked for
-
-        return MujocoPlant(robot, payload=payload, **options)
-    if kind == "pinocchio":
-        from pardyn.plants.pinocchio_plant import PinocchioPlant  # noqa: PLC0415
-
-        return PinocchioPlant(robot, payload=payload, coulomb_width=coulomb_width, offsets=offsets, **options)
-    raise InputError(f"parameter plant: unknown plant {kind!r}, expected one of {list(PLANTS)}")
 
 
 class SimNode(Node):

@@ -28,37 +28,22 @@ from __future__ import annotations
 
 import sys
 
-from builtin_interfaces.msg import Duration
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
 from pardyn.errors import InputError
-from pardyn.nodes.common import LATCHED_QOS, declare, ns_to_stamp, run_node
+from pardyn.nodes.common import LATCHED_QOS, declare, run_node
+from pardyn.nodes.messages import trajectory_message
 from pardyn.robot import load_robot
-from pardyn.trajectories import Circle, JointSamples, PointToPoint, TaskTrajectory, joint_trajectory
+from pardyn.trajectories import Circle, PointToPoint, TaskTrajectory, joint_trajectory
+from pardyn.trajectories.excitation import excitation_settings
 
-__all__ = ["KINDS", "TOPIC", "TrajectoryNode", "main", "trajectory_message"]
+__all__ = ["KINDS", "TOPIC", "TrajectoryNode", "main"]
 
 NODE_NAME = "trajectory"
 TOPIC = "reference/trajectory"
 KINDS = ("circle", "point_to_point", "exciting")
-
-
-def trajectory_message(samples: JointSamples, indices, names, start_ns: int) -> JointTrajectory:
-    """A JointTrajectory of the joints ``indices`` (named ``names``) starting at ``start_ns``."""
-    message = JointTrajectory()
-    message.header.stamp = ns_to_stamp(start_ns)
-    message.joint_names = list(names)
-    for k, t in enumerate(samples.times):
-        point = JointTrajectoryPoint()
-        point.positions = samples.q[k, indices].tolist()
-        point.velocities = samples.qdot[k, indices].tolist()
-        point.accelerations = samples.qddot[k, indices].tolist()
-        whole = int(round(float(t) * 1e9))
-        point.time_from_start = Duration(sec=whole // 1_000_000_000, nanosec=whole % 1_000_000_000)
-        message.points.append(point)
-    return message
 
 
 class TrajectoryNode(Node):
@@ -139,20 +124,15 @@ class TrajectoryNode(Node):
 
     def _exciting(self, robot, center, duration: float, options: dict) -> TaskTrajectory:
         """A Fourier exciting trajectory (pardyn.trajectories.exciting) around ``center``."""
-        from pardyn.experiments.identification_runs import EXCITATION  # noqa: PLC0415 - heavy, on demand
-        from pardyn.trajectories.exciting import design_exciting_trajectory  # noqa: PLC0415
+        from pardyn.trajectories.exciting import design_exciting_trajectory  # noqa: PLC0415 - heavy, on demand
 
-        defaults = dict(EXCITATION.get(robot.name, {}))
-        for key in ("amplitude", "max_velocity", "max_acceleration", "base_frequency_hz"):
-            if options[key]:
-                defaults[key] = options[key]
-        missing = [k for k in ("amplitude", "max_velocity", "max_acceleration", "base_frequency_hz") if k not in defaults]
-        if missing:
-            raise InputError(f"parameters {missing}: {robot.name} has no default excitation; set them")
+        settings = excitation_settings(robot.name, amplitude=options["amplitude"], max_velocity=options["max_velocity"],
+                                       max_acceleration=options["max_acceleration"],
+                                       base_frequency_hz=options["base_frequency_hz"])
         design = design_exciting_trajectory(
             robot, center=center, duration_s=duration, harmonics=options["harmonics"],
             candidates=options["candidates"], seed=options["seed"], optimize=options["max_iterations"] > 0,
-            max_iterations=max(options["max_iterations"], 1), **defaults,
+            max_iterations=max(options["max_iterations"], 1), **settings.design_options(),
         )
         self.get_logger().info(
             f"exciting trajectory: condition number {design.condition_number:.4g} (best draw "
