@@ -16,8 +16,7 @@ Topics (relative names, so ``__ns`` remapping moves them all):
   ``(x, y, 0)`` and the rotation about ``z`` by the task angle (``phi``,
   ``theta``) if the robot has one, identity otherwise.
 
-Parameters (``config/closure_solver.yaml``): ``robot``, ``frame_id``,
-``max_condition``, ``log_period``, see :class:`ClosureSolverNode`.
+Parameters: :data:`pardyn.nodes.parameters.CLOSURE_SOLVER` (``config/closure_solver.yaml``).
 
 A message that cannot be used (wrong or missing names, lengths that differ,
 NaN/inf, an unreachable or singular configuration) is dropped with a warning
@@ -34,14 +33,13 @@ import sys
 import traceback
 
 from geometry_msgs.msg import PoseStamped
-from rcl_interfaces.msg import FloatingPointRange, ParameterType
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from pardyn.errors import PardynError
 from pardyn.kinematics.tracker import ClosureTracker, JointStateError
-from pardyn.nodes.common import Reporter, descriptor, run_node
+from pardyn.nodes.common import Reporter, declare_parameters, run_node
 from pardyn.robot import load_robot
 
 __all__ = ["ClosureSolverNode", "main"]
@@ -53,19 +51,10 @@ POSE_TOPIC = "platform/pose"
 QUEUE_DEPTH = 10
 
 
-_descriptor = descriptor
-
-
 class ClosureSolverNode(Node):
     """The ``closure_solver`` node (see the module docstring for topics).
 
-    Parameters:
-        robot (string, read-only): robot name (``config/robots/<name>.yaml``) or YAML path; "dualv".
-        frame_id (string): ``header.frame_id`` of ``platform/pose``; "base_link".
-        max_condition (double, read-only): condition number of a closure Jacobian block above
-            which a configuration is rejected as singular; 1e6.
-        log_period (double, read-only): minimum time between two reports of the same kind of
-            dropped message (s); 1.0.
+    Parameters: :data:`pardyn.nodes.parameters.CLOSURE_SOLVER` (defaults in ``config/closure_solver.yaml``).
 
     Raises:
         PardynError: the robot cannot be loaded or has no planar platform pose.
@@ -73,40 +62,8 @@ class ClosureSolverNode(Node):
 
     def __init__(self, **node_options) -> None:
         super().__init__(NODE_NAME, **node_options)
-        robot_name = self.declare_parameter(
-            "robot",
-            "dualv",
-            _descriptor(
-                "robot name (config/robots/<name>.yaml of pardyn) or path to a robot YAML",
-                ParameterType.PARAMETER_STRING,
-                read_only=True,
-            ),
-        ).value
-        self.declare_parameter(
-            "frame_id",
-            "base_link",
-            _descriptor("header.frame_id of platform/pose (the robot's base frame)", ParameterType.PARAMETER_STRING),
-        )
-        max_condition = self.declare_parameter(
-            "max_condition",
-            1e6,
-            _descriptor(
-                "condition number of a closure Jacobian block above which a configuration is singular",
-                ParameterType.PARAMETER_DOUBLE,
-                read_only=True,
-                floating_point_range=[FloatingPointRange(from_value=1.0, to_value=1e16)],
-            ),
-        ).value
-        log_period = self.declare_parameter(
-            "log_period",
-            1.0,
-            _descriptor(
-                "minimum time between two reports of the same kind of dropped message (s)",
-                ParameterType.PARAMETER_DOUBLE,
-                read_only=True,
-                floating_point_range=[FloatingPointRange(from_value=0.0, to_value=3600.0)],
-            ),
-        ).value
+        p = declare_parameters(self, NODE_NAME)
+        robot_name, max_condition, log_period = p["robot"], p["max_condition"], p["log_period"]
         self.robot = load_robot(robot_name, max_condition=max_condition)
         self.tracker = ClosureTracker(self.robot)
         self._reporter = Reporter(self, log_period, what="more dropped")

@@ -18,10 +18,7 @@ for model-based control:
   the reference of ``reference/trajectory`` (the ``trajectory`` node) closed
   by the forward problem and eqs. (21), (24).
 
-Parameters (``config/dynamics.yaml``; read-only): ``robot``,
-``parameters_file`` (identified parameters, a ``pardyn identify`` result;
-empty: the YAML's nominal ones), ``rate`` (Hz, for the tags),
-``acceleration_cutoff`` (Hz), ``log_period`` (s). Bad input (missing joints,
+Parameters: :data:`pardyn.nodes.parameters.DYNAMICS` (``config/dynamics.yaml``). Bad input (missing joints,
 NaN, unreachable references) is logged, throttled, and dropped.
 
 Run: ``ros2 run pardyn dynamics --ros-args --params-file config/dynamics.yaml``.
@@ -40,7 +37,16 @@ from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.monitor import DynamicsMonitor
 from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError, PardynError
-from pardyn.nodes.common import CONTROL_QOS, LATCHED_QOS, Reporter, declare, period_ns, run_node, stamp_to_ns, step_of_stamp
+from pardyn.nodes.common import (
+    CONTROL_QOS,
+    LATCHED_QOS,
+    Reporter,
+    declare_parameters,
+    period_ns,
+    run_node,
+    stamp_to_ns,
+    step_of_stamp,
+)
 from pardyn.nodes.messages import command_message, joint_readings, reference_from_message
 from pardyn.robot import load_robot
 from pardyn.trajectories import SampledReference
@@ -59,14 +65,9 @@ class DynamicsNode(Node):
 
     def __init__(self, **node_options) -> None:
         super().__init__(NODE_NAME, **node_options)
-        robot_name = declare(self, "robot", "dualv", "robot name (config/robots/<name>.yaml) or robot YAML path")
-        parameters_file = declare(self, "parameters_file", "",
-                                  "identified parameters (pardyn identify result JSON); empty: the YAML's nominal")
-        rate = declare(self, "rate", 1000.0, "control rate (Hz), for the feedforward tags", low=1e-3, high=1e6)
-        cutoff = declare(self, "acceleration_cutoff", 20.0, "low-pass of the task acceleration estimate (Hz)",
-                         low=1e-3, high=1e6)
-        log_period = declare(self, "log_period", 1.0, "minimum time between two reports of one kind of problem (s)",
-                             low=0.0, high=3600.0)
+        p = declare_parameters(self, NODE_NAME)
+        robot_name, parameters_file, rate = p["robot"], p["parameters_file"], p["rate"]
+        cutoff, log_period = p["acceleration_cutoff"], p["log_period"]
         self.robot = load_robot(robot_name)
         params = read_parameter_file(parameters_file, self.robot) if parameters_file else None
         self.monitor = DynamicsMonitor(self.robot, InverseDynamics(self.robot, params), acceleration_cutoff_hz=cutoff)
