@@ -54,6 +54,10 @@ TIMESTAMP_SOURCES = ("receive", "header")
 RELIABILITIES = ("auto", "reliable", "best_effort")
 
 
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
 def _is_type(value: Any, kind: str) -> bool:
     if kind.endswith("_array"):
         return isinstance(value, (list, tuple)) and all(_is_type(item, kind[:-6]) for item in value)
@@ -120,8 +124,8 @@ class ParameterSpec:
             return "one of " + ", ".join(f"`{c}`" for c in self.choices)
         if self.low is None and self.high is None:
             return ""
-        low = "-inf" if self.low is None else f"{self.low:g}"
-        high = "inf" if self.high is None else f"{self.high:g}"
+        low = "-inf" if self.low is None else _number(self.low)
+        high = "inf" if self.high is None else _number(self.high)
         return f"[{low}, {high}]"
 
 
@@ -243,8 +247,8 @@ SIM = (
     _spec("torque_noise_floor", "double", 1e-3, "absolute standard deviation of the effort noise (N m)",
           low=0.0, high=1e6),
     _spec("velocities", "string", "difference",
-          "published joint velocities: backward differences of the quantized positions, or exact",
-          choices=VELOCITY_MODES),
+          "published joint velocities: backward differences of the quantized positions, or exact (not 'none': "
+          "the controller needs velocities)", choices=tuple(mode for mode in VELOCITY_MODES if mode != "none")),
     _spec("seed", "integer", 0, "seed of the effort noise", low=0, high=2**31 - 1),
     _spec("publish_clock", "bool", True, "publish /clock (simulated time)"),
     _spec("publish_ground_truth", "bool", True, "publish ground_truth/joint_states (every joint, exact)"),
@@ -403,7 +407,11 @@ def _cell(value: Any) -> str:
         return str(value).lower()
     if isinstance(value, str):
         return f'"{value}"'
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def markdown(nodes: Sequence[str] | None = None) -> str:
@@ -415,7 +423,7 @@ def markdown(nodes: Sequence[str] | None = None) -> str:
         for spec in NODE_PARAMETERS[node]:
             writable = "" if spec.read_only else " (writable)"
             lines.append(f"| `{spec.name}` | {spec.type}{writable} | `{_cell(spec.default)}` | {spec.validation()} | "
-                         f"{spec.description.replace('|', '/')} |")
+                         f"{_escape(spec.description)} |")
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 

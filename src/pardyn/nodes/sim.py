@@ -196,9 +196,6 @@ class SimNode(Node):
         return Payload(mass, com, matrix)
 
     def _make_measurement(self, options: dict) -> MeasurementModel:
-        if options["velocities"] == "none":
-            raise InputError("parameter velocities: 'none' leaves the controller without velocities; "
-                             "use 'difference' (the drive's estimate) or 'exact'")
         model = MeasurementModel(self.robot, **options)
         actuated = set(self.names)
         self._effort_rows = [model.torque_names.index(n) if n in actuated else None for n in model.names]
