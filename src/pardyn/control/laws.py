@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pardyn.control import ControlLaw, actuator_limits
 from pardyn.control.gains import ctc_gains
 from pardyn.errors import InputError
+from pardyn.registry import Registry
 
 if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
@@ -73,7 +74,7 @@ class LawOptions:
 
 
 LawFactory = Callable[["Robot", "DynamicParameters | None", LawOptions], ControlLaw]
-_REGISTRY: dict[str, LawFactory] = {}
+_REGISTRY: Registry[LawFactory] = Registry("control law")
 _MODEL_FREE: set[str] = set()
 
 
@@ -82,14 +83,9 @@ def register(name: str, *, model: bool = True) -> Callable[[LawFactory], LawFact
 
     ``model``: whether the law uses the robot's dynamic model (and so its ``params``).
     """
-
-    def decorate(factory: LawFactory) -> LawFactory:
-        _REGISTRY[name] = factory
-        if not model:
-            _MODEL_FREE.add(name)
-        return factory
-
-    return decorate
+    if not model:
+        _MODEL_FREE.add(name)
+    return _REGISTRY.register(name)
 
 
 def _limits(options: LawOptions) -> Sequence[float] | None:
@@ -147,7 +143,7 @@ def _pfc(robot: Robot, params: DynamicParameters | None, options: LawOptions) ->
                                        **options.pfc)
 
 
-LAWS: tuple[str, ...] = tuple(_REGISTRY)
+LAWS: tuple[str, ...] = _REGISTRY.names
 """The registered law names."""
 
 
@@ -163,6 +159,8 @@ def make_law(name: str, robot: Robot, params: DynamicParameters | None = None,
     Raises:
         InputError: an unknown name (the message lists the known ones), gains or limits of the wrong size.
     """
-    if name not in _REGISTRY:
-        raise InputError(f"parameter law: unknown control law {name!r}, expected one of {list(_REGISTRY)}")
-    return _REGISTRY[name](robot, params, options or LawOptions())
+    try:
+        factory = _REGISTRY.get(name)
+    except InputError as error:
+        raise InputError(f"parameter law: {error}") from error
+    return factory(robot, params, options or LawOptions())

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pardyn.errors import InputError
+from pardyn.registry import Registry
 
 if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
@@ -27,18 +28,10 @@ if TYPE_CHECKING:
 
 __all__ = ["PLANTS", "make_plant", "register"]
 
-_REGISTRY: dict[str, Callable[..., Plant]] = {}
-
-
-def register(name: str) -> Callable[[Callable[..., Plant]], Callable[..., Plant]]:
-    """Function decorator: make a plant factory ``(robot, *, payload, timestep, coulomb_width, offsets, params)``
-    available as ``name``."""
-
-    def decorate(factory: Callable[..., Plant]) -> Callable[..., Plant]:
-        _REGISTRY[name] = factory
-        return factory
-
-    return decorate
+_REGISTRY: Registry[Callable[..., Plant]] = Registry("plant")
+register = _REGISTRY.register
+"""Function decorator: make a plant factory ``(robot, *, payload, options, coulomb_width, offsets, params)``
+available as ``name`` (``options``: the plant's keyword options, e.g. ``timestep``)."""
 
 
 @register("mujoco")
@@ -67,7 +60,7 @@ def _flexible(robot: Robot, *, payload: Payload | None, options: dict[str, Any],
     return FlexibleJointPlant(robot, load_rotor_model(robot), params=params, **options)
 
 
-PLANTS: tuple[str, ...] = tuple(_REGISTRY)
+PLANTS: tuple[str, ...] = _REGISTRY.names
 """The registered plant names."""
 
 
@@ -85,8 +78,10 @@ def make_plant(robot: Robot, kind: str, *, payload: Payload | None = None, times
     Raises:
         InputError: an unknown ``kind`` (the message lists the known ones).
     """
-    if kind not in _REGISTRY:
-        raise InputError(f"parameter plant: unknown plant {kind!r}, expected one of {list(_REGISTRY)}")
+    try:
+        factory = _REGISTRY.get(kind)
+    except InputError as error:
+        raise InputError(f"parameter plant: {error}") from error
     options = {} if timestep <= 0.0 else {"timestep": timestep}
-    return _REGISTRY[kind](robot, payload=payload, options=options, coulomb_width=coulomb_width, offsets=offsets,
+    return factory(robot, payload=payload, options=options, coulomb_width=coulomb_width, offsets=offsets,
                            params=params)
