@@ -30,7 +30,7 @@ __all__ = ["check_command", "command_message", "joint_readings", "reference_from
 def joint_readings(
     message: JointState, names: tuple[str, ...], *, what: str = "actuated"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Positions and velocities (k,) of ``names`` (the law's ``joints``) in a JointState.
+    """Positions and velocities (k,) of the joints ``names`` (a law's ``joints``, every joint of a state) in a JointState.
 
     Raises:
         InputError: missing names, lengths that differ, no velocities, NaN/inf.
