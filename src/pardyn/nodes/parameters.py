@@ -133,7 +133,7 @@ def _spec(name: str, kind: str, default: Any, description: str, **validation: An
     return ParameterSpec(name, kind, tuple(default) if kind.endswith("_array") else default, description, **validation)
 
 
-ROBOT = _spec("robot", "string", "dualv", "robot name (config/robots/<name>.yaml) or robot YAML path")
+ROBOT = _spec("robot", "string", "dualv", "robot name (config/robots/<name>.yaml) or description file (pardyn or Gepetto YAML, MJCF)")
 LOG_PERIOD = _spec("log_period", "double", 1.0, "minimum time between two reports of one kind of problem (s)",
                    low=0.0, high=3600.0)
 PARAMETERS_FILE = "identified parameters (a `pardyn identify` RESULT.json) of the {what}; empty: the robot YAML's nominal"
