@@ -279,6 +279,37 @@ def test_five_bar_pose_has_identity_orientation_and_stops_on_sigint(launch_node,
     assert "Traceback" not in node.output()
 
 
+GEPETTO_FIVE_BAR = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "gepetto_parallel_robots" / "5bar_linkage"
+
+
+@pytest.mark.skipif(not GEPETTO_FIVE_BAR.is_dir(), reason=f"shared datasets absent: {GEPETTO_FIVE_BAR} not found")
+def test_gepetto_five_bar_every_joint_of_its_tree_closes_pinocchio_constraints(launch_node, ros_client):
+    """Gepetto's unedited 5bar_linkage: the node answers every joint of the file's tree (the half-joint
+    locked at load included), a configuration that closes the loop as pinocchio's CONTACT_6D defines it."""
+    source = GEPETTO_FIVE_BAR / "robot.yaml"
+    robot = load_robot(source)
+    node = launch_node(NODE_NAME, params={"robot": str(source)})
+    try:
+        publisher = ros_client.publisher(JointState, node.topic(INPUT_TOPIC))
+        answers = ros_client.collect(JointState, node.topic(JOINTS_TOPIC))
+        motors = robot.home[robot.actuated_indices] + np.array([0.05, -0.04])
+        message = joint_state(robot.actuated_names, motors)
+        assert ros_client.publish_until(publisher, message, lambda: answers, timeout_s=ANSWER_TIMEOUT_S), node.output()
+        answer = answers[0]
+        full = pin.buildModelFromUrdf(str(GEPETTO_FIVE_BAR / "robot.urdf"))
+        assert sorted(answer.name) == sorted(full.names[1:])  # every joint of the file's tree
+        q = np.array([answer.position[list(answer.name).index(n)] for n in full.names[1:]])
+        np.testing.assert_allclose(q[[full.getJointId(n) - 1 for n in robot.actuated_names]], motors, atol=1e-12)
+        data = full.createData()
+        pin.framesForwardKinematics(full, data, q)
+        a, b = (data.oMf[full.getFrameId(n)] for n in ("closedloop1_A", "closedloop1_B"))
+        assert np.abs(pin.log6(a.actInv(b)).vector).max() < 1e-10  # CONTACT_6D residual (LOCAL)
+    finally:
+        code = node.stop(signal.SIGINT)
+    assert code == 0, node.output()
+    assert "Traceback" not in node.output()
+
+
 def test_unknown_robot_exits_with_a_message(launch_node):
     node = launch_node(NODE_NAME, params={"robot": "no_such_robot"})
     code = node.wait_exit(timeout_s=30.0)

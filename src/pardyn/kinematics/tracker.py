@@ -78,14 +78,14 @@ class ClosedLoopState:
     Attributes:
         q: every joint position, :attr:`pardyn.Robot.joint_names` order, shape (nv,) (rad, m).
         qdot: every joint velocity, shape (nv,) (rad/s, m/s), None without measured velocities.
-        pose: the platform pose read from the task coordinates of ``q``.
+        pose: the platform pose read from the task coordinates of ``q`` (None without x, y task).
         solution: the solver's report (iterations, residual, conditioning).
         used_sensed: whether the sensed passive joints were part of the readings.
     """
 
     q: np.ndarray
     qdot: np.ndarray | None
-    pose: PlanarPose
+    pose: PlanarPose | None
     solution: Solution
     used_sensed: bool
 
@@ -98,22 +98,20 @@ class ClosureTracker:
     assembly mode; a reading that fails leaves it unchanged.
 
     Args:
-        robot: the robot; its task must name ``x`` and ``y`` (planar platform)
-            and at most one angle coordinate.
+        robot: the robot. A platform pose is read when its task names ``x`` and
+            ``y`` (virtual chain) with at most one angle coordinate.
 
     Raises:
-        DescriptionError: the robot's task is not a planar pose.
+        DescriptionError: the task names x, y and more than one angle.
     """
 
     def __init__(self, robot: Robot) -> None:
         self.robot = robot
+        self._start = robot.home.copy()  # (nv,)
         task = list(robot.task_names)
-        missing = [name for name in ("x", "y") if name not in task]
-        if missing:
-            raise DescriptionError(
-                f"{robot.description.source}: task: the closure tracker needs a planar platform pose, "
-                f"but the task coordinates {task} lack {missing}"
-            )
+        self.has_pose = robot.task_frame is None and all(name in task for name in ("x", "y"))
+        if not self.has_pose:  # e.g. a robot whose task is its actuated joints: joints only, no platform pose
+            return
         self._x_index = int(robot.task_indices[task.index("x")])
         self._y_index = int(robot.task_indices[task.index("y")])
         angles = [int(i) for i in robot.task_indices if robot.solver.angles[i]]
@@ -123,15 +121,16 @@ class ClosureTracker:
                 f"got {[robot.joint_names[i] for i in angles]}"
             )
         self._angle_index = angles[0] if angles else None
-        self._start = robot.home.copy()  # (nv,)
 
     @property
     def start(self) -> np.ndarray:
         """The warm start of the next solve, shape (nv,) (a copy)."""
         return self._start.copy()
 
-    def pose(self, q: np.ndarray) -> PlanarPose:
-        """Platform pose read from the task coordinates of ``q`` (nv,)."""
+    def pose(self, q: np.ndarray) -> PlanarPose | None:
+        """Platform pose read from the task coordinates of ``q`` (nv,); None without a planar ``x, y`` task."""
+        if not self.has_pose:
+            return None
         angle = None if self._angle_index is None else float(q[self._angle_index])
         return PlanarPose(float(q[self._x_index]), float(q[self._y_index]), angle)
 

@@ -10,11 +10,12 @@ Topics (relative names, so ``__ns`` remapping moves them all):
   the robot's actuated joints, plus all of its sensed passive joints when the
   message carries them (then they are used too). Other names are ignored.
 * publishes ``closed_loop/joint_states`` (sensor_msgs/JointState): every joint
-  of the tree, names :attr:`pardyn.Robot.joint_names`, the input's header;
+  of the tree, names :attr:`pardyn.Robot.joint_names` then the joints locked at
+  load (:attr:`pardyn.Robot.locked_joints`, constant), the input's header;
   velocities when the input has velocities for the joints it used.
-* publishes ``platform/pose`` (geometry_msgs/PoseStamped) in ``frame_id``:
-  ``(x, y, 0)`` and the rotation about ``z`` by the task angle (``phi``,
-  ``theta``) if the robot has one, identity otherwise.
+* publishes ``platform/pose`` (geometry_msgs/PoseStamped) in ``frame_id``, for
+  robots whose task names ``x`` and ``y``: ``(x, y, 0)`` and the rotation about
+  ``z`` by the task angle (``phi``, ``theta``) if the robot has one, identity otherwise.
 
 Parameters: :data:`pardyn.nodes.parameters.CLOSURE_SOLVER` (``config/closure_solver.yaml``).
 
@@ -107,11 +108,14 @@ class ClosureSolverNode(Node):
             return
         joints = JointState()
         joints.header = message.header
-        joints.name = list(self.robot.joint_names)
-        joints.position = state.q.tolist()
+        locked = self.robot.locked_joints  # joints of the file's tree locked at load: constant
+        joints.name = list(self.robot.joint_names) + list(locked)
+        joints.position = state.q.tolist() + list(locked.values())
         if state.qdot is not None:
-            joints.velocity = state.qdot.tolist()
+            joints.velocity = state.qdot.tolist() + [0.0] * len(locked)
         self._joints_publisher.publish(joints)
+        if state.pose is None:
+            return
 
         pose = PoseStamped()
         pose.header.stamp = message.header.stamp
