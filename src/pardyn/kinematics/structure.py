@@ -6,7 +6,8 @@ Run once when a robot loads (:class:`pardyn.robot.Robot`):
    loops from the home guess with every declared closure row
    (:func:`pardyn.kinematics.rank.assemble`);
 2. *internal motions*: ``N_i = null([K; S_a])``, the motions left when the
-   actuated joints are held. Those carried by joints whose whole subtree has
+   actuated joints are held, less those the task sees (an underactuated robot
+   may name a passive joint in its task). Those carried by joints whose whole subtree has
    no inertia (Gepetto's coincident half-joints with placeholder links on a
    loop cut) are **locked**: the joints are removed from the tree
    (``pinocchio.buildReducedModel`` at the assembled configuration), which
@@ -24,7 +25,8 @@ Run once when a robot loads (:class:`pardyn.robot.Robot`):
 
 Errors name the description file and the key at fault: a task that does not
 match the mobility, a task frame that does not move, actuated joints that do
-not determine the task, a closure rank that changes inside the workspace.
+not determine the configuration (a motion the motors and the task leave free
+moves bodies with mass), a closure rank that changes inside the workspace.
 """
 
 from __future__ import annotations
@@ -215,20 +217,12 @@ def _moving_bodies(model: pin.Model, q: np.ndarray, motions: np.ndarray) -> list
     return moving
 
 
-def _frame_task(
-    description: RobotDescription, model: pin.Model, q: np.ndarray, free: np.ndarray, internal: np.ndarray
-) -> FrameTask | None:
-    """The task frame map, checked: the motors determine it and it moves along its coordinates."""
+def _frame_task(description: RobotDescription, model: pin.Model, q: np.ndarray, free: np.ndarray) -> FrameTask | None:
+    """The task frame map, checked: the frame moves along its coordinates."""
     if description.task_frame is None:
         return None
     task = FrameTask(model, description.task_frame, description.task_names)
     jacobian = task.jacobian(q)
-    if internal.shape[1] and np.abs(jacobian @ internal).max() > 1e-7:
-        raise _fail(
-            description, "actuated",
-            f"{list(description.actuated)} do not determine the task frame {description.task_frame!r}: it moves "
-            f"with the actuated joints held (rank of [K; S_a] is {model.nv - internal.shape[1]} of {model.nv})",
-        )
     rank = numeric_rank(jacobian @ free)
     if rank < task.size:
         raise _fail(
@@ -303,10 +297,16 @@ def analyse_structure(description: RobotDescription) -> Structure:
     jacobian = selected.jacobian(q)
     rank = numeric_rank(jacobian)
     actuated = [names.index(n) for n in description.actuated]
-    internal = _internal_motions(model, selected, q, actuated)
-
     free = null_space(jacobian, model.nv)  # (nv, mobility)
-    frame_task = _frame_task(description, model, q, free, internal)
+    frame_task = _frame_task(description, model, q, free)
+    # Motions left with the motors held are task coordinates where the task sees them (an underactuated
+    # robot whose task names a passive joint), internal motions where it does not.
+    held = _internal_motions(model, selected, q, actuated)
+    if frame_task is not None:
+        task_rows = frame_task.jacobian(q)
+    else:
+        task_rows = np.eye(model.nv)[[names.index(n) for n in description.task_joints]]
+    internal = held @ null_space(task_rows @ held, held.shape[1]) if held.shape[1] else held
     _check_mobility(description, model, q, internal, rank, declared.size)
     chart, internal_chart = _chart(description, names, free, actuated, internal.shape[1])
     if internal.shape[1]:
