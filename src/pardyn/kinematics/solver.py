@@ -191,9 +191,9 @@ class ClosureSolver:
         return cached
 
     def newton(
-        self, indices: np.ndarray, values: np.ndarray, q0: np.ndarray
+        self, indices: np.ndarray | FrameTask, values: np.ndarray, q0: np.ndarray
     ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
-        """Run Newton from ``q0`` with ``q[indices]`` driven to ``values``.
+        """Run Newton from ``q0`` with ``q[indices]`` (or the task frame's coordinates) driven to ``values``.
 
         Returns the configuration, the number of iterations, and the residual
         (m,) and closure Jacobian (m, nv) evaluated there. Raises
@@ -268,7 +268,7 @@ class ClosureSolver:
     # ------------------------------------------------------------------ solving
     def solve(
         self,
-        indices: Sequence[int],
+        indices: Sequence[int] | FrameTask,
         values: Sequence[float],
         *,
         start: np.ndarray,
