@@ -11,6 +11,7 @@
 // and plugins (their XML); for every world its gravity and the XML of its physics and
 // plugins. The model frame is the world frame here (no model pose is written).
 // Used by test/export/test_sdf.py, which compares it with pardyn's pinocchio model.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -44,6 +45,8 @@ std::string Quote(const std::string &_text)
 std::string Number(double _value)
 {
   char buffer[40];
+  if (std::isnan(_value)) return "NaN";
+  if (std::isinf(_value)) return _value > 0 ? "Infinity" : "-Infinity";
   std::snprintf(buffer, sizeof(buffer), "%.17g", _value);
   return buffer;
 }
