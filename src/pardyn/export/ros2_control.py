@@ -26,7 +26,10 @@ import yaml
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["HARDWARE_PLUGIN", "UPDATE_RATE_HZ", "ros2_control_element", "robot_description", "controllers_yaml"]
+__all__ = [
+    "HARDWARE_PLUGIN", "UPDATE_RATE_HZ", "controllers_yaml", "home_offsets", "positions_from_simulator",
+    "robot_description", "ros2_control_element",
+]
 
 HARDWARE_PLUGIN = "gz_ros2_control/GazeboSimSystem"
 UPDATE_RATE_HZ = 1000
@@ -81,3 +84,13 @@ def controllers_yaml(robot: Robot) -> str:
     header = (f"# ros2_control controllers of {robot.name} in gz-sim (pardyn export sdf).\n"
               "# effort_controller/commands: std_msgs/Float64MultiArray, the actuated joints in this order.\n")
     return header + yaml.safe_dump(content, sort_keys=False)
+
+
+def home_offsets(robot: Robot) -> dict[str, float]:
+    """``{joint: robot.home value}`` (rad, m): what gz-sim's zero-at-home positions lack (SDF is written at home)."""
+    return {name: float(value) for name, value in zip(robot.joint_names, robot.home)}
+
+
+def positions_from_simulator(names: list[str], positions: list[float], offsets: dict[str, float]) -> list[float]:
+    """pardyn's joint positions ``q = q_sim + home`` (names not in ``offsets`` pass unchanged)."""
+    return [float(p) + offsets.get(n, 0.0) for n, p in zip(names, positions)]
