@@ -52,3 +52,13 @@ def test_launch_file_parses_and_its_files_are_installed():
             else:
                 assert parameter.get("use_sim_time", True) is True
     assert any(isinstance(p, dict) and p.get("use_sim_time") for p in bringup.nodes[0].parameters)
+
+
+def test_cli_export_writes_the_files_and_refuses_an_unknown_robot(tmp_path, capsys):
+    from pardyn.cli import main  # noqa: PLC0415
+
+    assert main(["export", "sdf", "--robot", "wu3n", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert (tmp_path / "model.sdf").is_file() and "counterweight" in printed  # the left-out drive terms are said
+    assert main(["export", "sdf", "--robot", "nope", "--out", str(tmp_path)]) == 2
+    assert "unknown robot 'nope'" in capsys.readouterr().err
