@@ -18,14 +18,19 @@ INSTALL = ("libsdformat (Gazebo's SDF parser) is missing: install it with "
            "'apt-get install libsdformat-dev' (Debian/Ubuntu; .ci/run does it), then rerun")
 
 
+PLACEHOLDER_MASS, PLACEHOLDER_INERTIA = 1e-7, 1e-9
+"""kg, kg m^2: small, so that test_sdf_dynamics compares the mechanism, not the placeholders."""
+
+
 @pytest.fixture(scope="session")
 def exported(tmp_path_factory) -> dict[str, tuple[pardyn.Robot, dict[str, Path]]]:
-    """``{robot name: (robot, {role: path})}`` for every robot pardyn ships."""
+    """``{robot name: (robot, {role: path})}`` for every robot pardyn ships (light placeholder links)."""
     out = tmp_path_factory.mktemp("export")
     result = {}
     for name in list_robots():
         robot = pardyn.load_robot(name)
-        result[name] = (robot, export(robot, "sdf", out / name))
+        result[name] = (robot, export(robot, "sdf", out / name, placeholder_mass=PLACEHOLDER_MASS,
+                                      placeholder_inertia=PLACEHOLDER_INERTIA))
     return result
 
 

@@ -72,21 +72,25 @@ def test_links_joints_frames_match_pinocchio_at_home(name, exported, libsdformat
             continue
         # inertial of the body moving with joint_id (fixed children lumped, as pinocchio does)
         inertia = model.inertias[joint_id]
-        if inertia.mass == 0.0:
+        joint_name = model.names[joint_id]
+        disk = np.zeros((3, 3))
+        if joint_name in summary["rotor_disks_kg_m2"]:  # massless rotor disk on a base joint: ia about the axis
+            axis = data.oMi[joint_id].rotation.T @ pin.getJointJacobian(
+                model, data, joint_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)[3:, model.joints[joint_id].idx_v]
+            ia = drives[joint_name].ia
+            disk = ia * (np.outer(axis, axis) + 0.5 * (np.eye(3) - np.outer(axis, axis)))
+        if inertia.mass == 0.0:  # massless in pardyn: the placeholder (and the rotor disk)
             assert frame.name in summary["placeholder_links"]
+            placeholder = _se3(link["inertial_pose"]).rotation @ np.array(link["moi"]).reshape(3, 3) @ \
+                _se3(link["inertial_pose"]).rotation.T - disk
+            assert _close(placeholder, placeholder[0, 0] * np.eye(3), 1e-12), frame.name
             continue
         scale = max(1.0, inertia.mass)
         assert abs(link["mass"] - inertia.mass) <= 1e-9 * scale, frame.name
         com = _se3(link["inertial_pose"])
         assert _close(com.translation, inertia.lever, 1e-9 * max(1.0, np.abs(inertia.lever).max())), frame.name
         got = com.rotation @ np.array(link["moi"]).reshape(3, 3) @ com.rotation.T
-        want = np.array(inertia.inertia)
-        joint_name = model.names[joint_id]
-        if joint_name in summary["rotor_disks_kg_m2"]:  # massless rotor disk on a base joint: ia about the axis
-            axis = data.oMi[joint_id].rotation.T @ pin.getJointJacobian(
-                model, data, joint_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)[3:, model.joints[joint_id].idx_v]
-            ia = drives[joint_name].ia
-            want = want + ia * (np.outer(axis, axis) + 0.5 * (np.eye(3) - np.outer(axis, axis)))
+        want = np.array(inertia.inertia) + disk
         tol = 1e-9 * np.abs(want).max()
         if frame.name in summary["completed_planar_inertias"]:  # only I n enters planar dynamics
             normal = data.oMf[frame_id].rotation.T @ np.array([0.0, 0.0, 1.0])

@@ -229,9 +229,10 @@ class _Builder:
     def where(self) -> str:
         return str(self.robot.description.source)
 
-    def placeholder(self, name: str, pose: pin.SE3, role: str) -> Link:
+    def placeholder(self, name: str, pose: pin.SE3, role: str, disk: np.ndarray | None = None) -> Link:
         self.placeholders.append(name)
-        link = Link(name, pose, self.placeholder_mass, np.zeros(3), self.placeholder_inertia * np.eye(3), role)
+        inertia = self.placeholder_inertia * np.eye(3) + (0.0 if disk is None else disk)
+        link = Link(name, pose, self.placeholder_mass, np.zeros(3), inertia, role)
         self.links.append(link)
         return link
 
@@ -241,7 +242,7 @@ class _Builder:
             if mass < 0.0 or np.any(inertia):
                 raise ExportError(f"{self.where()}: link {name!r}: mass {mass} kg with inertia "
                                   f"{inertia.tolist()} is not a rigid body")
-            self.placeholder(name, pose, role)
+            self.placeholder(name, pose, role, disk)  # e.g. the H4's massless arms carry their rotor disk
             return
         if disk is not None:
             inertia = inertia + disk

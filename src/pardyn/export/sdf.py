@@ -7,7 +7,7 @@ the model frame = the world frame):
   joint ``<closure>_closure`` between the link of its first frame and the tree-side link
   of the closure (:mod:`pardyn.export.mechanism`). SDF allows kinematic loops; libsdformat
   loads them and Gazebo Classic's ODE closes them natively.
-* ``world_classic.sdf``: a Gazebo Classic world with that model inline, ODE with the
+* ``world_classic.sdf``: a Gazebo Classic world (SDF 1.7, what Gazebo 11 reads) with that model inline, ODE with the
   ``world`` (direct) step so the loop constraints are solved exactly each step, 1 ms.
 * ``model.gz.sdf``: the model for gz-sim. gz-physics builds trees only (gazebosim/gz-physics
   issue 25, open: "the child link already has a parent joint" for a loop joint), so the
@@ -35,9 +35,12 @@ import pinocchio as pin
 
 from pardyn.export.mechanism import Joint, Link, Mechanism
 
-__all__ = ["SDF_VERSION", "model_element", "model_sdf", "gz_model_sdf", "gz_world_sdf", "classic_world_sdf"]
+__all__ = ["CLASSIC_SDF_VERSION", "SDF_VERSION", "model_element", "model_sdf", "gz_model_sdf", "gz_world_sdf", "classic_world_sdf"]
 
 SDF_VERSION = "1.9"
+CLASSIC_SDF_VERSION = "1.7"
+"""Gazebo Classic 11 reads SDF up to 1.7 (libsdformat 9); the features used here (``relative_to``,
+``expressed_in``, ``<frame attached_to>``) are 1.7's."""
 STEP_S = 1e-3
 """Physics step of both worlds (s): pardyn's control period."""
 
@@ -117,8 +120,8 @@ def model_element(mechanism: Mechanism, *, loops: bool = True) -> ET.Element:
     return model
 
 
-def _document(*children: ET.Element, comment: str) -> str:
-    root = ET.Element("sdf", version=SDF_VERSION)
+def _document(*children: ET.Element, comment: str, version: str = SDF_VERSION) -> str:
+    root = ET.Element("sdf", version=version)
     root.append(ET.Comment(comment))
     for child in children:
         root.append(child)
@@ -200,4 +203,5 @@ def classic_world_sdf(mechanism: Mechanism) -> str:
     """``world_classic.sdf``: Gazebo Classic world, ODE (closes SDF loops natively), the model inline."""
     world = _world("pardyn", mechanism, "ode")
     world.append(model_element(mechanism))
-    return _document(world, comment=_summary(mechanism) + "Gazebo Classic: ODE closes the loop joints. ")
+    return _document(world, comment=_summary(mechanism) + "Gazebo Classic: ODE closes the loop joints. ",
+                     version=CLASSIC_SDF_VERSION)
