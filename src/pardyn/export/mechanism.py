@@ -140,17 +140,10 @@ class Mechanism:
     unrepresented: tuple[str, ...] = ()
     plane_normal: np.ndarray | None = None
 
-    def link(self, name: str) -> Link:
-        return next(link for link in self.links if link.name == name)
-
     @property
     def welds(self) -> tuple[Joint, ...]:
         """The joints that close the loops, one per closure."""
         return tuple(joint for joint in self.joints if joint.role == "weld")
-
-    @property
-    def tree_joints(self) -> tuple[Joint, ...]:
-        return tuple(joint for joint in self.joints if joint.role != "weld")
 
 
 def _inertia_at_com(lumped: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
