@@ -291,3 +291,16 @@ def test_a_closure_no_sdf_joint_reproduces_is_refused(exported):
             build_mechanism(robot)
     finally:
         robot.description = original
+
+
+@pytest.mark.parametrize(("name", "free", "guides"), [
+    ("dualv", True, []), ("rrr3", True, []), ("wu3r", True, []), ("wu3n", True, []),
+    ("five_bar", False, ["platform_x", "platform_y"]),            # x, y only: the end-effector must not spin
+    ("h4", False, ["nacelle_x", "nacelle_y", "nacelle_z"]),       # the parallelograms keep the nacelle level
+    ("ur5e", False, []),                                          # serial: no virtual chain
+])
+def test_virtual_chain_is_dropped_only_where_the_loops_hold_the_platform(name, free, guides, exported):
+    summary = json.loads(exported[name][1]["summary"].read_text())
+    assert summary["free_platform"] is free
+    assert summary["guide_joints"] == guides
+    assert bool(summary["dropped_virtual_joints"]) is free
