@@ -12,7 +12,7 @@
 5. ``ros_gz_bridge`` bridges ``/clock``;
 6. once spawned: ``joint_state_broadcaster``, then ``effort_controller`` (takes
    ``effort_controller/commands``) and pardyn's nodes from ``config/bringup/gazebo.yaml``
-   (format :mod:`pardyn.cli.bringup`; ``robot`` set from the argument, ``use_sim_time``).
+   (format :mod:`pardyn.nodes.bringup`; ``robot`` set from the argument, ``use_sim_time``).
 
 ``launch``, ``launch_ros``, ``ament_index_python`` and the Gazebo packages come with a
 ROS 2 + Gazebo install (``ros-<distro>-ros-gz``, ``ros-<distro>-gz-ros2-control``,
@@ -21,7 +21,7 @@ ROS 2 + Gazebo install (``ros-<distro>-ros-gz``, ``ros-<distro>-gz-ros2-control`
 
 import os
 
-from pardyn.cli.bringup import load_bringup
+from pardyn.nodes.bringup import load_bringup
 from pardyn.export import export
 from pardyn.robot import load_robot
 
@@ -60,12 +60,7 @@ def _actions(context):
     effort = Node(package="controller_manager", executable="spawner", output="screen",
                   arguments=["effort_controller", "--param-file", controllers])
     bringup = load_bringup(os.path.join(get_package_share_directory("pardyn"), BRINGUP))
-    pardyn_nodes = [
-        Node(package="pardyn", executable=spec.executable, name=spec.name, output="screen", emulate_tty=True,
-             parameters=[*spec.launch_parameters(), {"robot": robot_name, "use_sim_time": True}],
-             remappings=list(spec.remappings))
-        for spec in bringup.nodes
-    ]
+    pardyn_nodes = launch_nodes(bringup, overrides={"robot": robot_name, "use_sim_time": True})
     return [
         gazebo, state_publisher, clock, spawn,
         RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=[broadcaster])),

@@ -9,7 +9,7 @@ from unittest import mock
 
 import setuptools
 
-from pardyn.cli.bringup import load_bringup
+from pardyn.nodes.bringup import load_bringup
 from pardyn.nodes.registry import NODES
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ HELP = "write a robot for another simulator: sdf (Gazebo: SDF model with loops, 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("format", choices=sorted(FORMATS), help="export format")
+    parser.add_argument("format", choices=FORMATS.names, help="export format")
     parser.add_argument("--robot", required=True, help="robot name (config/robots) or YAML path")
     parser.add_argument("--out", required=True, help="output directory (created)")
     parser.add_argument("--placeholder-mass", type=float, default=1e-3,

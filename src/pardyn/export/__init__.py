@@ -6,7 +6,7 @@
 >>> sorted(files)   # model.sdf, model.gz.sdf, world.sdf, world_classic.sdf, robot_description.urdf, ...
 
 A format is a function ``(robot, out_dir, **options) -> {role: path}`` registered in
-:data:`FORMATS`. ``sdf`` (:func:`write_sdf`) writes the SDF model with its loops
+:data:`FORMATS` (a :class:`pardyn.registry.Registry`). ``sdf`` (:func:`write_sdf`) writes the SDF model with its loops
 (:mod:`pardyn.export.sdf`), the gz-sim variant and worlds, and the ros2_control files
 (:mod:`pardyn.export.ros2_control`) that ``launch/gazebo.launch.py`` uses; the
 mechanism they describe (virtual chain, closures, placeholder masses) is decided once
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pardyn.export.errors import ExportError
 from pardyn.export.mechanism import Mechanism, build_mechanism
+from pardyn.registry import Registry
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -48,6 +49,11 @@ def _summary(mechanism: Mechanism, robot: Robot) -> dict[str, Any]:
     }
 
 
+FORMATS: Registry[Callable[..., dict[str, Path]]] = Registry("export format")
+"""Export formats by name: ``(robot, out_dir, **options) -> {role: path}``."""
+
+
+@FORMATS.register("sdf")
 def write_sdf(robot: Robot, out: str | Path, **options: float) -> dict[str, Path]:
     """Write the SDF model, gz-sim and Classic worlds and ros2_control files of ``robot`` into ``out``.
 
@@ -78,12 +84,11 @@ def write_sdf(robot: Robot, out: str | Path, **options: float) -> dict[str, Path
     return paths
 
 
-FORMATS: dict[str, Callable[..., dict[str, Path]]] = {"sdf": write_sdf}
-"""Export formats by name: ``(robot, out_dir, **options) -> {role: path}``."""
-
-
 def export(robot: Robot, fmt: str, out: str | Path, **options: float) -> dict[str, Path]:
-    """Write ``robot`` in format ``fmt`` (a key of :data:`FORMATS`) into the directory ``out``."""
-    if fmt not in FORMATS:
-        raise ExportError(f"unknown export format {fmt!r}; known: {sorted(FORMATS)}")
-    return FORMATS[fmt](robot, out, **options)
+    """Write ``robot`` in format ``fmt`` (a name of :data:`FORMATS`) into the directory ``out``.
+
+    Raises:
+        InputError: unknown format (the message lists the known ones).
+        ExportError: the robot cannot be written honestly in that format.
+    """
+    return FORMATS.get(fmt)(robot, out, **options)

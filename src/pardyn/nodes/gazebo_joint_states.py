@@ -8,21 +8,21 @@ node adds ``home`` back (:func:`pardyn.export.ros2_control.positions_from_simula
   broadcaster with ``use_local_topics``; best effort, so reliable publishers match too);
 * publishes ``joint_states``: same header, names, velocities and efforts, positions ``+ home``.
 
-Parameter: ``robot`` (name or YAML path). A message whose positions and names differ in
-length is dropped with a throttled warning.
+Parameters (``config/gazebo_joint_states.yaml``, table in :mod:`pardyn.nodes.parameters`):
+``robot`` (name or YAML path), ``log_period``. A message whose positions and names differ
+in length is dropped with a warning, at most once per ``log_period``.
 """
 
 from __future__ import annotations
 
 import sys
 
-from rcl_interfaces.msg import ParameterType
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from pardyn.export.ros2_control import home_offsets, positions_from_simulator
-from pardyn.nodes.common import Reporter, descriptor, run_node
+from pardyn.nodes.common import Reporter, declare_parameters, run_node
 from pardyn.robot import load_robot
 
 __all__ = ["GazeboJointStatesNode", "main"]
@@ -37,10 +37,10 @@ class GazeboJointStatesNode(Node):
 
     def __init__(self, **options) -> None:
         super().__init__(NODE_NAME, **options)
-        self.declare_parameter("robot", "dualv", descriptor("robot name or YAML path", ParameterType.PARAMETER_STRING))
-        robot = load_robot(self.get_parameter("robot").value)
+        parameters = declare_parameters(self, NODE_NAME)  # pardyn.nodes.parameters.GAZEBO_JOINT_STATES
+        robot = load_robot(parameters["robot"])
         self._offsets = home_offsets(robot)
-        self._report = Reporter(self, 5.0)
+        self._report = Reporter(self, parameters["log_period"])
         self._publisher = self.create_publisher(JointState, OUTPUT_TOPIC, 10)
         qos = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT)
         self.create_subscription(JointState, INPUT_TOPIC, self._on_state, qos)
