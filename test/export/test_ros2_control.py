@@ -53,3 +53,13 @@ def test_simulator_positions_get_the_home_configuration_back(exported):
     expected = [robot.home[robot.joint_names.index(n)] + v for n, v in zip(robot.sensed_names, (0.1, -0.2, 0.3))]
     assert positions[:3] == pytest.approx(expected, abs=1e-15)
     assert positions[3] == 0.5
+
+
+@pytest.mark.parametrize("name", list_robots())
+def test_every_ros2_control_joint_is_a_one_dof_joint_of_the_gz_model(name, exported, libsdformat):
+    robot, paths = exported[name]
+    result = libsdformat[paths["gz_model"]]
+    assert result["errors"] == []
+    kinds = {joint["name"]: joint["type"] for joint in result["models"][0]["joints"]}
+    for joint in [*robot.actuated_names, *robot.sensed_names]:
+        assert kinds.get(joint) in ("revolute", "prismatic"), joint
