@@ -174,11 +174,11 @@ class DeltaKinematics(AnalyticKinematics):
         """
         p, s, k = self._coefficients(task)
         ratio = k / np.maximum(np.hypot(p, s), 1e-300)
-        if np.any(np.abs(ratio) > 1.0):
-            legs = [int(i) + 1 for i in np.flatnonzero(np.abs(ratio) > 1.0)]
+        if np.any(np.abs(ratio) > 1.0 + 1e-12):  # beyond rounding at the workspace boundary
+            legs = [int(i) + 1 for i in np.flatnonzero(np.abs(ratio) > 1.0 + 1e-12)]
             raise ConvergenceError(f"{self.robot.name}: position {np.round(task, 6).tolist()} m out of reach of legs {legs}")
         signs = self._home_signs if signs is None else signs
-        angles = np.arctan2(s, p) + signs * np.arccos(ratio)
+        angles = np.arctan2(s, p) + signs * np.arccos(np.clip(ratio, -1.0, 1.0))
         return np.array([wrap_angle(q, ref) for q, ref in zip(angles, self._home_actuated)])
 
     def configuration(self, task: np.ndarray, actuated: np.ndarray) -> np.ndarray:
