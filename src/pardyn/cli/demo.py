@@ -55,9 +55,10 @@ def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndar
     pose[:, 1] += radius * np.sin(omega * times)
     rate[:, 0] = -radius * omega * np.sin(omega * times)
     rate[:, 1] = radius * omega * np.cos(omega * times)
-    if n > 2:  # orientation swings by +-0.2 rad
-        pose[:, 2] += 0.2 * np.sin(2 * omega * times)
-        rate[:, 2] = 0.4 * omega * np.cos(2 * omega * times)
+    angles = [k for k, i in enumerate(robot.task_indices) if robot.solver.angles[i]]
+    if angles:  # the first orientation angle swings by +-0.2 rad
+        pose[:, angles[0]] += 0.2 * np.sin(2 * omega * times)
+        rate[:, angles[0]] = 0.4 * omega * np.cos(2 * omega * times)
     return pose, rate
 
 
@@ -140,13 +141,22 @@ def _plot(robot, times, poses, joints, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    from pardyn.visualization import draw_planar_robot  # noqa: PLC0415
+    from pardyn.visualization import draw_planar_robot, poses_figure  # noqa: PLC0415
 
+    spatial = "z" in robot.task_names
+    if spatial:  # a 3D picture of its own, the joints alone here
+        poses_figure(robot, joints, path.with_name("poses_3d.png"), count=4)
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5))
-    for k, alpha in zip(np.linspace(0, len(times) - 1, 4).astype(int), (1.0, 0.6, 0.4, 0.25)):
-        draw_planar_robot(left, robot, joints[k], alpha=alpha)
-    left.plot(poses[:, 0], poses[:, 1], "C3--", linewidth=1, label="platform path")
-    left.set_title(f"{robot.name}: four poses along the circle")
+    if spatial:
+        for name, index in zip(robot.task_names, robot.task_indices):
+            left.plot(times, poses[:, list(robot.task_indices).index(index)], label=name)
+        left.set_xlabel("t (s)")
+        left.set_title(f"{robot.name}: task coordinates (m, rad; 3D poses in poses_3d.png)")
+    else:
+        for k, alpha in zip(np.linspace(0, len(times) - 1, 4).astype(int), (1.0, 0.6, 0.4, 0.25)):
+            draw_planar_robot(left, robot, joints[k], alpha=alpha)
+        left.plot(poses[:, 0], poses[:, 1], "C3--", linewidth=1, label="platform path")
+        left.set_title(f"{robot.name}: four poses along the circle")
     left.legend(loc="best")
     for name, index in zip(robot.actuated_names, robot.actuated_indices):
         right.plot(times, joints[:, index], label=name)
