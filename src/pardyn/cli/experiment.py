@@ -11,6 +11,9 @@
 * ``ur5e_calibration`` (:mod:`pardyn.experiments.ur5e_calibration`): UR5e paper, sections 3-5:
   base parameter counts, identification with and without rotor dynamics compensation on the
   flexible-joint plant, NMSE of CAD vs calibrated models on three held-out trajectories.
+* ``delta_pick_and_place`` (:mod:`pardyn.experiments.delta_pick_and_place`): the standard
+  25/305/25 mm cycle on the Delta, PD vs CTC (simplified model), with and without payload,
+  peak torques vs limits, exact vs simplified model torques.
 
 Each writes ``<out>/<name>.json`` (figures, options, whether the paper's claim held in
 this run) and PNG plots, and prints a summary.
@@ -124,6 +127,25 @@ def _ur5e(args: argparse.Namespace) -> dict:
     return report
 
 
+def _delta(args: argparse.Namespace) -> dict:
+    from pardyn.experiments.delta_pick_and_place import DeltaOptions, delta_pick_and_place  # noqa: PLC0415
+
+    report = delta_pick_and_place(args.out, DeltaOptions(workers=args.workers, show_progress=not args.quiet))
+    cycle = report["cycle"]
+    print(f"cycle {1e3 * cycle['up_m']:.0f}/{1e3 * cycle['across_m']:.0f}/{1e3 * cycle['up_m']:.0f} mm in "
+          f"{cycle['cycle_s']} s: peak {cycle['peak_speed_m_s']:.2f} m/s, {cycle['peak_acceleration_m_s2']:.1f} m/s^2; "
+          f"torque limits {[float(v) for v in report['torque_limits_nm'].values()]} N m")
+    for case, entry in report["results"].items():
+        model = report["model_difference_pct"][case]
+        print(f"{case}: exact vs simplified (Codourey) torques: max {model['max_pct']:.1f} %, RMS {model['rms_pct']:.1f} %")
+        for law, figures in entry.items():
+            torques = " ".join(f"{v:6.1f}" for v in figures["max_torque_nm"])
+            print(f"  {law:3s} max/RMS position error {figures['max_position_error_mm']:.2f}/"
+                  f"{figures['rms_position_error_mm']:.2f} mm | peak torques {torques} N m | at a limit "
+                  f"{100 * figures['saturation']:.1f} % of samples")
+    return report
+
+
 # name -> function running it from the parsed arguments and printing its figures; returns the report
 EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "dualv_tracking": _tracking,
@@ -131,6 +153,7 @@ EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "wu_redundancy": _wu,
     "h4_pfc_vs_ctc": _h4,
     "ur5e_calibration": _ur5e,
+    "delta_pick_and_place": _delta,
 }
 
 
