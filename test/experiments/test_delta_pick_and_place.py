@@ -32,11 +32,12 @@ def test_cycle_geometry_and_rates(load):
     assert np.allclose(x[0], start) and np.allclose(x[-1], start)
     assert np.isclose(x[:, 2].max() - start[2], 0.025) and np.isclose(x[:, 0].max() - start[0], 0.305)
     assert np.isclose(t[-1], options.start_s + 0.6 + options.settle_s, atol=2e-3)
-    inner = slice(1, -1)
-    dt = np.diff(t)
-    assert np.allclose(dt, 1e-3, atol=1e-9)
-    assert np.allclose((x[2:] - x[:-2]) / 2e-3, xdot[inner], atol=1e-2 * np.abs(xdot).max())  # h^2 jerk / 6
-    assert np.allclose((xdot[2:] - xdot[:-2]) / 2e-3, xddot[inner], atol=5e-2 * np.abs(xddot).max())
+    assert np.allclose(np.diff(t), 1e-3, atol=1e-9)  # a uniform 1 kHz grid
+    # the rates integrate back (trapezoids, error ~ h^2 / 12 x peak derivative x duration)
+    from scipy.integrate import cumulative_trapezoid
+
+    assert np.allclose(cumulative_trapezoid(xdot, t, axis=0, initial=0.0), x - x[0], atol=1e-5)
+    assert np.allclose(cumulative_trapezoid(xddot, t, axis=0, initial=0.0), xdot, atol=2e-3)
 
 
 def test_models_differ_by_the_bars_only(load):
