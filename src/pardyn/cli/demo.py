@@ -11,7 +11,7 @@
    ``trajectory`` (exciting) and ``recorder`` in one process): the robot *as
    built* (nominal parameters perturbed, :mod:`pardyn.experiments.identification_runs`)
    follows an exciting trajectory without, then with a payload (DualV: the
-   paper's 5.37 kg), then a validation trajectory, each recorded to a bag;
+   paper's 5.37 kg; Delta 1 kg, hexapod 2 kg: ``PAYLOADS``), then a validation trajectory, each recorded to a bag;
    ``pardyn identify`` then identifies the parameters. Writes ``bags/``,
    ``truth.json``, ``result.json`` and ``report/``.
 """
@@ -196,7 +196,7 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
     from pardyn.cli.bringup import load_bringup  # noqa: PLC0415
     from pardyn.control.gains import pd_gains_from_bandwidth  # noqa: PLC0415
     from pardyn.dynamics.parameters import load_dynamic_model, write_parameter_file  # noqa: PLC0415
-    from pardyn.experiments.identification_runs import DUALV_PAYLOAD, as_built_parameters  # noqa: PLC0415
+    from pardyn.experiments.identification_runs import PAYLOADS, as_built_parameters  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
     from pardyn.identification.report import write_report  # noqa: PLC0415
     from pardyn.resources import share_directory  # noqa: PLC0415
@@ -210,7 +210,7 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
     kp, kd = pd_gains_from_bandwidth(robot, bandwidth_hz=15.0, damping=0.7)
     bringup = load_bringup(share_directory() / "config" / "bringup" / "identification.yaml")
     start_s = 0.5
-    payload = DUALV_PAYLOAD if robot.name == "dualv" else None
+    payload = PAYLOADS.get(robot.name)
     runs = [("unloaded", 1, duration_s, None)]
     if payload is not None:
         runs.append(("loaded", 2, duration_s, payload))

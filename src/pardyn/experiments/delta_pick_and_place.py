@@ -234,7 +234,7 @@ def delta_pick_and_place(out_dir: Path | str, options: DeltaOptions | None = Non
         "experiment": NAME,
         "robot": "delta: ABB IRB 360-1/1600 geometry (Williams 2015), assumed masses (config/robots/delta.yaml)",
         "paper_claim": "computed torque with the simplified (Codourey) model tracks the standard 25/305/25 mm cycle "
-                       "better than a joint PD, within the motor torque limits",
+                       "better than a joint PD (peak torques against the motor limits reported per case)",
         "claim_held": claim,
         "claim_definition": "in every case run (empty, payload) CTC's max platform position error < PD's",
         "within_limits": {f"{case} {kind}": by_item[(case, kind)]["saturation"] == 0.0 for case, kind in items},
