@@ -29,7 +29,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generate_planar_urdf import ROOT, _joint, _link, _translation_chain, read_nominal  # noqa: E402
+from generate_planar_urdf import ROOT, _joint, _link, _orientation_chain, _translation_chain, read_nominal  # noqa: E402
 
 # ABB IRB 360-1/1600 FlexPicker as given by Williams (2015), "The Delta Parallel Robot:
 # Kinematics Solutions", example section: s_B = 0.567 m (base triangle side), s_P = 0.076 m
@@ -74,11 +74,7 @@ def urdf() -> str:
             out.append(_joint(f"{bar}_end_marker", "fixed", bar, f"{bar}_end", (0.0, 0.0, -FOREARM)))
     chain, last = _translation_chain("platform", "xyz")
     out.extend(chain)
-    for name, axis, child in (("yaw", "0 0 1", "platform_yaw_link"), ("pitch", "0 1 0", "platform_pitch_link"),
-                              ("roll", "1 0 0", "platform")):
-        out.append(_link(child, nominal.body(child)))
-        out.append(_joint(f"platform_{name}", "revolute", last, child, axis=axis))
-        last = child
+    out.extend(_orientation_chain(last, nominal))
     out.append(_link("payload", nominal.body("payload")))
     out.append(_joint("payload_fixed", "fixed", "platform", "payload"))
     for i, alpha in enumerate(ALPHA, start=1):

@@ -27,7 +27,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generate_planar_urdf import ROOT, _joint, _link, _translation_chain, read_nominal  # noqa: E402
+from generate_planar_urdf import ROOT, _joint, _link, _orientation_chain, _translation_chain, read_nominal  # noqa: E402
 
 # Wolfram System Modeler IndustryExamples.IndustrialManufacturing.StewartPlatform (Components.Base,
 # .Platform, .Legs): base joints at radius 0.15 m, platform joints at radius 0.1 m, legs paired
@@ -63,11 +63,7 @@ def urdf() -> str:
         out.append(_joint(f"leg{j}_tip_marker", "fixed", f"leg{j}_piston", f"leg{j}_tip"))
     chain, last = _translation_chain("platform", "xyz")
     out.extend(chain)
-    for name, axis, child in (("yaw", "0 0 1", "platform_yaw_link"), ("pitch", "0 1 0", "platform_pitch_link"),
-                              ("roll", "1 0 0", "platform")):
-        out.append(_link(child, nominal.body(child)))
-        out.append(_joint(f"platform_{name}", "revolute", last, child, axis=axis))
-        last = child
+    out.extend(_orientation_chain(last, nominal))
     out.append(_link("payload", nominal.body("payload")))
     out.append(_joint("payload_fixed", "fixed", "platform", "payload"))
     for j, degrees in enumerate(PLATFORM_DEG, start=1):
