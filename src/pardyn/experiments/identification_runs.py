@@ -65,8 +65,8 @@ EXCITATION: dict[str, dict[str, object]] = {
                   max_acceleration=[25.0, 25.0, 20.0], base_frequency_hz=1.0),
     # Hexapod (x, y, z in m; yaw, pitch, roll in rad) around home (z = 0.15 m): legs within
     # [0.13, 0.21] m, leg speed <= 0.2 m/s (Wolfram maxSpeed), universal-joint tilt <= 45 deg.
-    "hexapod": dict(amplitude=[0.012, 0.012, 0.012, 0.12, 0.12, 0.12], max_velocity=[0.06, 0.06, 0.06, 0.5, 0.5, 0.5],
-                    max_acceleration=[1.5, 1.5, 1.5, 12.0, 12.0, 12.0], base_frequency_hz=1.0),
+    "hexapod": dict(amplitude=[0.02, 0.02, 0.015, 0.2, 0.2, 0.2], max_velocity=[0.12, 0.12, 0.1, 1.0, 1.0, 1.0],
+                    max_acceleration=[3.0, 3.0, 3.0, 25.0, 25.0, 25.0], base_frequency_hz=1.0),
 }
 """Default excitation per robot (``pardyn.trajectories.exciting.design_exciting_trajectory`` options)."""
 
