@@ -121,7 +121,7 @@ def test_simplified_delta_is_codoureys_closed_form(load):
     assert worst < 1e-9
 
 
-def observation(robot, params, samples=70):
+def observation(robot, params, samples=45):
     regressor = Regressor(robot, params)
     rows = []
     for k in range(samples):
@@ -143,4 +143,4 @@ def test_base_parameters(load):
     base = observation(hexapod, nominal_parameters(hexapod))
     relation = next(r for r in base.relations if r.startswith("m_platformR"))
     assert all(f"+ 1.0*m_leg{j}_piston" in relation for j in range(1, 7))
-    print(f"base parameters: delta exact {observation(delta, exact).n_base}, simplified 19, hexapod {base.n_base}")
+    print(f"base parameters: delta simplified 19, hexapod {base.n_base}")
