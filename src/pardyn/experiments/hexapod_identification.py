@@ -7,7 +7,7 @@ encoders, 1 % torque noise; bags written as a robot's recorder would):
 1. **Record** (:func:`pardyn.experiments.identification_runs.record_runs`, a joint PD tuned
    for 15 Hz): an exciting run without payload, one with the known payload
    (``PAYLOADS["hexapod"]``, 2 kg), and a held-out validation run, each on its own
-   optimised-by-draw Fourier trajectory (:data:`~pardyn.experiments.identification_runs.EXCITATION`:
+   optimised-by-draw Fourier trajectory (:data:`~pardyn.trajectories.excitation.DEFAULT_EXCITATION`:
    within the working range, the closure-Jacobian condition bound keeping it off
    singularities; the condition number of the base observation matrix is reported).
 2. **Identify** (:func:`pardyn.identification.pipeline.identify`): base parameters from the
@@ -86,11 +86,12 @@ def _control_job(shared: tuple, case: str) -> dict[str, Any]:
 
 def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None = None) -> dict[str, Any]:
     """Run the experiment of the module docstring; writes ``out_dir/hexapod_identification.json`` and PNGs."""
-    from pardyn.control.computed_torque import ComputedTorque, ctc_gains  # noqa: PLC0415
+    from pardyn.control.computed_torque import ComputedTorque  # noqa: PLC0415
+    from pardyn.control.gains import ctc_gains  # noqa: PLC0415
     from pardyn.experiments.identification_runs import PAYLOADS, Run, as_built_parameters, record_runs  # noqa: PLC0415
     from pardyn.identification.pipeline import IdentificationSettings, identify  # noqa: PLC0415
     from pardyn.trajectories.exciting import design_exciting_trajectory  # noqa: PLC0415
-    from pardyn.experiments.identification_runs import EXCITATION  # noqa: PLC0415
+    from pardyn.trajectories.excitation import excitation_settings  # noqa: PLC0415
     from pardyn.trajectories.joint import joint_trajectory  # noqa: PLC0415
 
     options = options or HexapodOptions()
@@ -117,7 +118,7 @@ def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None =
     plant_robot = load_robot("hexapod")
     load_dynamic_model(plant_robot, truth)
     design = design_exciting_trajectory(robot, duration_s=options.validation_s, candidates=6, seed=3,
-                                        **EXCITATION["hexapod"])
+                                        **excitation_settings("hexapod").design_options())
     samples = joint_trajectory(robot, design.trajectory, rate_hz=200.0)
     kp, kd = ctc_gains(options.bandwidth_hz, options.damping)
     laws = {"ctc_nominal": ComputedTorque(load_robot("hexapod"), nominal, kp=kp, kd=kd, space="actuated"),
