@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from pardyn.dynamics.parameters import INERTIAL_NAMES, load_dynamic_model
+from pardyn.dynamics.parameters import load_dynamic_model
 from pardyn.errors import KinematicsError
 from pardyn.experiments.plots import joint_panels, write_json
 from pardyn.experiments.runner import run_closed_loop
@@ -121,10 +121,8 @@ def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None =
                                         **excitation_settings("hexapod").design_options())
     samples = joint_trajectory(robot, design.trajectory, rate_hz=200.0)
     kp, kd = ctc_gains(options.bandwidth_hz, options.damping)
-    # the identified parameters carry the payload of the loaded run: the tracking runs have none
-    identified = result.parameters.with_values({f"{name}_payload": 0.0 for name in INERTIAL_NAMES})
     laws = {"ctc_nominal": ComputedTorque(load_robot("hexapod"), nominal, kp=kp, kd=kd, space="actuated"),
-            "ctc_identified": ComputedTorque(load_robot("hexapod"), identified, kp=kp, kd=kd, space="actuated")}
+            "ctc_identified": ComputedTorque(load_robot("hexapod"), result.parameters, kp=kp, kd=kd, space="actuated")}
     cases = list(laws)
     outcomes = fork_map(_control_job, (robot, plant_robot, laws, samples, options), cases, workers=options.workers)
     control = dict(zip(cases, outcomes))
