@@ -298,6 +298,8 @@ def test_a_closure_no_sdf_joint_reproduces_is_refused(exported):
     ("five_bar", False, ["platform_x", "platform_y"]),            # x, y only: the end-effector must not spin
     ("h4", False, ["nacelle_x", "nacelle_y", "nacelle_z"]),       # the parallelograms keep the nacelle level
     ("ur5e", False, []),                                          # serial: no virtual chain
+    ("delta", False, ["platform_x", "platform_y", "platform_z"]),  # the parallelograms keep the platform level
+    ("hexapod", True, []),                                        # six legs hold all six platform motions
 ])
 def test_virtual_chain_is_dropped_only_where_the_loops_hold_the_platform(name, free, guides, exported):
     summary = json.loads(exported[name][1]["summary"].read_text())
