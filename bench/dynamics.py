@@ -2,8 +2,8 @@
 """Closed-loop dynamics timings, as ratios to pinocchio's tree algorithms timed in the same run.
 
 Run with ``make bench`` (or ``.venv/bin/python bench/dynamics.py``). For dualv,
-rrr3 and Gepetto's ``robot_delta`` (loaded unedited from ``../shared/datasets/``
-when that folder is present) it prints microseconds per sample and the ratio to one
+rrr3, the Delta, the hexapod (3D point closures) and Gepetto's ``robot_delta`` (loaded unedited from
+``../shared/datasets/`` when that folder is present) it prints microseconds per sample and the ratio to one
 ``pinocchio.rnea`` on the same tree, for:
 
 * pinocchio RNEA and ABA on the open tree (the floor: one recursive pass);
@@ -93,7 +93,7 @@ neutral configuration) next to a singular curve (closure-Jacobian condition numb
 def main() -> None:
     rng = np.random.default_rng(0)
     print(f"{'robot':11s} {'operation':40s} {'us/sample':>10s} {'x rnea':>8s}")
-    robots: list[str | Path] = ["dualv", "rrr3"]
+    robots: list[str | Path] = ["dualv", "rrr3", "delta", "hexapod"]
     if GEPETTO_DELTA.is_file():
         robots.append(GEPETTO_DELTA)
     else:
