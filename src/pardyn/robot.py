@@ -102,6 +102,12 @@ class Robot:
             )
         return self._task_indices
 
+    def task_velocity(self, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
+        """``xdot`` (n,) of a closed state: ``qdot[task]``, or ``J_x(q) qdot`` for a frame task (m/s, rad/s)."""
+        if self.frame_task is not None:
+            return self.frame_task.jacobian(q) @ qdot
+        return np.asarray(qdot)[self._task_indices]
+
     def task_values(self, q: np.ndarray) -> np.ndarray:
         """The task coordinates of a configuration (n,), in ``task_names`` order (m, rad)."""
         if self.frame_task is not None:

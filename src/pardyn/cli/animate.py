@@ -35,7 +35,7 @@ def motion(robot, times: np.ndarray, scale: float) -> np.ndarray:
     settings = DEFAULT_EXCITATION.get(robot.name)
     amplitude = scale * np.asarray(default if settings is None else settings.amplitude, dtype=float)
     frequency = (1.0 + 0.5 * np.arange(n)) / max(times[-1], 1e-9)
-    home = robot.home[robot.task_indices]
+    home = robot.task_values(robot.home)
     joints, q = [], robot.home
     for t in times:
         task = home + amplitude * np.sin(2 * math.pi * frequency * t + np.arange(n))

@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Task positions and velocities (samples, n): a circle around home, one turn over the run."""
     n = len(robot.task_names)
-    home = robot.home[robot.task_indices]
+    home = robot.task_values(robot.home)
     omega = 2 * math.pi / max(times[-1], 1e-9)
     pose = np.tile(home, (len(times), 1))
     rate = np.zeros_like(pose)

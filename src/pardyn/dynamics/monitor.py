@@ -48,7 +48,7 @@ class DynamicsMonitor:
 
     def model_effort(self, stamp_ns: int, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
         """Model torques (n_a,) of the closed state ``q``, ``qdot`` (nv,) at ``stamp_ns``."""
-        task_velocity = qdot[self.robot.task_indices]
+        task_velocity = self.robot.task_velocity(q, qdot)
         if self._previous is not None and stamp_ns > self._previous[0]:
             dt = (stamp_ns - self._previous[0]) * 1e-9
             smoothing = math.exp(-2 * math.pi * self.cutoff_hz * dt)

@@ -72,7 +72,7 @@ class TrajectoryNode(Node):
         }
         self.robot = load_robot(robot_name)
         robot = self.robot
-        start = robot.home[robot.task_indices] if not start_task else start_task
+        start = robot.task_values(robot.home) if not start_task else start_task
         if kind == "exciting":
             self.task_trajectory = self._exciting(robot, start, duration, excitation)
         else:

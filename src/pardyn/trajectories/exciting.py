@@ -437,7 +437,7 @@ def design_exciting_trajectory(
         (amplitude, "amplitude"), (max_velocity, "max_velocity"), (max_acceleration, "max_acceleration"))]
     if any(b.size != n for b in bounds):
         raise InputError(f"amplitude and rate bounds need {n} values ({list(robot.task_names)})")
-    center = robot.home[robot.task_indices] if center is None else _vector(center, "center")
+    center = robot.task_values(robot.home) if center is None else _vector(center, "center")
     rng = np.random.default_rng(seed)
     pulsation = 2 * math.pi * base_frequency_hz
     regressor = Regressor(robot, projection=projection)
