@@ -51,7 +51,7 @@ setup(
             "ros-kilted-std-srvs",
             "ros-kilted-rosgraph-msgs",
         ],
-        "sim": ["mujoco", "rosbags>=0.11,<0.12", "matplotlib"],
+        "sim": ["mujoco", "rosbags>=0.11,<0.12", "mcap>=1.2", "matplotlib"],
         # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
         "physical": ["cvxpy>=1.5"],
         "test": ["pytest"],

@@ -4,7 +4,7 @@ The recipe of Briot et al. 2015 (section 4) and of the UR5e paper (sections 3-5)
 for closed-loop and actuation-redundant robots:
 
 1. **Read** ``joint_states`` (measured positions, actuator efforts) from each bag
-   (:func:`pardyn.bags.reader.read_joint_states`: regular stamps, no NaN; exact
+   (:func:`pardyn.bags.joint_states.read_joint_states`: regular stamps, no NaN; exact
    retransmissions of a state, as the lockstep ``sim`` sends while it waits, are dropped).
    With ``rotor_model`` (two encoders per joint, UR5e paper section 3.1) the efforts
    ``K_tau i`` become the link-side torques ``K_tau i - B thetaddot - tau_f`` from the
@@ -54,8 +54,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pardyn.bags.reader import JointStateSeries, read_joint_states
-from pardyn.bags.writer import BagError
+from pardyn.bags.errors import BagError
+from pardyn.bags.joint_states import JointStateSeries, read_joint_states
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
 from pardyn.dynamics.regressor import Regressor
