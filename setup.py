@@ -37,7 +37,7 @@ setup(
     python_requires=">=3.10",
     # ROS packages take their dependencies from package.xml (rosdep); these
     # are the pure-Python ones every install needs.
-    install_requires=["setuptools", "numpy", "scipy", "pyyaml"],
+    install_requires=["setuptools", "numpy", "scipy", "pyyaml", "threadpoolctl"],
     extras_require={
         # What a machine without a ROS 2 install needs, all from PyPI.
         "ros": [

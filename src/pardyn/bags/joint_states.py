@@ -51,6 +51,7 @@ class JointStateSeries:
         position: (N, n) (rad, m).
         velocity: (N, n) (rad/s, m/s), NaN in the rows of messages without velocities.
         effort: (N, n) (N m, N), NaN in the rows of messages without efforts.
+        notes: what was done to the data on the way (resampling, ...), one sentence each.
     """
 
     bag_path: Path
@@ -62,6 +63,7 @@ class JointStateSeries:
     position: np.ndarray
     velocity: np.ndarray
     effort: np.ndarray
+    notes: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.stamp_ns.shape[0])
