@@ -174,6 +174,7 @@ def read_csv_series(
     rate_hz: float | None = None,
     joint_map: Mapping[str, str] | None = None,
     max_gap: float = DEFAULT_MAX_GAP,
+    resample: bool = True,
 ) -> JointStateSeries:
     """One joint-state series from CSV files (module docstring for the conventions).
 
@@ -182,6 +183,7 @@ def read_csv_series(
         rate_hz: sample rate when the files have no time column (Hz).
         joint_map: column joint name -> robot joint (or motor) name.
         max_gap: longest interval resampled, in median intervals (:func:`resample_uniform`).
+        resample: False keeps the stamps as they are (to write them into a bag).
 
     Raises:
         BagError: naming the file, column and line at fault.
@@ -259,4 +261,4 @@ def read_csv_series(
         bag_path=first, topic="csv", names=names, stamp_ns=stamps, t=times, bag_time_ns=stamps,
         position=stack("position"), velocity=stack("velocity"), effort=stack("effort"), notes=notes,
     )
-    return resample_uniform(series, max_gap=max_gap)
+    return resample_uniform(series, max_gap=max_gap) if resample else series

@@ -67,7 +67,6 @@ class Transmission:
 
     def __post_init__(self) -> None:
         ratio = np.asarray(self.ratio, dtype=float)
-        offset = np.zeros(len(self.joints)) if self.offset is None else np.asarray(self.offset, dtype=float)
         if ratio.shape != (len(self.motors), len(self.joints)) or ratio.shape[0] != ratio.shape[1]:
             raise InputError(
                 f"transmission: ratio must be square ({len(self.motors)} motors x {len(self.joints)} joints), "
@@ -75,6 +74,7 @@ class Transmission:
             )
         if not np.all(np.isfinite(ratio)) or abs(np.linalg.det(ratio)) < 1e-12 * max(1.0, np.abs(ratio).max()) ** len(ratio):
             raise InputError("transmission: ratio matrix is singular or not finite")
+        offset = np.zeros(len(self.joints)) if self.offset is None else np.asarray(self.offset, dtype=float)
         if np.any(np.diag(ratio) == 0.0):
             raise InputError("transmission: every motor needs a non-zero ratio to its own joint (the diagonal)")
         if offset.shape != (len(self.joints),):

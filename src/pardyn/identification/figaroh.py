@@ -17,8 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from pardyn.errors import InputError
 
 __all__ = ["figaroh_value", "parse_expression", "pardyn_name"]
@@ -58,21 +56,19 @@ def parse_expression(text: str, rename) -> dict[str, float]:
     return out
 
 
-def figaroh_value(expression: Mapping[str, float], base_names: Sequence[str], standard_names: Sequence[str],
-                  independent: Sequence[int], values: Sequence[float]) -> float:
-    """The value of a linear expression of standard parameters under pardyn's base estimate.
+def figaroh_value(expression: Mapping[str, float], standard_values: Mapping[str, float]) -> float:
+    """The value of a linear expression of standard parameters under pardyn's estimate.
 
     Args:
-        expression: ``{standard name: coefficient}``.
-        base_names, values: pardyn's base parameters and their estimates.
-        standard_names, independent: the standard names and the leading standard column of
-            each base parameter (:class:`pardyn.identification.base_parameters.BaseParameters`).
+        expression: ``{standard name: coefficient}`` (:func:`parse_expression`).
+        standard_values: a standard vector consistent with pardyn's base parameters, e.g. RESULT.json's
+            ``standard_parameters`` (each base value on its leading column, the others 0) and
+            ``motor_parameters``.
+
+    Raises:
+        InputError: a parameter the model does not have.
     """
-    chi = np.zeros(len(standard_names))
-    lookup = dict(zip(base_names, independent))
-    for name, value in zip(base_names, values):
-        chi[lookup[name]] = value
-    unknown = [name for name in expression if name not in standard_names]
+    unknown = [name for name in expression if name not in standard_values]
     if unknown:
-        raise InputError(f"parameters {unknown} are not in the model {list(standard_names)[:6]}...")
-    return float(sum(coefficient * chi[list(standard_names).index(name)] for name, coefficient in expression.items()))
+        raise InputError(f"parameters {unknown} are not in the identified model")
+    return float(sum(coefficient * standard_values[name] for name, coefficient in expression.items()))

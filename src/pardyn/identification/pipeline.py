@@ -335,7 +335,7 @@ def motor_columns(robot: Robot, regressor: Regressor, transmission: Transmission
         return None
     if regressor.projection != "standard" or set(transmission.joints) != set(regressor.row_names):
         raise InputError(
-            f"{robot.description.source}: transmission: coupled motors need the standard model on the actuated "
+            f"{robot.description.source}: transmissions: coupled motors need the standard model on the actuated "
             f"joints {list(regressor.row_names)}; the transmission drives {list(transmission.joints)}"
         )
     indices = [robot.joint_names.index(name) for name in transmission.joints]

@@ -114,7 +114,7 @@ def check_units(series: JointStateSeries, robot: Robot, joints: list[str]) -> No
                 raise BagError(
                     f"joint {name!r}: positions from {low:.6g} to {high:.6g}, far outside its URDF limits "
                     f"[{lower:.6g}, {upper:.6g}] (rad or m): degrees instead of radians, or motor-side angles "
-                    "without a transmission: section in the robot description?",
+                    "without a transmissions: section in the robot description?",
                     bag=series.bag_path, topic=series.topic, kind="units",
                 )
         limit = float(model.effortLimit[index])
