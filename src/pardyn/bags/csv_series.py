@@ -120,12 +120,12 @@ def _is_number(text: str) -> bool:
 
 
 def _loadtxt_message(error: ValueError) -> str:
-    """numpy's message with the line number of the file (numpy counts data rows from 1 after the header)."""
+    """numpy's message with the line number of the file (numpy counts data rows from 0 after the header)."""
     text = str(error).splitlines()[0]
     match = re.search(r"at row (\d+), column (\d+)", text)
     if match:
         row, column = int(match.group(1)), int(match.group(2))
-        text = text[: match.start()] + f"at line {row + 1}, column {column}" + text[match.end():]
+        text = text[: match.start()] + f"at line {row + 2}, column {column}" + text[match.end():]
     return text
 
 

@@ -273,7 +273,8 @@ def _read_uniform_joint_states(path: Path, topic: str, typestore: Typestore):
         return None
     stamps = (body[:, 0:4].copy().view("<i4")[:, 0].astype(np.int64) * 1_000_000_000
               + body[:, 4:8].copy().view("<u4")[:, 0].astype(np.int64))
-    values = [body[:, start:start + 8 * count].copy().view("<f8") for count, start in arrays]
+    values = [body[:, start:start + 8 * count].copy().view("<f8") if count else np.zeros((len(raw), 0))
+              for count, start in arrays]  # an empty field (a driver without velocities) is (N, 0)
     names = [list(first.name)] * len(raw)
     bag_times = [timestamp for timestamp, _ in raw]
     return connection.topic, bag_times, stamps, names, values[0], values[1], values[2]

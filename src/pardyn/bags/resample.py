@@ -35,19 +35,20 @@ def resample_uniform(series: JointStateSeries, *, max_gap: float = DEFAULT_MAX_G
     Raises:
         BagError: kind ``"stamps"``, an interval longer than ``max_gap`` median intervals.
     """
-    t = series.t
-    dt = np.diff(t)  # (N-1,) s
-    period = float(np.median(dt))
-    deviation = np.abs(dt - period)
-    if deviation.max() <= UNIFORM_RTOL * period:
+    intervals_ns = np.diff(series.stamp_ns)  # (N-1,) exact
+    median_ns = float(np.median(intervals_ns))
+    if np.abs(intervals_ns - median_ns).max() <= UNIFORM_RTOL * median_ns:
         return series
+    t = (series.stamp_ns - series.stamp_ns[0]).astype(np.float64) * 1e-9  # (N,) s from the first stamp
+    dt = np.diff(t)
+    period = median_ns * 1e-9
     long = np.flatnonzero(dt > max_gap * period)
     if long.size:
         k = int(long[0])
         raise BagError(
-            f"gap of {dt[k]:.6g} s after t={t[k]:.6f} s ({dt[k] / period:.1f} median intervals of {period:.6g} s; "
+            f"gap of {dt[k]:.6g} s after t={series.t[k]:.6f} s ({dt[k] / period:.1f} median intervals of {period:.6g} s; "
             f"{long.size} such gap(s)): too large to resample (limit {max_gap:g} intervals); cut the data there",
-            bag=series.bag_path, topic=series.topic, kind="stamps", t_s=float(t[k]),
+            bag=series.bag_path, topic=series.topic, kind="stamps", t_s=float(series.t[k]),
         )
     count = int(np.floor((t[-1] - t[0]) / period + 1e-9)) + 1
     grid = t[0] + period * np.arange(count)  # (M,) s
@@ -60,8 +61,8 @@ def resample_uniform(series: JointStateSeries, *, max_gap: float = DEFAULT_MAX_G
         f"resampled onto a uniform {1.0 / period:.6g} Hz grid ({len(t)} -> {count} samples; cubic spline for "
         "positions and velocities, linear for efforts)"
     )
-    stamps = np.rint(grid * 1e9).astype(np.int64)
-    return replace(series, stamp_ns=stamps, t=grid, bag_time_ns=stamps, position=position, velocity=velocity,
+    stamps = series.stamp_ns[0] + np.rint(grid * 1e9).astype(np.int64)
+    return replace(series, stamp_ns=stamps, t=stamps * 1e-9, bag_time_ns=stamps, position=position, velocity=velocity,
                    effort=effort, notes=(*series.notes, note))
 
 

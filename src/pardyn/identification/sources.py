@@ -35,7 +35,7 @@ from pardyn.dynamics.transmission import Transmission
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["LIMIT_MARGIN", "Source", "check_units", "joint_side_series", "rename_joints", "source_label"]
+__all__ = ["LIMIT_MARGIN", "Source", "check_efforts", "check_units", "joint_side_series", "rename_joints", "source_label"]
 
 Source = Union[Path, str, JointStateSeries]
 """A bag path or a series already read (CSV)."""
@@ -95,6 +95,22 @@ def to_joint_side(series: JointStateSeries, transmission: Transmission) -> Joint
     )
 
 
+def check_efforts(series: JointStateSeries, names: list[str]) -> None:
+    """Every sample has an effort for each of ``names`` (identification needs the actuator torques).
+
+    Raises:
+        BagError: kind ``"effort"``, naming the joint (or motor) and the first time without one.
+    """
+    efforts = series.effort[:, series.columns(names)]
+    missing = np.argwhere(~np.isfinite(efforts))
+    if missing.size:
+        k, j = missing[0]
+        raise BagError(
+            f"no effort for {names[j]} at t={series.t[k]:.6f} s (identification needs the actuator torques)",
+            bag=series.bag_path, topic=series.topic, kind="effort", t_s=float(series.t[k]),
+        )
+
+
 def check_units(series: JointStateSeries, robot: Robot, joints: list[str]) -> None:
     """Positions within the URDF limits (up to :data:`LIMIT_MARGIN` of the range), efforts within 5 x the effort limits.
 
@@ -149,6 +165,8 @@ def joint_side_series(
         series = read_joint_states(source, topic, drop_resent=True, period_tolerance=None)
     series = resample_uniform(series, max_gap=max_gap)
     series = rename_joints(series, joint_map)
+    driven = transmission.motors if transmission is not None else robot.actuated_names
+    check_efforts(series, [name for name in driven if name in series.names])
     if transmission is not None:
         series = to_joint_side(series, transmission)
     measured = [name for name in robot.measured_names if name in series.names]
