@@ -65,6 +65,7 @@ from pardyn.dynamics.rotor import RotorModel
 from pardyn.dynamics.transmission import Transmission
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
+from pardyn.identification.diagnostics import effort_notes, scale_notes
 from pardyn.identification.estimation import (
     EssentialParameters,
     Estimate,
@@ -250,6 +251,7 @@ def prepare_bag(
     clock = time.perf_counter()
     series, positions, efforts = _series(robot, bag, settings)
     bag = Path(series.bag_path)
+    notes = (*series.notes, *effort_notes(bag.name, robot.actuated_names, efforts, positions[:, :efforts.shape[1]]))
     timings = {"read_s": time.perf_counter() - clock}
     # time from the first stamp, from the integer stamps: epoch seconds in float64 resolve only 0.24 us
     t = (series.stamp_ns - series.stamp_ns[0]).astype(np.float64) * 1e-9  # (N,) s
@@ -317,7 +319,7 @@ def prepare_bag(
     timings["regressor_s"] = time.perf_counter() - clock
     return BagData(
         path=bag, t=series.t[keep], q=q, qdot=qdot, qddot=qddot, torque=torque[keep], observation=observation,
-        measured=gamma, cutoff_hz=cutoff, sample_rate_hz=sample_rate, timings=timings, notes=series.notes,
+        measured=gamma, cutoff_hz=cutoff, sample_rate_hz=sample_rate, timings=timings, notes=notes,
     )
 
 
@@ -644,6 +646,10 @@ def _identify(
             f"{robot.description.source}: dynamics: no 'payload' body to identify from the loaded bags"
         )
     unloaded, loaded = every[: len(bags)], every[len(bags):]
+    # the recorded efforts against the nominal model's torques on the first run (every 10th sample)
+    first = unloaded[0]
+    nominal_torques = InverseDynamics(robot).torques_batch(first.q[::10], first.qdot[::10], first.qddot[::10])
+    scale = scale_notes(first.path.name, robot.actuated_names, first.torque[::10], nominal_torques)
     clock_decimate = time.perf_counter()
     system = stack_systems(*(_system(d, regressor, settings) for d in unloaded))
     if loaded:
@@ -730,7 +736,7 @@ def _identify(
         timings=timings,
         physical=physical,
         motor_parameters=motor_values,
-        notes=tuple(dict.fromkeys(note for d in unloaded + loaded for note in d.notes)),
+        notes=tuple(dict.fromkeys([*(note for d in unloaded + loaded for note in d.notes), *scale])),
     )
 
 
