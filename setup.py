@@ -55,6 +55,8 @@ setup(
         # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
         "physical": ["cvxpy>=1.5"],
         "test": ["pytest"],
+        # make bench: FIGAROH's own identification of the Staubli TX40 beside pardyn's (bench/tx40.py).
+        "bench": ["figaroh"],
     },
     entry_points={
         "console_scripts": [
