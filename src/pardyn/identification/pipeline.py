@@ -3,9 +3,13 @@
 The recipe of Briot et al. 2015 (section 4) and of the UR5e paper (sections 3-5),
 for closed-loop and actuation-redundant robots:
 
-1. **Read** ``joint_states`` (measured positions, actuator efforts) from each bag
-   (:func:`pardyn.bags.joint_states.read_joint_states`: regular stamps, no NaN; exact
-   retransmissions of a state, as the lockstep ``sim`` sends while it waits, are dropped).
+1. **Read** ``joint_states`` (measured positions, actuator efforts) from each bag, or a
+   series read from CSV files (:mod:`pardyn.identification.sources`: any rosbag2 bag and
+   topic, jittered stamps resampled, names mapped, motor side to joint side through the
+   robot's ``transmissions:``, units checked; exact retransmissions of a state, as the
+   lockstep ``sim`` sends while it waits, are dropped). Problems that do not stop the
+   identification (unreported efforts, another unit) become notes of the report
+   (:mod:`pardyn.identification.diagnostics`).
    With ``rotor_model`` (two encoders per joint, UR5e paper section 3.1) the efforts
    ``K_tau i`` become the link-side torques ``K_tau i - B thetaddot - tau_f`` from the
    motor topic, sample by sample (:mod:`pardyn.identification.rotor_compensation`).
@@ -596,9 +600,10 @@ def identify(
 
     Args:
         robot: the robot (its YAML's nominal parameters give the parameter layout).
-        bags: bags recorded without payload.
-        loaded_bags: bags recorded with the payload fixed to the platform (eq. 49).
-        validate_bags: held-out bags (without payload) for cross-validation.
+        bags: bags recorded without payload, or joint-state series (CSV files,
+            :func:`pardyn.bags.csv_series.read_csv_series`).
+        loaded_bags: bags (series) recorded with the payload fixed to the platform (eq. 49).
+        validate_bags: held-out bags (series) without payload, for cross-validation.
         settings: pipeline settings (defaults: the papers' recipe).
         show_progress: progress lines on stderr.
 
