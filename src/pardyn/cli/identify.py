@@ -28,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cutoff", type=float, help="derivative low-pass cut-off in Hz (default: 5 x bandwidth)")
     parser.add_argument("--decimation", type=int, default=20, help="decimation factor n_d (default 20)")
     parser.add_argument("--r-sigma", type=float, default=10.0, help="essential-parameter ratio (default 10)")
+    parser.add_argument("--essential-tolerance", type=float, default=0.05,
+                        help="essential parameters: the reduced model's fit error may exceed the base model's by "
+                             "this fraction at most (default 0.05 = 5 %%)")
     parser.add_argument("--parameters", choices=("base", "essential"), default="base",
                         help="model written to RESULT.json and validated (default base)")
     parser.add_argument("--physical", action="store_true",
@@ -51,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         cutoff_hz=args.cutoff,
         decimation=args.decimation,
         r_sigma=args.r_sigma,
+        essential_tolerance=args.essential_tolerance,
         parameters=args.parameters,
         physical=args.physical,
         rotor_model=load_rotor_model(robot) if args.rotor_compensation else None,

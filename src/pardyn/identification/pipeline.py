@@ -31,7 +31,11 @@ for closed-loop and actuation-redundant robots:
 6. **Base parameters** by QR with the symmetric column order of eq. (43);
    loaded and unloaded bags stacked as eq. (49) when a payload is identified.
 7. **WLS** (eq. 48), standard deviations (eqs. 45-47), **essential parameters**
-   (iterative removal until ``max/min %sigma < r_sigma``).
+   (iterative removal until ``max/min %sigma < r_sigma``, or until the next removal
+   would let the fit error grow beyond ``1 + essential_tolerance`` times the base
+   model's). A model whose fit collapsed (relative error norm above
+   ``max_fit_error``, or an essential model outside the tolerance) is refused
+   (:class:`~pardyn.identification.errors.FitCollapsedError`): nothing is written.
 8. **Physically consistent estimate** (``settings.physical``, UR5e paper Sect. 6 point 3):
    standard parameters with every body's pseudo-inertia positive definite and
    friction >= 0 (of either sign after rotor compensation: residuals of the rotor
@@ -62,7 +66,9 @@ from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
+from pardyn.identification.errors import FitCollapsedError
 from pardyn.identification.estimation import (
+    DEFAULT_FIT_TOLERANCE,
     EssentialParameters,
     Estimate,
     LinearSystem,
@@ -122,6 +128,10 @@ class IdentificationSettings:
             report the instantaneous current.
         rank_eps: QR rank threshold of eq. (42), relative to the largest |R_jj|.
         r_sigma: stop ratio of the essential-parameter loop.
+        essential_tolerance: the essential model's relative error norm may exceed the base
+            model's by this fraction at most (0.05: 5 %; the loop stops before it would).
+        max_fit_error: a written model (base or essential) whose relative error norm on its
+            own data exceeds this (0.5: half the measured torque unexplained) is refused.
         parameters: the model written out and validated: ``"essential"`` (the paper's
             simplified model) or ``"base"`` (every base parameter).
         workers: bags prepared in parallel (forked processes); ``None``: one per core.
@@ -148,6 +158,8 @@ class IdentificationSettings:
     effort_delay_s: float | None = None
     rank_eps: float = 1e-8
     r_sigma: float = 10.0
+    essential_tolerance: float = DEFAULT_FIT_TOLERANCE
+    max_fit_error: float = 0.5
     parameters: str = "base"
     workers: int | None = None
     physical: bool = False
@@ -437,6 +449,8 @@ class IdentificationResult:
                 "decimation_cutoff_hz": decimation_cutoff_hz(self.sample_rate_hz, factor=self.settings.decimation),
                 "model_rate_hz": self.settings.model_rate_hz,
                 "r_sigma": self.settings.r_sigma,
+                "essential_tolerance": self.settings.essential_tolerance,
+                "essential_stopped_by": self.essential.stopped_by,
                 "rank_eps": self.settings.rank_eps,
                 "rotor_compensation": self.settings.rotor_model is not None,
             },
@@ -583,8 +597,10 @@ def identify(
     estimate = wls(reduced.W, reduced.Y, block_sizes=reduced.block_sizes, names=reduced.names,
                    rank_eps=settings.rank_eps)
     essential = essential_parameters(reduced.W, reduced.Y, names=reduced.names, block_sizes=reduced.block_sizes,
-                                     ratio=settings.r_sigma, rank_eps=settings.rank_eps)
+                                     ratio=settings.r_sigma, fit_tolerance=settings.essential_tolerance,
+                                     rank_eps=settings.rank_eps)
     timings["solve_s"] = time.perf_counter() - clock_solve
+    check_fit(estimate, essential, settings)
     layout = nominal_parameters(robot)
     physical = None
     if settings.physical:
@@ -645,6 +661,31 @@ def identify(
         timings=timings,
         physical=physical,
     )
+
+
+def check_fit(estimate: Estimate, essential: EssentialParameters, settings: IdentificationSettings) -> None:
+    """Refuse a written model whose fit collapsed (:class:`FitCollapsedError`, one line).
+
+    The model of ``settings.parameters`` must explain its own data: relative error
+    norm at most ``settings.max_fit_error``, and for the essential model at most
+    ``1 + settings.essential_tolerance`` times the base model's.
+    """
+    base_error = estimate.relative_error
+    if settings.parameters == "essential":
+        error = essential.estimate.relative_error
+        limit = min(settings.max_fit_error, (1.0 + settings.essential_tolerance) * base_error)
+        what = (f"the essential model ({len(essential.kept)} of {len(estimate.names)} base parameters) fits with "
+                f"{100 * error:.3g} % relative error against {100 * base_error:.3g} % for the base model")
+        hint = "use --parameters base or a larger --essential-tolerance"
+    else:
+        error, limit = base_error, settings.max_fit_error
+        what = f"the base model ({len(estimate.names)} parameters) fits with {100 * error:.3g} % relative error"
+        hint = "check that the bags' efforts are the actuator torques and that the motion excites the model"
+    if error > limit * (1.0 + 1e-9):
+        raise FitCollapsedError(
+            f"fit collapsed: {what} (limit {100 * limit:.3g} %); nothing written ({hint})",
+            fit_error=error, base_fit_error=base_error,
+        )
 
 
 def _block_labels(row_names: Sequence[str], unloaded: Sequence[BagData], loaded: Sequence[BagData]) -> tuple[str, ...]:

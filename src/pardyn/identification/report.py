@@ -114,8 +114,9 @@ def write_report(result: IdentificationResult, out_dir: Path | str) -> Path:
         f"(Butterworth order {result.settings.filter_order}, zero phase), decimation by "
         f"{result.settings.decimation} with cut-off {data['filter']['decimation_cutoff_hz']:.3g} Hz, "
         f"model evaluated at {result.settings.model_rate_hz:g} Hz",
-        f"- essential parameters: r_sigma = {result.settings.r_sigma:g}, "
-        f"{len(result.essential.estimate.names)} of {len(result.estimate.names)} kept",
+        f"- essential parameters: r_sigma = {result.settings.r_sigma:g}, fit tolerance "
+        f"{100 * result.settings.essential_tolerance:g} %, {len(result.essential.estimate.names)} of "
+        f"{len(result.estimate.names)} kept (stopped by {result.essential.stopped_by})",
         f"- time: {data['timings_s']['total_s']:.2f} s",
         "",
     ]
