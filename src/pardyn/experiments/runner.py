@@ -55,6 +55,9 @@ class Recording:
             the torque applied over the period that ends at ``t``, with noise.
         q: true tree configuration (N, nv); tau: true applied torques (N, n_a);
         reference: actuated joint references (N, n_a) (the actuated part of the law's reference).
+        qdot: true tree velocities (N, nv).
+        command: the torque commanded at ``t`` and held over ``[t, t + T]`` (N, n_a)
+            (``tau`` of the next sample): with ``q``, ``qdot`` it gives the true ``qddot``.
     """
 
     robot: str
@@ -66,6 +69,8 @@ class Recording:
     q: np.ndarray
     tau: np.ndarray
     reference: np.ndarray
+    qdot: np.ndarray | None = None
+    command: np.ndarray | None = None
 
     def tracking_error(self) -> np.ndarray:
         """Max |q_ref - q| per actuated joint over the run (n_a,) (rad, m), true positions."""
@@ -128,7 +133,9 @@ def run_closed_loop(
     position = np.empty((count, n_m))
     effort = np.empty((count, n_a))
     q = np.empty((count, robot.nv))
+    qdot = np.empty((count, robot.nv))
     tau = np.empty((count, n_a))
+    commands = np.empty((count, n_a))
     references = np.empty((count, n_a))
     projection = InternalStressProjection(robot) if project_internal_stress and not law.minimum_norm else None
     differentiator = FilteredDifferentiator(len(joints), period_s=period, cutoff_hz=velocity_cutoff_hz)
@@ -139,7 +146,7 @@ def run_closed_loop(
     steps = range(count) if label is None else progress(range(count), total=count, label=label)
     for k in steps:
         sample = first if k == 0 else measurement.measure(state)
-        position[k], effort[k], q[k], tau[k] = sample.positions, sample.torques, state.q, state.tau
+        position[k], effort[k], q[k], qdot[k], tau[k] = sample.positions, sample.torques, state.q, state.qdot, state.tau
         actuated = sample.positions[:n_a]
         readings = sample.positions[read]
         target = reference(t[k])
@@ -149,7 +156,8 @@ def run_closed_loop(
             sensed = sample.positions[n_a:] if n_m > n_a else None
             command = saturate(projection(actuated, command, sensed=sensed), law.limits)
         state = plant.step(command, period)
+        commands[k] = state.tau
     return Recording(
         robot=robot.name, t=t, names=tuple(measurement.names), actuated=tuple(robot.actuated_names),
-        position=position, effort=effort, q=q, tau=tau, reference=references,
+        position=position, effort=effort, q=q, tau=tau, reference=references, qdot=qdot, command=commands,
     )

@@ -50,9 +50,10 @@ for closed-loop and actuation-redundant robots:
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +67,7 @@ from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
-from pardyn.identification.errors import FitCollapsedError
+from pardyn.identification.errors import FitCollapsedError, MissingRecordingError
 from pardyn.identification.estimation import (
     DEFAULT_FIT_TOLERANCE,
     EssentialParameters,
@@ -77,9 +78,12 @@ from pardyn.identification.estimation import (
     stack_systems,
     wls,
 )
+from pardyn.identification.estimators import ESTIMATORS, EstimatorResult
+from pardyn.identification.estimators import estimate as estimate_by
 from pardyn.identification.filtering import decimate, decimation_cutoff_hz, estimate_derivatives, zero_phase_lowpass
 from pardyn.identification.metrics import nmse, relative_error_norm, relative_error_norms
 from pardyn.identification.rotor_compensation import MOTOR_TOPIC, compensate_bag_torques
+from pardyn.identification.simulation import ClosedLoopSetup, ModelSimulator
 from pardyn.parallel import fork_map
 from pardyn.progress import progress
 
@@ -143,6 +147,11 @@ class IdentificationSettings:
             become ``K_tau i - B thetaddot - tau_f`` from the motor encoders of ``motor_topic``
             (:mod:`pardyn.identification.rotor_compensation`); ``None``: efforts used as recorded.
         motor_topic: JointState topic of the motor-side encoders (rotor positions reflected).
+        estimator: ``"wls"`` (IDIM-WLS), ``"iv"`` (IDIM-IV) or ``"didim"`` (DIDIM)
+            (:mod:`pardyn.identification.estimators`; the last two simulate the model in closed
+            loop with the controller: ``identify(..., closed_loop=...)``).
+        estimator_start: DIDIM's first estimate: ``"wls"`` or ``"nominal"``.
+        estimator_tolerance, estimator_iterations: stopping rule of IV and DIDIM.
     """
 
     model: str = "auto"
@@ -165,6 +174,10 @@ class IdentificationSettings:
     physical: bool = False
     rotor_model: RotorModel | None = None
     motor_topic: str = MOTOR_TOPIC
+    estimator: str = "wls"
+    estimator_start: str = "wls"
+    estimator_tolerance: float = 1e-3
+    estimator_iterations: int = 8
 
     def projection(self, robot: Robot) -> str:
         redundant = len(robot.actuated_names) > len(robot.task_names)
@@ -188,6 +201,8 @@ class BagData:
         torque: low-passed measured actuator torques (N, n_a) (N m);
         observation: ``W`` (N, rows, n_st); measured: ``Gamma`` (N, rows);
         cutoff_hz: derivative cut-off used; sample_rate_hz: the bag's rate.
+        start_time: the bag's first sample (s); start_q: the tree configuration there (nv,)
+            (where a closed-loop simulation of the recording starts, :mod:`.simulation`).
     """
 
     path: Path
@@ -201,6 +216,8 @@ class BagData:
     cutoff_hz: float
     sample_rate_hz: float
     timings: dict[str, float] = field(default_factory=dict)
+    start_time: float = 0.0
+    start_q: np.ndarray | None = None
 
 
 def dominant_bandwidth_hz(t: np.ndarray, positions: np.ndarray, *, fraction: float = 0.99) -> float:
@@ -289,7 +306,8 @@ def prepare_bag(
     measured = robot.measured_indices
     n_a = len(robot.actuated_names)
     step = first / sample_rate
-    start = robot.home
+    first_sensed = positions[0, n_a:] if positions.shape[1] > n_a else None
+    start = start_q = robot.solve_forward(positions[0, :n_a], sensed=first_sensed, start=robot.home).q
     rows = range(count)
     if show_progress:
         rows = progress(rows, total=count, label=f"{bag.name}: closed-loop states")
@@ -309,6 +327,7 @@ def prepare_bag(
     return BagData(
         path=bag, t=series.t[keep], q=q, qdot=qdot, qddot=qddot, torque=torque[keep], observation=observation,
         measured=gamma, cutoff_hz=cutoff, sample_rate_hz=sample_rate, timings=timings,
+        start_time=float(series.t[0]), start_q=start_q,
     )
 
 
@@ -392,6 +411,7 @@ class IdentificationResult:
     fit_series: dict[str, np.ndarray]
     timings: dict[str, float]
     physical: PhysicalEstimate | None = None
+    estimator: EstimatorResult | None = None
 
     def _rows(self, estimate: Estimate) -> list[dict[str, float]]:
         return [
@@ -432,6 +452,8 @@ class IdentificationResult:
                 dict(row, essential=row["name"] in essential_names) for row in self._rows(self.estimate)
             ],
             "essential_parameters": self._rows(self.essential.estimate),
+            # how base_parameters were estimated: wls | iv | didim, iterations, convergence
+            "estimator": (self.estimator or EstimatorResult(self.estimate, "wls")).as_dict(),
             "regrouping": list(self.base.relations),
             "unidentifiable": list(self.base.unidentifiable),
             "payload": self.payload,
@@ -540,6 +562,7 @@ def identify(
     loaded_bags: Sequence[Path | str] = (),
     validate_bags: Sequence[Path | str] = (),
     settings: IdentificationSettings | None = None,
+    closed_loop: Sequence[ClosedLoopSetup] | None = None,
     show_progress: bool = True,
 ) -> IdentificationResult:
     """Identify ``robot``'s dynamic parameters from bags (module docstring for the steps).
@@ -550,6 +573,8 @@ def identify(
         loaded_bags: bags recorded with the payload fixed to the platform (eq. 49).
         validate_bags: held-out bags (without payload) for cross-validation.
         settings: pipeline settings (defaults: the papers' recipe).
+        closed_loop: ``settings.estimator`` iv / didim: the controller and reference of each
+            bag (``bags`` then ``loaded_bags``), to simulate the model as it was run.
         show_progress: progress lines on stderr.
 
     Raises:
@@ -580,13 +605,7 @@ def identify(
         )
     unloaded, loaded = every[: len(bags)], every[len(bags):]
     clock_decimate = time.perf_counter()
-    system = stack_systems(*(_system(d, regressor, settings) for d in unloaded))
-    if loaded:
-        loaded_system = stack_systems(*(_system(d, regressor, settings) for d in loaded))
-        system = payload_system(system, loaded_system, payload=payload_columns)
-    else:
-        # Without loaded data the payload regroups with the platform: drop its columns.
-        system = system.select([k for k in range(len(names)) if k not in set(payload_columns)])
+    system = _assemble(unloaded, loaded, regressor, settings, payload_columns)
     timings["decimate_s"] = time.perf_counter() - clock_decimate
     clock_qr = time.perf_counter()
     order = symmetric_order(system.names)
@@ -599,6 +618,9 @@ def identify(
     essential = essential_parameters(reduced.W, reduced.Y, names=reduced.names, block_sizes=reduced.block_sizes,
                                      ratio=settings.r_sigma, fit_tolerance=settings.essential_tolerance,
                                      rank_eps=settings.rank_eps)
+    estimator = _run_estimator(robot, regressor, base, reduced, estimate, unloaded, loaded, settings,
+                               payload_columns, closed_loop, show_progress)
+    estimate = estimator.estimate
     timings["solve_s"] = time.perf_counter() - clock_solve
     check_fit(estimate, essential, settings)
     layout = nominal_parameters(robot)
@@ -646,6 +668,7 @@ def identify(
         base=base,
         estimate=estimate,
         essential=essential,
+        estimator=estimator,
         parameters=identified_params,
         row_names=regressor.row_names,
         fit_blocks=_block_labels(regressor.row_names, unloaded, loaded),
@@ -661,6 +684,57 @@ def identify(
         timings=timings,
         physical=physical,
     )
+
+
+def _assemble(unloaded: Sequence[BagData], loaded: Sequence[BagData], regressor: Regressor,
+              settings: IdentificationSettings, payload_columns: Sequence[int]) -> LinearSystem:
+    """The filtered, decimated system of every bag: stacked, with eq. (49)'s payload columns if loaded."""
+    system = stack_systems(*(_system(d, regressor, settings) for d in unloaded))
+    if loaded:
+        loaded_system = stack_systems(*(_system(d, regressor, settings) for d in loaded))
+        return payload_system(system, loaded_system, payload=payload_columns)
+    # Without loaded data the payload regroups with the platform: drop its columns.
+    return system.select([k for k in range(len(regressor.names)) if k not in set(payload_columns)])
+
+
+def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, reduced: LinearSystem,
+                   weighted: Estimate, unloaded: Sequence[BagData], loaded: Sequence[BagData],
+                   settings: IdentificationSettings, payload_columns: Sequence[int],
+                   closed_loop: Sequence[ClosedLoopSetup] | None, show_progress: bool) -> EstimatorResult:
+    """``settings.estimator`` on the reduced system; IV and DIDIM simulate every bag with the model."""
+    if settings.estimator == "wls":
+        return EstimatorResult(weighted, "wls")
+    if settings.estimator not in ESTIMATORS:
+        raise InputError(f"estimator must be one of {list(ESTIMATORS)}, got {settings.estimator!r}")
+    every = list(unloaded) + list(loaded)
+    if closed_loop is None or len(closed_loop) != len(every):
+        given = 0 if closed_loop is None else len(closed_loop)
+        raise MissingRecordingError(
+            f"the {settings.estimator} estimator simulates the model in closed loop: it needs the controller and "
+            f"the reference of each of the {len(every)} bags, got {given}")
+    simulator = ModelSimulator(robot, nominal_parameters(robot), base)
+
+    def simulate(chi: np.ndarray) -> LinearSystem:
+        runs = []
+        for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded)):
+            run = simulator.run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
+                                payload=with_payload)
+            observation, measured = regressor.equations(run.q, run.qdot, run.qddot, run.tau)
+            runs.append(replace(data, observation=observation, measured=measured))
+        full = _assemble(runs[: len(unloaded)], runs[len(unloaded):], regressor, settings, payload_columns)
+        return base.reduce_system(full)
+
+    if settings.estimator_start not in ("wls", "nominal"):
+        raise InputError(f"estimator_start must be 'wls' or 'nominal', got {settings.estimator_start!r}")
+    start = None
+    if settings.estimator_start == "nominal":
+        values = nominal_parameters(robot).as_dict()
+        start = base.from_standard(np.array([values[n] for n in base.standard_names]))
+    say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
+    return estimate_by(settings.estimator, reduced, simulate=simulate, start=start,
+                       start_name=settings.estimator_start, block_sigmas=weighted.block_sigmas,
+                       tolerance=settings.estimator_tolerance, max_iterations=settings.estimator_iterations,
+                       progress=say)
 
 
 def check_fit(estimate: Estimate, essential: EssentialParameters, settings: IdentificationSettings) -> None:
