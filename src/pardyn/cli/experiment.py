@@ -11,6 +11,8 @@
 * ``ur5e_calibration`` (:mod:`pardyn.experiments.ur5e_calibration`): UR5e paper, sections 3-5:
   base parameter counts, identification with and without rotor dynamics compensation on the
   flexible-joint plant, NMSE of CAD vs calibrated models on three held-out trajectories.
+* ``estimators`` (:mod:`pardyn.experiments.estimators`): IDIM-WLS vs IDIM-IV vs DIDIM on the DualV and
+  the UR5e as the torque noise grows and the derivative filter is mistuned (UR5e paper, section 1).
 
 Each writes ``<out>/<name>.json`` (figures, options, whether the paper's claim held in
 this run) and PNG plots, and prints a summary.
@@ -33,8 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--templates", type=int, help="rrr3_robustness: sign templates per level (default 10)")
     parser.add_argument("--identification-s", type=float,
                         help="dualv_tracking: length of the identification run in s (default 30); "
-                             "ur5e_calibration: the exciting run (default 31)")
-    parser.add_argument("--validation-s", type=float, help="ur5e_calibration: length of each held-out run in s (default 15)")
+                             "ur5e_calibration: the exciting run (default 31); estimators: every robot's run "
+                             "(default dualv 12, ur5e 15)")
+    parser.add_argument("--validation-s", type=float, help="ur5e_calibration: length of each held-out run in s (default 15); estimators: "
+                             "the held-out run (default 6)")
+    parser.add_argument("--robots", help="estimators: comma-separated robots (default dualv,ur5e)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -124,6 +129,31 @@ def _ur5e(args: argparse.Namespace) -> dict:
     return report
 
 
+def _estimators(args: argparse.Namespace) -> dict:
+    from pardyn.experiments.estimators import EstimatorsOptions, estimators_study  # noqa: PLC0415
+
+    given: dict = {"workers": args.workers, "show_progress": not args.quiet}
+    if args.robots:
+        given["robots"] = tuple(name.strip() for name in args.robots.split(","))
+    if args.identification_s is not None:
+        given["identification_s"] = {robot: args.identification_s for robot in given.get("robots", ("dualv", "ur5e"))}
+    if args.validation_s is not None:
+        given["validation_s"] = args.validation_s
+    report = estimators_study(args.out, EstimatorsOptions(**given))
+    print("robot  noise  cut-off x  | base-parameter error (%) wls iv didim | held-out torque error (%) wls iv didim"
+          " | iterations iv didim")
+    for entry in report["results"]:
+        def figure(name: str, key: str) -> str:
+            value = entry[name].get(key)
+            return "failed" if value is None else f"{100 * value:.3g}"
+
+        print(f"{entry['robot']:6s} {100 * entry['noise']:4.0f} % {entry['cutoff_factor']:5.2g}     | "
+              + " ".join(figure(n, "parameter_error") for n in ("wls", "iv", "didim")) + " | "
+              + " ".join(figure(n, "torque_error") for n in ("wls", "iv", "didim")) + " | "
+              + " ".join(str(entry[n].get("iterations", "-")) for n in ("iv", "didim")))
+    return report
+
+
 # name -> function running it from the parsed arguments and printing its figures; returns the report
 EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "dualv_tracking": _tracking,
@@ -131,6 +161,7 @@ EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "wu_redundancy": _wu,
     "h4_pfc_vs_ctc": _h4,
     "ur5e_calibration": _ur5e,
+    "estimators": _estimators,
 }
 
 

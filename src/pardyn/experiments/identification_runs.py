@@ -136,9 +136,10 @@ def controller(robot: Robot) -> JointPD:
 
 
 def _record_job(shared: tuple, run: Run) -> tuple[Path, dict[str, float], object]:
-    robot, plant_robot, law, out_dir, rate_hz, counts_per_revolution, torque_noise, candidates, show_progress = shared
+    (robot, plant_robot, law, out_dir, rate_hz, counts_per_revolution, torque_noise, candidates, show_progress,
+     excitation) = shared
     design = design_exciting_trajectory(
-        robot, duration_s=run.duration_s, candidates=candidates, seed=run.seed, **EXCITATION[robot.name]
+        robot, duration_s=run.duration_s, candidates=candidates, seed=run.seed, **excitation
     )
     samples = joint_trajectory(robot, design.trajectory, rate_hz=100.0)
     reference = samples.select(robot.actuated_indices)
@@ -150,7 +151,7 @@ def _record_job(shared: tuple, run: Run) -> tuple[Path, dict[str, float], object
         label=f"{robot.name} {run.name}" if show_progress else None,
     )
     step = max(1, len(recording.q) // 200)
-    return recording.write_bag(out_dir / run.name), {
+    return recording.write_bag(out_dir / run.name, reference=reference), {
         "excitation_condition_number": design.condition_number,
         "max_tracking_error_rad": float(recording.tracking_error().max()),
         "max_torque": float(np.abs(recording.tau).max()),
@@ -170,12 +171,14 @@ def record_runs(
     candidates: int = 6,
     show_progress: bool = True,
     workers: int | None = None,
+    excitation: dict[str, object] | None = None,
 ) -> RecordedRuns:
     """Record ``runs`` of ``robot_name`` on the MuJoCo plant as bags in ``out_dir``.
 
     Writes ``out_dir/<run>/`` bags and ``out_dir/truth.json`` (as-built parameters
     and payloads, for comparison). Existing bags are not overwritten (BagError).
     Runs are simulated ``workers`` at a time (forked processes; one per core by default).
+    ``excitation``: the exciting-trajectory options (default ``EXCITATION[robot_name]``).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -185,8 +188,10 @@ def record_runs(
     truth = as_built_parameters(nominal, seed=truth_seed)
     load_dynamic_model(plant_robot, truth)
     law = controller(robot)
+    if excitation is None and robot_name not in EXCITATION:
+        raise InputError(f"no default excitation for {robot_name}: pass excitation=")
     shared = (robot, plant_robot, law, out_dir, rate_hz, counts_per_revolution, torque_noise,
-              candidates, show_progress)
+              candidates, show_progress, EXCITATION[robot_name] if excitation is None else excitation)
     recorded = fork_map(_record_job, shared, list(runs), workers=workers)
     bags = {run.name: path for run, (path, _, _) in zip(runs, recorded)}
     figures = {run.name: numbers for run, (_, numbers, _) in zip(runs, recorded)}

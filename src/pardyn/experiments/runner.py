@@ -35,6 +35,7 @@ from pardyn.errors import InputError
 from pardyn.plants import Plant
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.progress import progress
+from pardyn.trajectories.joint import SampledReference
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -76,13 +77,50 @@ class Recording:
         """Max |q_ref - q| per actuated joint over the run (n_a,) (rad, m), true positions."""
         return np.abs(self.reference - self.position[:, : len(self.actuated)]).max(axis=0)
 
-    def write_bag(self, path: Path | str, *, storage: str = "mcap") -> Path:
-        """Write ``joint_states`` as a rosbag2 bag: measured joints, efforts (0 for sensed passive joints)."""
-        from pardyn.bags.writer import write_joint_states  # noqa: PLC0415 - rosbags only when writing
+    def write_bag(self, path: Path | str, *, storage: str = "mcap", reference: SampledReference | None = None) -> Path:
+        """Write ``joint_states`` as a rosbag2 bag: measured joints, efforts (0 for sensed passive joints).
+
+        With ``reference`` (the actuated reference the law tracked, time 0 = the first sample) the bag
+        also holds it as the ``trajectory`` node publishes it: one ``reference/trajectory``
+        (trajectory_msgs/msg/JointTrajectory) message stamped at the first sample, what IDIM-IV
+        and DIDIM need to simulate the run (:mod:`pardyn.identification.simulation`).
+        """
+        from pardyn.bags.writer import BagWriter, joint_state_message, seconds_to_ns  # noqa: PLC0415 - rosbags
 
         effort = np.zeros_like(self.position)
         effort[:, : len(self.actuated)] = self.effort
-        return write_joint_states(path, self.t, self.names, self.position, effort=effort, storage=storage)
+        stamps = seconds_to_ns(self.t)
+        with BagWriter(path, storage=storage, validate=False) as bag:
+            bag.add_topic("/joint_states", "sensor_msgs/msg/JointState")
+            if reference is not None:
+                bag.add_topic(REFERENCE_TOPIC, "trajectory_msgs/msg/JointTrajectory")
+                bag.write(REFERENCE_TOPIC, _trajectory_message(bag.typestore, reference, self.actuated,
+                                                               int(stamps[0])))
+            for k, stamp in enumerate(stamps):
+                bag.write("/joint_states", joint_state_message(bag.typestore, int(stamp), self.names,
+                                                               self.position[k], (), effort[k]))
+        return Path(path)
+
+
+REFERENCE_TOPIC = "/reference/trajectory"
+"""The reference topic of the ``trajectory`` node (trajectory_msgs/msg/JointTrajectory)."""
+
+
+def _trajectory_message(typestore, reference: SampledReference, names: tuple[str, ...], start_ns: int):
+    """A typestore JointTrajectory of ``reference`` (k joints ``names``), header stamp ``start_ns``."""
+    types = typestore.types
+    seconds, nanoseconds = divmod(start_ns, 1_000_000_000)
+    points = []
+    for k, t in enumerate(reference.times):
+        whole = int(round(float(t) * 1e9))
+        points.append(types["trajectory_msgs/msg/JointTrajectoryPoint"](
+            positions=reference.position[k].astype(np.float64), velocities=reference.velocity[k].astype(np.float64),
+            accelerations=reference.acceleration[k].astype(np.float64), effort=np.zeros(0),
+            time_from_start=types["builtin_interfaces/msg/Duration"](sec=whole // 1_000_000_000,
+                                                                     nanosec=whole % 1_000_000_000)))
+    header = types["std_msgs/msg/Header"](
+        stamp=types["builtin_interfaces/msg/Time"](sec=seconds, nanosec=nanoseconds), frame_id="")
+    return types["trajectory_msgs/msg/JointTrajectory"](header=header, joint_names=list(names), points=points)
 
 
 def run_closed_loop(
@@ -98,6 +136,7 @@ def run_closed_loop(
     velocity_cutoff_hz: float = 50.0,
     project_internal_stress: bool = True,
     label: str | None = None,
+    on_sample: Callable[[float, np.ndarray, np.ndarray], None] | None = None,
 ) -> Recording:
     """Run ``law`` on ``plant`` for ``duration_s`` at ``rate_hz`` and record it.
 
@@ -117,6 +156,8 @@ def run_closed_loop(
         project_internal_stress: apply eq. (50) on actuation-redundant robots
             (never to a law with ``minimum_norm``: its torques have no internal stress).
         label: progress display label (none when ``None``).
+        on_sample: called with ``(t, measured positions (n_m,), measured efforts (n_a,))`` after each
+            sample is taken, before the law runs (an online estimator, events on the plant or the law).
     """
     if measurement.names[: len(robot.actuated_names)] != tuple(robot.actuated_names):
         raise InputError(f"the measurement must start with the actuated joints {list(robot.actuated_names)}")
@@ -147,6 +188,8 @@ def run_closed_loop(
     for k in steps:
         sample = first if k == 0 else measurement.measure(state)
         position[k], effort[k], q[k], qdot[k], tau[k] = sample.positions, sample.torques, state.q, state.qdot, state.tau
+        if on_sample is not None:
+            on_sample(float(t[k]), sample.positions, sample.torques)
         actuated = sample.positions[:n_a]
         readings = sample.positions[read]
         target = reference(t[k])
