@@ -1,30 +1,30 @@
-"""Online identification: recursive least squares with forgetting on the decimated, filtered stream.
+"""Online identification: windowed least squares on the decimated, filtered joint-state stream.
 
 The batch pipeline filters whole records with zero-phase filters; online, the
 filter must be causal. Each measured joint's position goes through a
-Savitzky-Golay window of ``2 m + 1`` samples (cubic), which gives ``q``,
+Savitzky-Golay window of ``2 m + 1`` samples (polynomial of degree ``order``, 5 by default), which gives ``q``,
 ``qdot``, ``qddot`` at the window's centre (a delay of ``m`` samples, exact for
-cubic motion, the least-squares smoothing of the noise otherwise), and the
+polynomial motion of that degree, the least-squares smoothing of the noise otherwise), and the
 efforts through the same window's smoothing (the "parallel filtering" of eq. 40:
 one linear filter for both sides). One sample in ``decimation`` becomes an
 equation row block of the identification model (:class:`pardyn.dynamics.regressor.Regressor`,
 closed loops solved as in the pipeline), reduced to the base parameters of the
 robot's structural model (computed once from random states).
 
-Recursive least squares with exponential forgetting ``lambda`` (Ljung):
-
-    K = P W^T (lambda I + W P W^T)^-1                      # (n_b, rows)
-    chi <- chi + K (Y - W chi)
-    P <- (P - K W P) / lambda                              # (n_b, n_b)
-
-so that ``P^-1 = sum_k lambda^(N-k) W_k^T W_k`` (the information of an
-effective window of ``1 / (1 - lambda)`` decimated samples). The noise variance
-is tracked with the same forgetting, ``s^2 <- lambda s^2 + (1 - lambda) ||e||^2 / rows``
-on the a-priori errors ``e``, and ``C = s^2 P`` gives ``sigma_i`` and ``%sigma_i``
-as eq. (47). :meth:`OnlineIdentifier.well_conditioned` tells when the estimate
-may replace a controller's model: the condition number of the scaled
-information matrix ``D P^-1 D`` (``D = diag(P)^1/2``, so that units do not count) below
-``max_condition`` and enough data since the start.
+The estimate is a windowed least squares: the equation blocks of the last
+``window_s`` seconds are kept (a ring of decimated samples) and solved by OLS
+(eqs. 44-47 through the column-scaled normal equations of the window's few
+hundred rows) every ``solve_every`` blocks, which gives ``chi``, ``sigma_i``
+and ``%sigma_i`` of the window. After a change of the robot (a payload) the
+estimate reaches the new values exactly once the window holds only new data:
+``window_s`` after the change. (Recursive least squares with exponential
+forgetting was tried first: on the DualV its covariance winds up in the
+directions the last second did not excite -- drive offsets, Coulomb friction --
+and the platform mass wandered by up to 2.7 kg on exact data.)
+:meth:`OnlineIdentifier.well_conditioned` tells when the estimate may replace a
+controller's model: a full window and the condition number of the window's
+observation matrix with unit-norm columns (units do not count) below
+``max_condition``.
 """
 
 from __future__ import annotations
@@ -45,53 +45,7 @@ from pardyn.identification.simulation import standard_from_base
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["OnlineEstimate", "OnlineIdentifier", "RecursiveLeastSquares", "structural_base"]
-
-
-class RecursiveLeastSquares:
-    """RLS with exponential forgetting (module docstring), ``n`` parameters.
-
-    Args:
-        initial: first estimate (n,); initial_covariance: ``P_0 = initial_covariance I`` (large: no prior).
-        forgetting: ``lambda`` in (0, 1].
-    """
-
-    def __init__(self, initial: np.ndarray, *, forgetting: float = 0.995, initial_covariance: float = 1e6) -> None:
-        if not 0.0 < forgetting <= 1.0:
-            raise InputError(f"forgetting must be in (0, 1], got {forgetting}")
-        self.chi = np.array(initial, dtype=float)
-        self.P = initial_covariance * np.eye(self.chi.size)
-        self.forgetting = float(forgetting)
-        self.noise_variance = 0.0
-        self.updates = 0
-
-    def update(self, W: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        """One block of equations ``Y = W chi`` (rows,), (rows, n); the a-priori errors (rows,)."""
-        W = np.atleast_2d(np.asarray(W, dtype=float))
-        Y = np.atleast_1d(np.asarray(Y, dtype=float))
-        if not (np.all(np.isfinite(W)) and np.all(np.isfinite(Y))):
-            raise InputError("non-finite observation row or measurement: update skipped")
-        lam = self.forgetting
-        error = Y - W @ self.chi
-        pw = self.P @ W.T  # (n, rows)
-        gain = np.linalg.solve(lam * np.eye(len(Y)) + W @ pw, pw.T).T  # (n, rows)
-        self.chi = self.chi + gain @ error
-        self.P = (self.P - gain @ pw.T) / lam
-        self.P = 0.5 * (self.P + self.P.T)
-        weight = 1.0 - lam if self.updates else 1.0
-        self.noise_variance = (1.0 - weight) * self.noise_variance + weight * float(error @ error) / len(Y)
-        self.updates += 1
-        return error
-
-    def covariance(self) -> np.ndarray:
-        """``C = s^2 P`` (n, n)."""
-        return self.noise_variance * self.P
-
-    def scaled_condition(self) -> float:
-        """Condition number of ``D P^-1 D`` with ``D = diag(P)^1/2`` (unit-free)."""
-        scale = np.sqrt(np.clip(np.diag(self.P), 1e-300, None))
-        information = np.linalg.inv(self.P) * np.outer(scale, scale)
-        return float(np.linalg.cond(information))
+__all__ = ["OnlineEstimate", "OnlineIdentifier", "structural_base"]
 
 
 @dataclass(frozen=True)
@@ -104,7 +58,7 @@ class OnlineEstimate:
     std: np.ndarray
     relative_std: np.ndarray
     condition: float
-    updates: int
+    rows: int
 
 
 def structural_base(robot: Robot, regressor: Regressor, *, samples: int = 60, seed: int = 0,
@@ -140,10 +94,10 @@ class OnlineIdentifier:
     Args:
         robot: the robot; params: the parameter layout and the first estimate (nominal by default).
         rate_hz: the stream's sampling rate (Hz); decimation: one equation block every this many samples.
-        window: Savitzky-Golay half-width ``m`` (samples; the estimate lags by ``m / rate_hz``).
-        forgetting: RLS ``lambda`` per decimated sample.
-        max_condition: :meth:`well_conditioned` threshold on the scaled information matrix.
-        min_updates: decimated samples needed before :meth:`well_conditioned` can be True.
+        window: Savitzky-Golay half-width ``m`` (samples; the estimate lags by ``m / rate_hz``);
+        order: its polynomial degree (> 2; the bias on fast motion falls, the noise gain rises with it).
+        window_s: length of the estimation window (s); solve_every: blocks between two solutions.
+        max_condition: :meth:`well_conditioned` threshold (column-scaled observation matrix).
     """
 
     def __init__(
@@ -154,13 +108,14 @@ class OnlineIdentifier:
         rate_hz: float = 1000.0,
         decimation: int = 10,
         window: int = 15,
-        forgetting: float = 0.995,
+        order: int = 5,
+        window_s: float = 3.0,
+        solve_every: int = 10,
         max_condition: float = 1e4,
-        min_updates: int = 200,
-        initial_covariance: float = 1e3,
     ) -> None:
-        if decimation < 1 or window < 2 or rate_hz <= 0.0:
-            raise InputError(f"decimation >= 1, window >= 2, rate_hz > 0 expected, got {decimation}, {window}, {rate_hz}")
+        if decimation < 1 or window < 2 or rate_hz <= 0.0 or not 2 < order < 2 * window + 1:
+            raise InputError(f"decimation >= 1, window >= 2, 2 < order < 2 window + 1, rate_hz > 0 expected, "
+                             f"got {decimation}, {window}, {order}, {rate_hz}")
         self.robot = robot
         self.layout = params or nominal_parameters(robot)
         self.regressor = Regressor(robot, self.layout)
@@ -168,16 +123,20 @@ class OnlineIdentifier:
         columns = [self.layout.names.index(n) for n in self.base.standard_names]
         self._nominal_columns = self.layout.vector()[columns]
         self._columns = np.array(columns)
-        initial = self.base.from_standard(self._nominal_columns)
-        self.rls = RecursiveLeastSquares(initial, forgetting=forgetting, initial_covariance=initial_covariance)
+        self.chi = self.base.from_standard(self._nominal_columns)  # nominal until the first solution
+        self._estimate: OnlineEstimate | None = None
+        blocks = max(int(round(window_s * rate_hz / decimation)), 2)
+        self._rows: deque[np.ndarray] = deque(maxlen=blocks)
+        self._measured: deque[np.ndarray] = deque(maxlen=blocks)
+        self.solve_every = int(solve_every)
+        self._blocks = 0
         self.period = 1.0 / rate_hz
         self.decimation = int(decimation)
         self.window = int(window)
         self.max_condition = float(max_condition)
-        self.min_updates = int(min_updates)
         length = 2 * window + 1
         # position, velocity, acceleration at the window's centre (scipy: coefficients for a dot product)
-        self._filters = np.stack([savgol_coeffs(length, 3, deriv=d, delta=self.period, use="dot") for d in range(3)])
+        self._filters = np.stack([savgol_coeffs(length, order, deriv=d, delta=self.period, use="dot") for d in range(3)])
         self._times: deque[float] = deque(maxlen=length)
         self._positions: deque[np.ndarray] = deque(maxlen=length)
         self._efforts: deque[np.ndarray] = deque(maxlen=length)
@@ -192,7 +151,7 @@ class OnlineIdentifier:
     def add(self, t: float, positions: np.ndarray, efforts: np.ndarray) -> bool:
         """One sample: measured joints (n_m,) in ``robot.measured_names`` order, actuator efforts (n_a,).
 
-        Returns True when it completed an update of the estimate. Raises :class:`InputError` for a
+        Returns True when it completed a new solution of the estimate. Raises :class:`InputError` for a
         sample of the wrong size or with NaN (the estimator is unchanged).
         """
         positions = np.asarray(positions, dtype=float)
@@ -217,23 +176,58 @@ class OnlineIdentifier:
         self._q = q
         qdot, qddot = self.robot.differential.states_from(q, self.robot.measured_indices, rates, accelerations)
         observation, measured = self.regressor.equations(q, qdot, qddot, effort)
-        self.rls.update(observation[:, self.base.independent], measured)
+        self._rows.append(observation[:, self.base.independent])
+        self._measured.append(measured)
+        self._blocks += 1
         self.t = self._times[self.window]
+        if self._blocks % self.solve_every:
+            return False
+        return self._solve()
+
+    def _solve(self) -> bool:
+        """Least squares of the window through its column-scaled normal equations.
+
+        ``D W^T W D`` (n_b, n_b) with ``D`` the inverse column norms: well scaled, its
+        condition number is the square of the scaled ``W``'s (``max_condition`` 1e4 ->
+        1e8, far from round-off). Small dense products only: LAPACK on the tall window
+        matrix is slow when the BLAS threads compete with other processes.
+        """
+        rows = np.concatenate(self._rows)  # (blocks * r, n_b), sample after sample
+        measured = np.concatenate(self._measured)
+        count, n = rows.shape
+        if count <= 2 * n:
+            return False
+        scale = np.sqrt(np.einsum("ij,ij->j", rows, rows))
+        if np.any(scale == 0.0):
+            return False  # a parameter without any effect in the window (the robot at rest)
+        scaled = rows / scale
+        normal = scaled.T @ scaled  # (n, n), unit diagonal
+        eigenvalues = np.linalg.eigvalsh(normal)
+        if eigenvalues[0] <= 1e-12 * eigenvalues[-1]:
+            return False  # rank deficient window: keep the previous estimate
+        condition = float(np.sqrt(eigenvalues[-1] / eigenvalues[0]))
+        inverse = np.linalg.inv(normal)
+        chi = (inverse @ (scaled.T @ measured)) / scale
+        residual = measured - rows @ chi
+        variance = float(residual @ residual) / (count - n)  # eq. (46)
+        std = np.sqrt(variance * np.diag(inverse)) / scale  # eq. (47)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            relative = 100.0 * std / np.abs(chi)
+        self.chi = chi
+        self._estimate = OnlineEstimate(self.t, self.base.names, chi, std, relative, condition, count)
         return True
 
-    def estimate(self) -> OnlineEstimate:
-        std = np.sqrt(np.clip(np.diag(self.rls.covariance()), 0.0, None))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            relative = 100.0 * std / np.abs(self.rls.chi)
-        return OnlineEstimate(self.t, self.base.names, self.rls.chi.copy(), std, relative,
-                              self.rls.scaled_condition(), self.rls.updates)
+    def estimate(self) -> OnlineEstimate | None:
+        """The last solution (``None`` before the first)."""
+        return self._estimate
 
     def well_conditioned(self) -> bool:
-        """Enough data and a scaled information matrix with condition number below ``max_condition``."""
-        return self.rls.updates >= self.min_updates and self.rls.scaled_condition() < self.max_condition
+        """A full window whose column-scaled observation matrix has a condition number below ``max_condition``."""
+        return (self._estimate is not None and len(self._rows) == self._rows.maxlen
+                and self._estimate.condition < self.max_condition)
 
     def parameters(self) -> DynamicParameters:
         """The standard parameters of the current estimate (closest to the layout's, same base values)."""
         vector = self.layout.vector().copy()
-        vector[self._columns] = standard_from_base(self.base, self.rls.chi, self._nominal_columns)
+        vector[self._columns] = standard_from_base(self.base, self.chi, self._nominal_columns)
         return self.layout.with_vector(vector)
