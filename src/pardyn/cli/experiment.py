@@ -13,6 +13,8 @@
   flexible-joint plant, NMSE of CAD vs calibrated models on three held-out trajectories.
 * ``estimators`` (:mod:`pardyn.experiments.estimators`): IDIM-WLS vs IDIM-IV vs DIDIM on the DualV and
   the UR5e as the torque noise grows and the derivative filter is mistuned (UR5e paper, section 1).
+* ``online_identification`` (:mod:`pardyn.experiments.online_identification`): the windowed online
+  estimate follows a payload attached mid-run on the DualV; the CTC takes the estimate (blended swap).
 
 Each writes ``<out>/<name>.json`` (figures, options, whether the paper's claim held in
 this run) and PNG plots, and prints a summary.
@@ -154,6 +156,22 @@ def _estimators(args: argparse.Namespace) -> dict:
     return report
 
 
+def _online(args: argparse.Namespace) -> dict:
+    from pardyn.experiments.online_identification import online_identification  # noqa: PLC0415
+
+    report = online_identification(args.out)
+    report.pop("series")
+    truth = report["truth"]
+    print(f"{report['mass_parameter']}: plant {truth['platform_mass_kg']:.4g} kg, + payload {truth['payload_kg']} kg; "
+          f"estimate {report['estimate_before_payload_kg']:.4g} kg before, {report['estimate_end_kg']:.4g} kg at the end "
+          f"(payload error {report['payload_error_pct']:.2f} %), within 5 % after {report['settle_within_5pct_s']} s")
+    errors = report["max_tracking_error_rad"]
+    print("max tracking error (1e-3 rad): " + ", ".join(
+        f"{key} {'-' if value is None else f'{1e3 * value:.3f}'}" for key, value in errors.items()))
+    print(f"swap at {report['swapped_at_s']} s; max command step (N m) {report['max_command_step_nm']}")
+    return report
+
+
 # name -> function running it from the parsed arguments and printing its figures; returns the report
 EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "dualv_tracking": _tracking,
@@ -162,6 +180,7 @@ EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "h4_pfc_vs_ctc": _h4,
     "ur5e_calibration": _ur5e,
     "estimators": _estimators,
+    "online_identification": _online,
 }
 
 

@@ -52,16 +52,16 @@ class OnlineOptions:
     Attributes:
         duration_s: run length; payload_at_s: payload attached; swap_at_s: swap requested;
         window_s: length of the tracking-error windows compared (s);
-        natural_frequency_hz: CTC error dynamics; forgetting, decimation: the identifier's;
+        natural_frequency_hz: CTC error dynamics; estimation_window_s, decimation: the identifier's;
         torque_noise: relative torque noise of the measurement; truth_seed: the as-built draw.
     """
 
-    duration_s: float = 24.0
+    duration_s: float = 26.0
     payload_at_s: float = 8.0
-    swap_at_s: float = 14.0
+    swap_at_s: float = 13.0
     window_s: float = 6.0
+    estimation_window_s: float = 3.0
     natural_frequency_hz: float = 5.0
-    forgetting: float = 0.995
     decimation: int = 10
     torque_noise: float = 0.01
     truth_seed: int = 7
@@ -93,7 +93,7 @@ def online_identification(out: Path | str | None, options: OnlineOptions | None 
     law = ModelSwap(ComputedTorque(robot, nominal, kp=kp, kd=kd))
     rate = 1000.0
     identifier = OnlineIdentifier(robot, nominal, rate_hz=rate, decimation=options.decimation,
-                                  forgetting=options.forgetting)
+                                  window_s=options.estimation_window_s)
     mass_index = platform_mass_parameter(identifier)
     history: list[tuple[float, float, float]] = []
     events: dict[str, Any] = {"swapped_at_s": None, "swap_refused_at_s": []}
@@ -140,8 +140,21 @@ def online_identification(out: Path | str | None, options: OnlineOptions | None 
 
     step = np.abs(np.diff(recording.tau, axis=0)).max(axis=1)  # (N-1,) largest command change per period
     swap_mask = (recording.t[1:] >= (events["swapped_at_s"] or np.inf)) & (recording.t[1:] < swap_end)
+    tracking = {
+        "no_payload": window_max(options.payload_at_s - options.window_s),
+        "payload_nominal_model": window_max(options.payload_at_s),
+        "after_swap": window_max(swap_end),
+    }
+    held = bool(settle is not None and settle <= 5.0 and tracking["after_swap"] is not None
+                and tracking["after_swap"] <= tracking["no_payload"])
     report = {
         "experiment": "online_identification",
+        "paper_claim": "issue 18: the online estimate follows the payload mass within 5 % in a few seconds and "
+                       "the CTC's tracking error after the swap is back below its no-payload level",
+        "claim_held": held,
+        "claim_definition": "the platform-mass estimate stays within 5 % of the payload mass of the loaded value "
+                            "from at most 5 s after the payload on, and the max tracking error over a window after "
+                            "the swap <= the one over the window before the payload",
         "truth": {"platform_mass_kg": true_platform, "payload_kg": DUALV_PAYLOAD.mass, "loaded_kg": loaded},
         "mass_parameter": identifier.names[mass_index],
         "estimate_before_payload_kg": float(mass[~after][-1]) if (~after).any() else None,
@@ -151,11 +164,7 @@ def online_identification(out: Path | str | None, options: OnlineOptions | None 
         "settle_within_5pct_s": settle,
         "swapped_at_s": events["swapped_at_s"],
         "swap_refused": len(events["swap_refused_at_s"]),
-        "max_tracking_error_rad": {
-            "no_payload": window_max(options.payload_at_s - options.window_s),
-            "payload_nominal_model": window_max(options.payload_at_s),
-            "after_swap": window_max(swap_end),
-        },
+        "max_tracking_error_rad": tracking,
         "max_command_step_nm": {
             "before_payload": float(step[recording.t[1:] < options.payload_at_s].max()),
             "during_swap": float(step[swap_mask].max()) if swap_mask.any() else None,
