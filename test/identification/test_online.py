@@ -26,7 +26,7 @@ PAYLOAD = 5.37
 @pytest.fixture(scope="module")
 def dualv_stream(load):
     robot = load("dualv")
-    design = design_exciting_trajectory(robot, duration_s=12.0, candidates=1, seed=3, **EXCITATION["dualv"])
+    design = design_exciting_trajectory(robot, duration_s=8.0, candidates=1, seed=3, **EXCITATION["dualv"])
     samples = joint_trajectory(robot, design.trajectory, rate_hz=RATE)
     nominal = nominal_parameters(robot)
     half = len(samples.times) // 2
@@ -34,7 +34,10 @@ def dualv_stream(load):
     loaded_params = nominal.with_values({"m_payload": PAYLOAD})
     loaded = InverseDynamics(robot, loaded_params).torques_batch(samples.q[half:], samples.qdot[half:],
                                                                  samples.qddot[half:])
-    return robot, samples, np.vstack([unloaded, loaded]), half
+    torques = np.vstack([unloaded, loaded])
+    # published as the sim node does: the effort stamped t is the torque held over the period before t
+    held = np.vstack([torques[:1], 0.5 * (torques[1:] + torques[:-1])])
+    return robot, samples, held, half
 
 
 def test_online_estimate_follows_the_payload_within_five_percent(dualv_stream):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.dynamics.rotor import load_rotor_model
+from pardyn.identification.estimators import ESTIMATORS
 from pardyn.identification.pipeline import MODELS, IdentificationSettings, identify
 from pardyn.robot import load_robot
 
@@ -41,8 +42,59 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "computed from the motor-side encoders of --motor-topic (UR5e paper, section 3.1)")
     parser.add_argument("--motor-topic", default="motor_states",
                         help="JointState topic of the motor-side encoders (default motor_states)")
+    parser.add_argument("--estimator", choices=tuple(ESTIMATORS), default="wls",
+                        help="wls (IDIM-WLS, default), iv (IDIM-IV) or didim (DIDIM): the last two simulate the model "
+                             "in closed loop with the recorded controller and reference (--controller, "
+                             "--reference-topic)")
+    parser.add_argument("--estimator-start", choices=("wls", "nominal"), default="wls",
+                        help="iv/didim: first estimate of the iteration (default wls)")
+    parser.add_argument("--max-iterations", type=int, default=8, help="iv/didim: simulations at most (default 8)")
+    parser.add_argument("--controller", action="append", type=Path, default=[],
+                        help="iv/didim: the controller node's parameter file(s) the bags were recorded with "
+                             "(config/controller.yaml, then overrides; repeat): law and gains")
+    parser.add_argument("--reference-topic", default="reference/trajectory",
+                        help="iv/didim: the reference the controller tracked (trajectory_msgs/JointTrajectory, "
+                             "default reference/trajectory)")
     parser.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     parser.add_argument("--report", type=Path, help="directory for report.md and its plots")
+
+
+def _reference(robot, bag: Path, topic: str, estimator: str):
+    """The reference the controller tracked in ``bag`` (its ``topic``), as a function of bag time (s)."""
+    from pardyn.bags.reader import read_messages  # noqa: PLC0415
+    from pardyn.bags.writer import BagError  # noqa: PLC0415
+    from pardyn.identification.errors import MissingRecordingError  # noqa: PLC0415
+    from pardyn.nodes.controller import reference_from_message  # noqa: PLC0415 - the controller's own reading
+
+    try:
+        messages = read_messages(bag, topic)
+    except BagError as error:
+        raise MissingRecordingError(
+            f"{bag}: no reference to simulate the {estimator} estimator's model with ({error}); record the topic "
+            f"{topic} (trajectory_msgs/msg/JointTrajectory, the trajectory node's output) with joint_states"
+        ) from error
+    if not messages:
+        raise MissingRecordingError(f"{bag}: topic {topic} holds no message: the {estimator} estimator needs the "
+                                    "reference the controller tracked")
+    last = messages[-1]
+    trajectory = reference_from_message(last.message, tuple(robot.actuated_names))
+    stamp = last.message.header.stamp
+    start = stamp.sec + stamp.nanosec * 1e-9 or last.timestamp * 1e-9  # header stamp 0: the reception time
+    return lambda t: trajectory(t - start)
+
+
+def _closed_loop_setups(robot, bags: list[Path], args: argparse.Namespace) -> list:
+    """The controller and reference of every bag, for IV and DIDIM (one clear error when missing)."""
+    from pardyn.identification.errors import MissingRecordingError  # noqa: PLC0415
+    from pardyn.identification.simulation import ClosedLoopSetup  # noqa: PLC0415
+
+    if not args.controller:
+        raise MissingRecordingError(
+            f"the {args.estimator} estimator simulates the model in closed loop with the controller the bags were "
+            "recorded with: pass --controller FILE (the controller node's parameters: law, gains, rate)")
+    law, rate = _controller_law(robot, args.controller)
+    return [ClosedLoopSetup(law, _reference(robot, bag, args.reference_topic, args.estimator), rate_hz=rate)
+            for bag in bags]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,15 +111,25 @@ def run(args: argparse.Namespace) -> int:
         physical=args.physical,
         rotor_model=load_rotor_model(robot) if args.rotor_compensation else None,
         motor_topic=args.motor_topic,
+        estimator=args.estimator,
+        estimator_start=args.estimator_start,
+        estimator_iterations=args.max_iterations,
     )
+    closed_loop = None
+    if args.estimator != "wls":
+        closed_loop = _closed_loop_setups(robot, [*args.bag, *args.loaded_bag], args)
     result = identify(robot, args.bag, loaded_bags=args.loaded_bag, validate_bags=args.validate_bag,
-                      settings=settings)
+                      settings=settings, closed_loop=closed_loop)
     data = result.as_json()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2) + "\n")
     fit = data["fit"]
     print(f"{robot.name}: {len(data['base_parameters'])} base parameters ({len(data['essential_parameters'])} "
           f"essential), fit error {100 * fit['relative_error_norm']:.2f} %, cond(W) {fit['condition_number']:.4g}")
+    estimator = data["estimator"]
+    if estimator["name"] != "wls":
+        print(f"{estimator['name']}: {estimator['iterations']} iterations, "
+              f"{'converged' if estimator['converged'] else 'NOT converged'} (last change {estimator['changes'][-1]:.3g})")
     if data["payload"]:
         print("payload: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["payload"].items()))
     if data["validation"]:

@@ -155,7 +155,8 @@ def _record_job(shared: tuple, run: Run) -> tuple[Path, dict[str, float], object
         "excitation_condition_number": design.condition_number,
         "max_tracking_error_rad": float(recording.tracking_error().max()),
         "max_torque": float(np.abs(recording.tau).max()),
-        "max_closure_violation": float(max(np.abs(robot.closures.residual(q)).max() for q in recording.q[::step])),
+        "max_closure_violation": float(max(np.abs(robot.closures.residual(q)).max(initial=0.0)
+                                           for q in recording.q[::step])),
     }, reference
 
 

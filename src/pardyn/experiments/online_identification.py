@@ -101,7 +101,7 @@ def online_identification(out: Path | str | None, options: OnlineOptions | None 
     def on_sample(t: float, positions: np.ndarray, efforts: np.ndarray) -> None:
         if abs(t - options.payload_at_s) < 0.5 / rate:
             plant.set_payload(DUALV_PAYLOAD)
-        if identifier.add(t, positions, efforts):
+        if identifier.add(t, positions, efforts) and identifier.window_full:
             estimate = identifier.estimate()
             history.append((estimate.t, float(estimate.chi[mass_index]), float(estimate.relative_std[mass_index])))
         if events["swapped_at_s"] is None and t >= options.swap_at_s and int(round(t * rate)) % 100 == 0:

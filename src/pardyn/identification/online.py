@@ -107,7 +107,7 @@ class OnlineIdentifier:
         *,
         rate_hz: float = 1000.0,
         decimation: int = 10,
-        window: int = 15,
+        window: int = 30,
         order: int = 5,
         window_s: float = 3.0,
         solve_every: int = 10,
@@ -137,6 +137,9 @@ class OnlineIdentifier:
         length = 2 * window + 1
         # position, velocity, acceleration at the window's centre (scipy: coefficients for a dot product)
         self._filters = np.stack([savgol_coeffs(length, order, deriv=d, delta=self.period, use="dot") for d in range(3)])
+        # an effort stamped t is the torque held over the period before t (the sim node's convention, as the
+        # pipeline's effort_delay_s): the torque at the centre is the mean of the centre's and the next sample's
+        self._effort_filter = 0.5 * (self._filters[0] + savgol_coeffs(length, order, pos=window + 1, use="dot"))
         self._times: deque[float] = deque(maxlen=length)
         self._positions: deque[np.ndarray] = deque(maxlen=length)
         self._efforts: deque[np.ndarray] = deque(maxlen=length)
@@ -170,7 +173,7 @@ class OnlineIdentifier:
             return False
         window = np.array(self._positions)  # (2m+1, n_m)
         readings, rates, accelerations = self._filters @ window.reshape(window.shape[0], -1)
-        effort = self._filters[0] @ np.array(self._efforts)
+        effort = self._effort_filter @ np.array(self._efforts)
         q = self.robot.solve_forward(readings[:n_a], sensed=readings[n_a:] if readings.size > n_a else None,
                                      start=self._q, checks=False).q
         self._q = q
@@ -221,10 +224,14 @@ class OnlineIdentifier:
         """The last solution (``None`` before the first)."""
         return self._estimate
 
+    @property
+    def window_full(self) -> bool:
+        """True once the estimation window holds ``window_s`` of data."""
+        return len(self._rows) == self._rows.maxlen
+
     def well_conditioned(self) -> bool:
         """A full window whose column-scaled observation matrix has a condition number below ``max_condition``."""
-        return (self._estimate is not None and len(self._rows) == self._rows.maxlen
-                and self._estimate.condition < self.max_condition)
+        return self._estimate is not None and self.window_full and self._estimate.condition < self.max_condition
 
     def parameters(self) -> DynamicParameters:
         """The standard parameters of the current estimate (closest to the layout's, same base values)."""

@@ -44,7 +44,7 @@ class IdentifierNode(Node):
         robot_name = declare(self, "robot", "dualv", "robot name (config/robots/<name>.yaml) or robot YAML path")
         rate = declare(self, "rate", 1000.0, "rate of joint_states (Hz)", low=1e-3, high=1e6)
         decimation = declare(self, "decimation", 10, "one equation block every this many samples", low=1, high=10000)
-        window = declare(self, "filter_half_width", 15, "Savitzky-Golay half-width (samples)", low=2, high=10000)
+        window = declare(self, "filter_half_width", 30, "Savitzky-Golay half-width (samples)", low=2, high=10000)
         window_s = declare(self, "window", 3.0, "estimation window (s)", low=1e-3, high=3600.0)
         max_condition = declare(self, "max_condition", 1e4, "well-conditioned threshold (column-scaled W)",
                                 low=1.0, high=1e12)
