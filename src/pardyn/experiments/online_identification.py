@@ -106,8 +106,9 @@ def online_identification(out: Path | str | None, options: OnlineOptions | None 
             history.append((estimate.t, float(estimate.chi[mass_index]), float(estimate.relative_std[mass_index])))
         if events["swapped_at_s"] is None and t >= options.swap_at_s and int(round(t * rate)) % 100 == 0:
             if identifier.well_conditioned():
-                law.swap(ComputedTorque(robot, identifier.parameters().with_values(
-                    {n: 0.0 for n in nominal.names if n.endswith("_payload")}), kp=kp, kd=kd))
+                # the estimate's standard parameters as they are: the payload is on the robot now (its mass
+                # is shared between m_platform and m_payload by the min-norm mapping: zeroing either is wrong)
+                law.swap(ComputedTorque(robot, identifier.parameters(), kp=kp, kd=kd))
                 events["swapped_at_s"] = t
             else:
                 events["swap_refused_at_s"].append(t)
