@@ -14,7 +14,7 @@ import pytest
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.parameters import nominal_parameters
 from pardyn.errors import InputError
-from pardyn.experiments.identification_runs import EXCITATION
+from pardyn.trajectories.excitation import excitation_settings
 from pardyn.identification.online import OnlineIdentifier
 from pardyn.trajectories.exciting import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
@@ -26,7 +26,7 @@ PAYLOAD = 5.37
 @pytest.fixture(scope="module")
 def dualv_stream(load):
     robot = load("dualv")
-    design = design_exciting_trajectory(robot, duration_s=8.0, candidates=1, seed=3, **EXCITATION["dualv"])
+    design = design_exciting_trajectory(robot, duration_s=8.0, candidates=1, seed=3, **excitation_settings("dualv").design_options())
     samples = joint_trajectory(robot, design.trajectory, rate_hz=RATE)
     nominal = nominal_parameters(robot)
     half = len(samples.times) // 2

@@ -16,7 +16,7 @@ from std_srvs.srv import Trigger
 
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.parameters import nominal_parameters
-from pardyn.experiments.identification_runs import EXCITATION
+from pardyn.trajectories.excitation import excitation_settings
 from pardyn.robot import load_robot
 from pardyn.trajectories.exciting import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
@@ -27,7 +27,7 @@ RATE = 100.0
 
 def test_identifier_publishes_the_estimate_and_saves_it_when_well_conditioned(launch_node, ros_client, tmp_path):
     robot = load_robot("dualv")
-    design = design_exciting_trajectory(robot, duration_s=3.0, candidates=1, seed=3, **EXCITATION["dualv"])
+    design = design_exciting_trajectory(robot, duration_s=3.0, candidates=1, seed=3, **excitation_settings("dualv").design_options())
     samples = joint_trajectory(robot, design.trajectory, rate_hz=RATE)
     nominal = nominal_parameters(robot)
     exact = InverseDynamics(robot, nominal).torques_batch(samples.q, samples.qdot, samples.qddot)

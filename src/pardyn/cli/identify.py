@@ -64,7 +64,7 @@ def _reference(robot, bag: Path, topic: str, estimator: str):
     from pardyn.bags.reader import read_messages  # noqa: PLC0415
     from pardyn.bags.writer import BagError  # noqa: PLC0415
     from pardyn.identification.errors import MissingRecordingError  # noqa: PLC0415
-    from pardyn.nodes.controller import reference_from_message  # noqa: PLC0415 - the controller's own reading
+    from pardyn.nodes.messages import reference_from_message  # noqa: PLC0415 - the controller's own reading
 
     try:
         messages = read_messages(bag, topic)
@@ -83,56 +83,31 @@ def _reference(robot, bag: Path, topic: str, estimator: str):
     return lambda t: trajectory(t - start)
 
 
-def _controller_parameters(files: list[Path]) -> dict:
-    """The controller node's parameters from ROS parameter files (``<ns>/controller: ros__parameters:``), merged."""
+def _controller_law(robot, files: list[Path]):
+    """The law the controller node builds from these parameter files (later files win), and its rate (Hz)."""
     import yaml  # noqa: PLC0415
 
     from pardyn.errors import InputError  # noqa: PLC0415
+    from pardyn.nodes.controller import law_from_parameters  # noqa: PLC0415 - the node's own construction
+    from pardyn.nodes.parameters import check_values, table  # noqa: PLC0415
 
-    merged: dict = {}
+    values = {name: spec.default for name, spec in table("controller").items()}
     for path in files:
         try:
             document = yaml.safe_load(Path(path).read_text()) or {}
         except (OSError, yaml.YAMLError) as error:
             raise InputError(f"{path}: cannot read the controller parameters: {error}") from error
         sections = [body["ros__parameters"] for key, body in document.items()
-                    if isinstance(body, dict) and "ros__parameters" in body and str(key).split("/")[-1] in
-                    ("controller", "**")]
+                    if isinstance(body, dict) and isinstance(body.get("ros__parameters"), dict)
+                    and str(key).rstrip("/").rsplit("/", 1)[-1] in ("controller", "**")]
         if not sections:
             raise InputError(f"{path}: no 'controller: ros__parameters:' section")
         for section in sections:
-            merged.update(section)
-    return merged
-
-
-def _controller_law(robot, files: list[Path]):
-    """The law the controller node builds from these parameter files, and its rate (Hz)."""
-    from pardyn.control import actuator_limits  # noqa: PLC0415
-    from pardyn.control.computed_torque import ComputedTorque, ctc_gains  # noqa: PLC0415
-    from pardyn.control.feedforward import AugmentedPD  # noqa: PLC0415
-    from pardyn.control.pd import JointPD  # noqa: PLC0415
-    from pardyn.dynamics.parameters import read_parameter_file  # noqa: PLC0415
-    from pardyn.errors import InputError  # noqa: PLC0415
-
-    p = _controller_parameters(files)
-    law, rate = p.get("law", "pd"), float(p.get("rate", 1000.0))
-    limits = list(p.get("effort_limits") or []) or None
-    params = read_parameter_file(p["parameters_file"], robot) if p.get("parameters_file") else None
-    if law == "pd":
-        if not p.get("kp") or not p.get("kd"):
-            raise InputError(f"{', '.join(map(str, files))}: law pd needs kp and kd")
-        return JointPD(p["kp"], p["kd"], limits=actuator_limits(robot, limits or []),
-                       joints=tuple(robot.actuated_names)), rate
-    frequency, damping = float(p.get("natural_frequency_hz", 10.0)), float(p.get("damping", 1.0))
-    if law == "augmented_pd":
-        return AugmentedPD(robot, params, bandwidth_hz=frequency, damping=damping,
-                           feedforward=bool(p.get("feedforward", True)), period_s=1.0 / rate, limits=limits), rate
-    if law in ("ctc", "ctc_task"):
-        kp, kd = (p["ctc_kp"], p["ctc_kd"]) if p.get("ctc_kp") else ctc_gains(frequency, damping)
-        return ComputedTorque(robot, params, kp=kp, kd=kd, space="task" if law == "ctc_task" else "actuated",
-                              limits=limits), rate
-    raise InputError(f"{', '.join(map(str, files))}: law {law!r}: the iv/didim simulation supports pd, augmented_pd, "
-                     "ctc, ctc_task")
+            given = {k: v for k, v in section.items() if k != "use_sim_time"}
+            check_values("controller", given, str(path))
+            values.update(given)
+    values = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+    return law_from_parameters(robot, values), float(values["rate"])
 
 
 def _closed_loop_setups(robot, bags: list[Path], args: argparse.Namespace) -> list:

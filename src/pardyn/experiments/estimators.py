@@ -49,13 +49,6 @@ __all__ = ["EstimatorsOptions", "estimators_study"]
 
 ESTIMATOR_NAMES = ("wls", "iv", "didim")
 
-UR5E_EXCITATION: dict[str, object] = dict(
-    amplitude=[1.0, 0.5, 0.7, 1.0, 1.0, 1.5], max_velocity=[1.5, 1.5, 1.5, 2.0, 2.0, 2.0],
-    max_acceleration=[4.0, 4.0, 4.0, 6.0, 6.0, 6.0], base_frequency_hz=0.2,
-)
-"""The UR5e's exciting trajectories (the ur5e_calibration experiment's limits)."""
-
-
 @dataclass(frozen=True)
 class EstimatorsOptions:
     """Options of :func:`estimators_study` (defaults: the documented experiment).
@@ -123,17 +116,15 @@ def _condition_job(shared: tuple, job: tuple[str, float, float]) -> dict[str, An
 
 
 def _record(robot_name: str, out: Path, options: EstimatorsOptions) -> dict[str, Any]:
-    excitation = UR5E_EXCITATION if robot_name == "ur5e" else None
     bags, reference, controller, truth = {}, None, None, None
     for level in options.noise_levels:  # same trajectory (seed), same plant, noise scaled
         recorded = record_runs(robot_name, [Run("identification", 1, options.duration(robot_name))],
                                out / robot_name / f"noise_{100 * level:g}pct", torque_noise=level,
-                               show_progress=options.show_progress, workers=1, excitation=excitation)
+                               show_progress=options.show_progress, workers=1)
         bags[level] = recorded.bags["identification"]
         reference, controller, truth = recorded.references["identification"], recorded.controller, recorded.truth
     held_out = record_runs(robot_name, [Run("validation", 3, options.validation_s)], out / robot_name / "validation",
-                           torque_noise=min(options.noise_levels), show_progress=options.show_progress, workers=1,
-                           excitation=excitation)
+                           torque_noise=min(options.noise_levels), show_progress=options.show_progress, workers=1)
     return {"bags": bags, "reference": reference, "controller": controller, "truth": truth.as_dict(),
             "validation": held_out.bags["validation"]}
 

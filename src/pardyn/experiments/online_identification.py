@@ -29,16 +29,18 @@ from typing import Any
 
 import numpy as np
 
-from pardyn.control.computed_torque import ComputedTorque, ctc_gains
+from pardyn.control.computed_torque import ComputedTorque
+from pardyn.control.gains import ctc_gains
 from pardyn.control.model_swap import ModelSwap
 from pardyn.dynamics.parameters import load_dynamic_model
-from pardyn.experiments.identification_runs import DUALV_PAYLOAD, EXCITATION, as_built_parameters
+from pardyn.experiments.identification_runs import DUALV_PAYLOAD, as_built_parameters
 from pardyn.experiments.plots import line_plot, write_json
 from pardyn.experiments.runner import run_closed_loop
 from pardyn.identification.online import OnlineIdentifier
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.robot import load_robot
+from pardyn.trajectories.excitation import excitation_settings
 from pardyn.trajectories.exciting import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 
@@ -86,7 +88,7 @@ def online_identification(out: Path | str | None, options: OnlineOptions | None 
     load_dynamic_model(plant_robot, truth)
     plant = MujocoPlant(plant_robot)
     design = design_exciting_trajectory(robot, duration_s=options.duration_s, candidates=2, seed=options.seed,
-                                        **EXCITATION["dualv"])
+                                        **excitation_settings("dualv").design_options())
     samples = joint_trajectory(robot, design.trajectory, rate_hz=100.0)
     reference = samples.select(robot.actuated_indices)
     kp, kd = ctc_gains(options.natural_frequency_hz, 1.0)

@@ -11,7 +11,7 @@
   ``max_condition``); refused with the reason otherwise.
 
 Bad input (missing joints, NaN) is logged, throttled, and dropped; the estimate goes on.
-Parameters: ``config/identifier.yaml``. Run: ``ros2 run pardyn identifier --ros-args --params-file config/identifier.yaml``.
+Parameters: ``config/identifier.yaml`` (table: :data:`pardyn.nodes.parameters.IDENTIFIER`). Run: ``ros2 run pardyn identifier --ros-args --params-file config/identifier.yaml``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from std_srvs.srv import Trigger
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.errors import InputError, PardynError
 from pardyn.identification.online import OnlineIdentifier
-from pardyn.nodes.common import CONTROL_QOS, Reporter, declare, run_node, stamp_to_ns
+from pardyn.nodes.common import CONTROL_QOS, Reporter, declare_parameters, run_node, stamp_to_ns
 from pardyn.robot import load_robot
 
 __all__ = ["IdentifierNode", "main"]
@@ -41,29 +41,20 @@ class IdentifierNode(Node):
 
     def __init__(self, **node_options) -> None:
         super().__init__(NODE_NAME, **node_options)
-        robot_name = declare(self, "robot", "dualv", "robot name (config/robots/<name>.yaml) or robot YAML path")
-        rate = declare(self, "rate", 1000.0, "rate of joint_states (Hz)", low=1e-3, high=1e6)
-        decimation = declare(self, "decimation", 10, "one equation block every this many samples", low=1, high=10000)
-        window = declare(self, "filter_half_width", 30, "Savitzky-Golay half-width (samples)", low=2, high=10000)
-        window_s = declare(self, "window", 3.0, "estimation window (s)", low=1e-3, high=3600.0)
-        max_condition = declare(self, "max_condition", 1e4, "well-conditioned threshold (column-scaled W)",
-                                low=1.0, high=1e12)
-        publish_rate = declare(self, "publish_rate", 4.0, "estimate publication rate (Hz)", low=1e-3, high=1000.0)
-        self.parameters_out = declare(self, "parameters_out", "identified_parameters.json",
-                                      "file ~/save writes the estimate's standard parameters to")
-        log_period = declare(self, "log_period", 1.0, "minimum time between two reports of one kind of problem (s)",
-                             low=0.0, high=3600.0)
-        self.robot = load_robot(robot_name)
-        self.identifier = OnlineIdentifier(self.robot, rate_hz=rate, decimation=decimation, window=window,
-                                           window_s=window_s, max_condition=max_condition)
-        self._reporter = Reporter(self, log_period)
+        p = declare_parameters(self, NODE_NAME)
+        self.parameters_out = p["parameters_out"]
+        self.robot = load_robot(p["robot"])
+        self.identifier = OnlineIdentifier(self.robot, rate_hz=p["rate"], decimation=p["decimation"],
+                                           window=p["filter_half_width"], window_s=p["window"],
+                                           max_condition=p["max_condition"])
+        self._reporter = Reporter(self, p["log_period"])
         self._estimate = self.create_publisher(JointState, ESTIMATE_TOPIC, 10)
         self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, CONTROL_QOS)
-        self._timer = self.create_timer(1.0 / publish_rate, self._publish)
+        self._timer = self.create_timer(1.0 / p["publish_rate"], self._publish)
         self._save = self.create_service(Trigger, "~/save", self._on_save)
         self.get_logger().info(
-            f"robot {self.robot.name}: {self._states.topic_name} -> {self._estimate.topic_name} at {publish_rate:g} Hz, "
-            f"{len(self.identifier.names)} base parameters, window {window_s:g} s"
+            f"robot {self.robot.name}: {self._states.topic_name} -> {self._estimate.topic_name} at "
+            f"{p['publish_rate']:g} Hz, {len(self.identifier.names)} base parameters, window {p['window']:g} s"
         )
 
     def _on_state(self, message: JointState) -> None:
