@@ -155,7 +155,8 @@ class OnlineIdentifier:
         """One sample: measured joints (n_m,) in ``robot.measured_names`` order, actuator efforts (n_a,).
 
         Returns True when it completed a new solution of the estimate. Raises :class:`InputError` for a
-        sample of the wrong size or with NaN (the estimator is unchanged).
+        sample of the wrong size or with NaN (the estimator is unchanged). Samples must come every
+        ``1 / rate_hz`` s: after a gap the Savitzky-Golay window refills before the next equation block.
         """
         positions = np.asarray(positions, dtype=float)
         efforts = np.asarray(efforts, dtype=float)
@@ -165,6 +166,11 @@ class OnlineIdentifier:
                              f"got {positions.shape}, {efforts.shape}")
         if not (np.all(np.isfinite(positions)) and np.all(np.isfinite(efforts))):
             raise InputError("non-finite position or effort: sample dropped")
+        if self._times and abs(float(t) - self._times[-1] - self.period) > 0.5 * self.period:
+            # a gap (lost messages) or a step back: the derivative window restarts, the estimate goes on
+            self._times.clear()
+            self._positions.clear()
+            self._efforts.clear()
         self._times.append(float(t))
         self._positions.append(positions)
         self._efforts.append(efforts)

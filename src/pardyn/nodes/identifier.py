@@ -20,13 +20,14 @@ import sys
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.errors import InputError, PardynError
 from pardyn.identification.online import OnlineIdentifier
-from pardyn.nodes.common import CONTROL_QOS, Reporter, declare_parameters, run_node, stamp_to_ns
+from pardyn.nodes.common import Reporter, declare_parameters, run_node, stamp_to_ns
 from pardyn.robot import load_robot
 
 __all__ = ["IdentifierNode", "main"]
@@ -34,6 +35,7 @@ __all__ = ["IdentifierNode", "main"]
 NODE_NAME = "identifier"
 STATE_TOPIC = "joint_states"
 ESTIMATE_TOPIC = "identifier/estimate"
+STATE_QOS = QoSProfile(depth=1000, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class IdentifierNode(Node):
@@ -49,7 +51,8 @@ class IdentifierNode(Node):
                                            max_condition=p["max_condition"])
         self._reporter = Reporter(self, p["log_period"])
         self._estimate = self.create_publisher(JointState, ESTIMATE_TOPIC, 10)
-        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, CONTROL_QOS)
+        # not a control loop: a deep queue, so that a busy executor loses no sample (a gap restarts the filter)
+        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, STATE_QOS)
         self._timer = self.create_timer(1.0 / p["publish_rate"], self._publish)
         self._save = self.create_service(Trigger, "~/save", self._on_save)
         self.get_logger().info(
