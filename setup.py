@@ -66,6 +66,7 @@ setup(
             "controller = pardyn.nodes.controller:main",
             "trajectory = pardyn.nodes.trajectory:main",
             "identifier = pardyn.nodes.identifier:main",
+            "gazebo_joint_states = pardyn.nodes.gazebo_joint_states:main",
         ],
     },
 )

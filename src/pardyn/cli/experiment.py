@@ -15,6 +15,11 @@
   the UR5e as the torque noise grows and the derivative filter is mistuned (UR5e paper, section 1).
 * ``online_identification`` (:mod:`pardyn.experiments.online_identification`): the windowed online
   estimate follows a payload attached mid-run on the DualV; the CTC takes the estimate (blended swap).
+* ``delta_pick_and_place`` (:mod:`pardyn.experiments.delta_pick_and_place`): the standard
+  25/305/25 mm cycle on the Delta, PD vs CTC (simplified model), with and without payload,
+  peak torques vs limits, exact vs simplified model torques.
+* ``hexapod_identification`` (:mod:`pardyn.experiments.hexapod_identification`): record,
+  identify (known payload), validate on a held-out bag, CTC with the nominal vs identified model.
 
 Each writes ``<out>/<name>.json`` (figures, options, whether the paper's claim held in
 this run) and PNG plots, and prints a summary.
@@ -42,6 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--validation-s", type=float, help="ur5e_calibration: length of each held-out run in s (default 15); estimators: "
                              "the held-out run (default 6)")
     parser.add_argument("--robots", help="estimators: comma-separated robots (default dualv,ur5e)")
+                             "ur5e_calibration: the exciting run (default 31); hexapod_identification: "
+                             "each exciting run (default 20)")
+    parser.add_argument("--validation-s", type=float, help="ur5e_calibration: length of each held-out run in s (default 15); "
+                             "hexapod_identification: the held-out run (default 10)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -169,6 +178,42 @@ def _online(args: argparse.Namespace) -> dict:
     print("max tracking error (1e-3 rad): " + ", ".join(
         f"{key} {'-' if value is None else f'{1e3 * value:.3f}'}" for key, value in errors.items()))
     print(f"swap at {report['swapped_at_s']} s; max command step (N m) {report['max_command_step_nm']}")
+def _delta(args: argparse.Namespace) -> dict:
+    from pardyn.experiments.delta_pick_and_place import DeltaOptions, delta_pick_and_place  # noqa: PLC0415
+
+    report = delta_pick_and_place(args.out, DeltaOptions(workers=args.workers, show_progress=not args.quiet))
+    cycle = report["cycle"]
+    print(f"cycle {1e3 * cycle['up_m']:.0f}/{1e3 * cycle['across_m']:.0f}/{1e3 * cycle['up_m']:.0f} mm in "
+          f"{cycle['cycle_s']} s: peak {cycle['peak_speed_m_s']:.2f} m/s, {cycle['peak_acceleration_m_s2']:.1f} m/s^2; "
+          f"torque limits {[float(v) for v in report['torque_limits_nm'].values()]} N m")
+    for case, entry in report["results"].items():
+        model = report["model_difference_pct"][case]
+        print(f"{case}: exact vs simplified (Codourey) torques: max {model['max_pct']:.1f} %, RMS {model['rms_pct']:.1f} %")
+        for law, figures in entry.items():
+            torques = " ".join(f"{v:6.1f}" for v in figures["max_torque_nm"])
+            print(f"  {law:3s} max/RMS position error {figures['max_position_error_mm']:.2f}/"
+                  f"{figures['rms_position_error_mm']:.2f} mm | peak torques {torques} N m | at a limit "
+                  f"{100 * figures['saturation']:.1f} % of samples")
+    return report
+
+
+def _hexapod(args: argparse.Namespace) -> dict:
+    from pardyn.experiments.hexapod_identification import HexapodOptions, hexapod_identification  # noqa: PLC0415
+
+    given = {"identification_s": args.identification_s, "validation_s": args.validation_s}
+    options = HexapodOptions(workers=args.workers, show_progress=not args.quiet,
+                             **{k: v for k, v in given.items() if v is not None})
+    report = hexapod_identification(args.out, options)
+    identification, validation, payload = report["identification"], report["validation"], report["payload"]
+    print(f"identification ({identification['model']}): {identification['base_parameters']} base parameters, "
+          f"cond {identification['condition_number']:.4g}, fit error {100 * identification['fit_relative_error_norm']:.2f} %")
+    print(f"held-out torques: identified {100 * validation['identified_relative_error']:.2f} %, nominal "
+          f"{100 * validation['nominal_relative_error']:.2f} %")
+    if payload["identified_kg"] is not None:
+        print(f"payload: {payload['identified_kg']:.4f} kg (true {payload['true_kg']} kg, {payload['error_pct']:+.2f} %)")
+    for case, entry in report["control"].items():
+        print(f"{case}: max leg errors (1e-6 m) " + " ".join(f"{1e6 * v:7.2f}" for v in entry["max_error_m"])
+              + " | RMS " + " ".join(f"{1e6 * v:6.2f}" for v in entry["rms_error_m"]))
     return report
 
 
@@ -181,6 +226,8 @@ EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "ur5e_calibration": _ur5e,
     "estimators": _estimators,
     "online_identification": _online,
+    "delta_pick_and_place": _delta,
+    "hexapod_identification": _hexapod,
 }
 
 

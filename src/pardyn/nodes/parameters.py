@@ -304,6 +304,11 @@ IDENTIFIER = (
     LOG_PERIOD,
 )
 
+GAZEBO_JOINT_STATES = (
+    ROBOT,
+    LOG_PERIOD,
+)
+
 NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
     "sim": SIM,
     "controller": CONTROLLER,
@@ -312,6 +317,7 @@ NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
     "dynamics": DYNAMICS,
     "recorder": RECORDER,
     "identifier": IDENTIFIER,
+    "gazebo_joint_states": GAZEBO_JOINT_STATES,
 }
 """The parameter table of each node, by executable name (= default node name)."""
 

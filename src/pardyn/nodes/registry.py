@@ -27,6 +27,7 @@ NODES: dict[str, str] = {
     "recorder": "pardyn.nodes.recorder:RecorderNode",
     "dynamics": "pardyn.nodes.dynamics:DynamicsNode",
     "identifier": "pardyn.nodes.identifier:IdentifierNode",
+    "gazebo_joint_states": "pardyn.nodes.gazebo_joint_states:GazeboJointStatesNode",
 }
 
 

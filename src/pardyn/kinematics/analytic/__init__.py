@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pardyn.errors import DescriptionError
+from pardyn.errors import DescriptionError, InputError
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -42,6 +42,13 @@ class AnalyticKinematics:
         """Every joint from the actuated (and sensed) joint positions, shape (nv,)."""
         raise NotImplementedError
 
+    def _vector(self, values: np.ndarray, size: int, what: str) -> np.ndarray:
+        """``values`` as a finite float vector (size,); else InputError naming the robot and ``what``."""
+        array = np.asarray(values, dtype=float).reshape(-1)
+        if array.shape != (size,) or not np.all(np.isfinite(array)):
+            raise InputError(f"{self.robot.name}: expected {size} finite values for the {what}, got {array.tolist()}")
+        return array
+
 
 _REGISTRY: dict[str, type[AnalyticKinematics]] = {}
 
@@ -66,4 +73,4 @@ def analytic_kinematics(robot: Robot) -> AnalyticKinematics | None:
             f"{robot.description.source}: analytic: unknown closed form {name!r}; known: {sorted(_REGISTRY)}"
         )
     return _REGISTRY[name](robot)
-from pardyn.kinematics.analytic import dualv, five_bar, h4, rrr3, wu  # noqa: E402,F401  (registers the closed forms)
+from pardyn.kinematics.analytic import delta, dualv, five_bar, h4, hexapod, rrr3, wu  # noqa: E402,F401  (registers the closed forms)
