@@ -42,15 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--templates", type=int, help="rrr3_robustness: sign templates per level (default 10)")
     parser.add_argument("--identification-s", type=float,
                         help="dualv_tracking: length of the identification run in s (default 30); "
-                             "ur5e_calibration: the exciting run (default 31); estimators: every robot's run "
-                             "(default dualv 12, ur5e 15)")
-    parser.add_argument("--validation-s", type=float, help="ur5e_calibration: length of each held-out run in s (default 15); estimators: "
-                             "the held-out run (default 6)")
-    parser.add_argument("--robots", help="estimators: comma-separated robots (default dualv,ur5e)")
                              "ur5e_calibration: the exciting run (default 31); hexapod_identification: "
-                             "each exciting run (default 20)")
-    parser.add_argument("--validation-s", type=float, help="ur5e_calibration: length of each held-out run in s (default 15); "
-                             "hexapod_identification: the held-out run (default 10)")
+                             "each exciting run (default 20); estimators: every robot's run (default dualv 12, ur5e 15)")
+    parser.add_argument("--validation-s", type=float,
+                        help="ur5e_calibration: length of each held-out run in s (default 15); "
+                             "hexapod_identification: the held-out run (default 10); estimators: the held-out run "
+                             "(default 6)")
+    parser.add_argument("--robots", help="estimators: comma-separated robots (default dualv,ur5e)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
