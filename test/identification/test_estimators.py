@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import pardyn
-from pardyn.bags.writer import write_joint_states
+from pardyn.bags.joint_states import write_joint_states
 from pardyn.cli import main
 from pardyn.errors import InputError
 from pardyn.experiments.identification_runs import Run, record_runs

@@ -85,7 +85,8 @@ class Recording:
         (trajectory_msgs/msg/JointTrajectory) message stamped at the first sample, what IDIM-IV
         and DIDIM need to simulate the run (:mod:`pardyn.identification.simulation`).
         """
-        from pardyn.bags.writer import BagWriter, joint_state_message, seconds_to_ns  # noqa: PLC0415 - rosbags
+        from pardyn.bags.joint_states import joint_state_message, seconds_to_ns  # noqa: PLC0415 - rosbags
+        from pardyn.bags.writer import BagWriter  # noqa: PLC0415
 
         effort = np.zeros_like(self.position)
         effort[:, : len(self.actuated)] = self.effort
