@@ -24,6 +24,17 @@ select the nodes it applies to); inline values are written to a temporary
 ``use_sim_time`` and timers; Ctrl-C, SIGTERM or ``--duration`` stop them all
 cleanly (exit status 0).
 
+Several robots in one ROS graph: give each bringup its own ``--namespace``
+(``ros2 launch ... namespace:=r1``). Every topic of the nodes is relative, so it
+moves into the namespace, and :func:`namespace_remappings` moves ``/clock`` there
+too (``/clock`` -> ``/<ns>/clock`` for every node: each simulated robot keeps its
+own time; the sims report a second publisher of their command topic or clock).
+
+A bringup file given by a relative path that does not exist from the working
+directory is looked up in the pardyn share (``config/bringup/sim.yaml`` works from
+anywhere, as does ``pardyn bringup sim``). Bag paths (the recorder's ``bag_path``)
+are relative to the working directory; the recorder logs the absolute path.
+
 This module imports rclpy only inside :func:`run`: the pure core stays free of it.
 """
 
@@ -42,7 +53,7 @@ import yaml
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, share_directory
 
-__all__ = ["Bringup", "NodeSpec", "add_arguments", "load_bringup", "run", "run_nodes"]
+__all__ = ["Bringup", "NodeSpec", "add_arguments", "load_bringup", "namespace_remappings", "run", "run_nodes"]
 
 HELP = "run the nodes of a bringup file (config/bringup/*.yaml) in one process"
 
@@ -181,7 +192,13 @@ def load_bringup(path: str | Path) -> Bringup:
     return Bringup(source=source, nodes=tuple(nodes))
 
 
-def _cli_arguments(spec: NodeSpec, scratch: Path) -> list[str]:
+def namespace_remappings(namespace: str) -> list[tuple[str, str]]:
+    """The remappings that keep a namespaced node set to itself: ``/clock`` into the namespace."""
+    namespace = namespace.strip("/")
+    return [("/clock", f"/{namespace}/clock")] if namespace else []
+
+
+def _cli_arguments(spec: NodeSpec, scratch: Path, extra_remappings=()) -> list[str]:
     """The ``--ros-args`` of one node: its name, parameter files (inline values written to ``scratch``), remaps."""
     arguments = ["--ros-args"]
     if spec.name:
@@ -193,7 +210,7 @@ def _cli_arguments(spec: NodeSpec, scratch: Path) -> list[str]:
             file = scratch / f"{spec.name or spec.executable}_{index}.yaml"
             file.write_text(yaml.safe_dump({"/**": {"ros__parameters": parameter}}))
             arguments += ["--params-file", str(file)]
-    for source, target in spec.remappings:
+    for source, target in (*spec.remappings, *extra_remappings):
         arguments += ["-r", f"{source}:={target}"]
     return arguments
 
@@ -202,15 +219,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "config", help="bringup file (e.g. config/bringup/sim.yaml; a bare name: config/bringup/NAME.yaml)"
     )
-    parser.add_argument("--namespace", default="", help="namespace of every node (default: none)")
+    parser.add_argument("--namespace", default="",
+                        help="namespace of every node, /clock included (one per robot in a shared ROS graph)")
     parser.add_argument("--duration", type=float, default=None,
                         help="stop after this many seconds of wall-clock time (default: until Ctrl-C/SIGTERM)")
     parser.add_argument("--dry-run", action="store_true", help="print the node set as ros2 run commands and exit")
 
 
 def _config_path(text: str) -> Path:
+    """A bringup file: the path as given, else relative to the pardyn share, else a bare name in config/bringup."""
     path = Path(text)
-    if path.exists() or path.suffix:
+    if path.exists():
+        return path
+    if not path.is_absolute() and (share_directory() / path).is_file():
+        return share_directory() / path
+    if path.suffix:
         return path
     return share_directory() / "config" / "bringup" / f"{text}.yaml"
 
@@ -261,7 +284,7 @@ def run_nodes(
                 try:
                     node = node_class(spec.executable)(
                         context=context,
-                        cli_args=_cli_arguments(spec, Path(scratch)),
+                        cli_args=_cli_arguments(spec, Path(scratch), namespace_remappings(namespace)),
                         namespace=namespace or None,
                         use_global_arguments=False,
                     )

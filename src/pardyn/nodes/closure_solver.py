@@ -27,8 +27,13 @@ Topics (relative names, so ``__ns`` remapping moves them all):
 Parameters (``config/closure_solver.yaml``): ``robot``, ``frame_id``,
 ``max_condition``, ``log_period``, see :class:`ClosureSolverNode`.
 
+Velocities absent (empty field) or NaN for some joints (a driver without a
+velocity interface) are estimated from the positions
+(:class:`pardyn.control.joint_state.JointStateFilter`, 50 Hz), with an info
+under each reason; the positions are used either way.
+
 A message that cannot be used (wrong or missing names, lengths that differ,
-NaN/inf, an unreachable or singular configuration) is dropped with a warning
+NaN/inf positions, an unreachable or singular configuration) is dropped with a warning
 or an error naming the problem, at most once per ``log_period`` per kind of
 problem; the node keeps running and keeps its last good warm start.
 
@@ -52,9 +57,10 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
+from pardyn.control.joint_state import JointStateFilter
 from pardyn.errors import DescriptionError, InputError, PardynError, SingularityError
 from pardyn.kinematics.solver import Solution
-from pardyn.nodes.common import ReportThrottle, Reporter, descriptor, run_node
+from pardyn.nodes.common import ReportThrottle, Reporter, descriptor, run_node, stamp_to_ns
 from pardyn.robot import Robot, load_robot
 
 __all__ = [
@@ -321,6 +327,7 @@ class ClosureSolverNode(Node):
         ).value
         self.robot = load_robot(robot_name, max_condition=max_condition)
         self.tracker = ClosureTracker(self.robot)
+        self._filter = JointStateFilter()
         self._reporter = Reporter(self, log_period, what="more dropped")
         input_qos = QoSProfile(
             depth=QUEUE_DEPTH, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT
@@ -343,8 +350,19 @@ class ClosureSolverNode(Node):
             self._reporter.warning(kind, text)
 
     def _on_joint_state(self, message: JointState) -> None:
+        velocities = message.velocity
+        if len(message.position) == len(message.name) and len(velocities) in (0, len(message.name)):
+            reading = self._filter.update(message.name, message.position, velocities,
+                                          stamp_to_ns(message.header.stamp), self.get_clock().now().nanoseconds)
+            if reading.estimated_missing:
+                self._reporter.info("velocities absent", f"{INPUT_TOPIC} has no velocity field: velocities "
+                                    "estimated from the positions (50 Hz filter)")
+            if reading.estimated_nan:
+                self._reporter.info("velocities nan", f"{INPUT_TOPIC} gives NaN velocities for "
+                                    f"{list(reading.estimated_nan)}: estimated from the positions (50 Hz filter)")
+            velocities = reading.velocities
         try:
-            state = self.tracker.update(message.name, message.position, message.velocity)
+            state = self.tracker.update(message.name, message.position, velocities)
         except JointStateError as error:
             self._report(error.kind, f"dropped {INPUT_TOPIC} message: {error}", error=False)
             return

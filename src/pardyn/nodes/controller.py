@@ -34,11 +34,19 @@ ones) and the gains ``ctc_kp``, ``ctc_kd`` (1/s^2, 1/s), or when empty
 
 Topics (relative names):
 
-* subscribes ``joint_states`` (sensor_msgs/JointState, reliable): the
-  positions and velocities of at least the joints the law reads, by name (other
-  names are ignored, order does not matter);
+* subscribes ``joint_states`` (sensor_msgs/JointState, best effort, so that
+  reliable and best-effort publishers both match: many drivers and bridges publish
+  sensor data best effort): the positions (and velocities) of at least the joints
+  the law reads, by name (other names are ignored, order does not matter); a
+  velocity that is absent (empty field) or NaN (a joint without a velocity
+  interface) is estimated from the positions (:mod:`pardyn.control.joint_state`,
+  cut-off ``velocity_filter_hz``), with an info per reason; when the topic has
+  publishers but no message arrives, the node says so;
 * publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray): the
-  torques in ``robot.actuated_names`` order (N m), ``layout.data_offset`` =
+  torques in ``robot.actuated_names`` order (N m), the joint names in
+  ``layout.dim[0].label`` (``"leg1_joint1,leg2_joint1,..."``, checked by the sim;
+  a ros2_control effort controller's ``joints`` list must have this order),
+  ``layout.data_offset`` =
   the lockstep tag of the state answered (:func:`pardyn.nodes.common.step_of_stamp`:
   ``round(stamp / period) mod 2^32`` with ``period = 1/rate``, see :mod:`pardyn.nodes.sim`);
 * subscribes ``reference/trajectory`` (trajectory_msgs/JointTrajectory,
@@ -57,11 +65,19 @@ Safety:
 * watchdog: once states have started, if none arrives for ``watchdog_periods``
   control periods (wall clock), the node publishes zero torque (every half
   watchdog period) and logs an error until states come back;
-* a state with missing names, NaN/inf, or no velocities is dropped with a
+* a state with missing names or NaN/inf positions is dropped with a
   warning naming the problem (no command is sent for it);
-* a state with the stamp of the previous one (the lockstep sim re-sends a state
-  until it hears a command) gets the previous command again, without calling the
-  law: stateful laws (PFC's internal model) advance once per control period;
+* a state with the stamp and the positions of the previous one (the lockstep sim
+  re-sends a state until it hears a command) gets the previous command again,
+  without calling the law: stateful laws (PFC's internal model) advance once per
+  control period; a state whose stamp does not advance (zero, repeated, earlier)
+  but whose positions moved is acted on, at the previous time plus the reception
+  interval, with a warning;
+* when the law cannot give a command (the closure solve fails: the robot left its
+  assembly mode, a singularity), the node says so once (an error, then throttled
+  reminders) and answers with the safe command (``safe_command``: ``zero`` torque,
+  or ``damping``, ``-safe_damping * qdot_a``), tagged as usual so a lockstep loop
+  keeps running; an info when the law is back;
 * every command is saturated at the per-actuator limits ``effort_limits``
   (the URDF ``<limit effort>`` by default).
 
@@ -82,6 +98,8 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
 from pardyn.control import ControlLaw, JointReference, actuator_limits, saturate
+from pardyn.control.joint_state import JointStateFilter
+from pardyn.control.safety import SAFE_COMMANDS, SafeCommand, joint_label
 from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference, ctc_gains
 from pardyn.control.feedforward import AugmentedPD
 from pardyn.control.pd import JointPD
@@ -93,6 +111,7 @@ from pardyn.nodes.common import (
     COMMAND_TOPIC,
     CONTROL_QOS,
     LATCHED_QOS,
+    SENSOR_QOS,
     STATE_TOPIC,
     Reporter,
     declare,
@@ -114,25 +133,28 @@ LAWS = ("pd", "augmented_pd", "ctc", "ctc_task", "extended_ctc", "pfc")
 
 # --------------------------------------------------------------------------- message <-> arrays
 def actuated_readings(
-    message: JointState, names: tuple[str, ...], *, what: str = "actuated"
+    message: JointState, names: tuple[str, ...], *, what: str = "actuated", velocities=None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Positions and velocities (k,) of ``names`` (the law's ``joints``) in a JointState.
 
+    ``velocities`` (one per message name) replace the message's own (the filled-in
+    ones of :class:`pardyn.control.joint_state.JointStateFilter`).
+
     Raises:
-        InputError: missing names, lengths that differ, no velocities, NaN/inf.
+        InputError: missing names, lengths that differ, NaN/inf.
     """
     given = list(message.name)
-    if len(message.position) != len(given) or len(message.velocity) != len(given):
+    velocity_field = message.velocity if velocities is None else velocities
+    if len(message.position) != len(given) or len(velocity_field) != len(given):
         raise InputError(
-            f"{len(given)} names but {len(message.position)} positions and {len(message.velocity)} velocities "
-            "(the controller needs both)"
+            f"{len(given)} names but {len(message.position)} positions and {len(velocity_field)} velocities"
         )
     missing = [name for name in names if name not in given]
     if missing:
         raise InputError(f"missing {what} joints {missing}, got {given}")
     where = [given.index(name) for name in names]
     position = np.array([message.position[i] for i in where], dtype=float)
-    velocity = np.array([message.velocity[i] for i in where], dtype=float)
+    velocity = np.array([velocity_field[i] for i in where], dtype=float)
     bad = [name for name, p, v in zip(names, position, velocity) if not (math.isfinite(p) and math.isfinite(v))]
     if bad:
         raise InputError(f"non-finite position or velocity of {bad}")
@@ -140,9 +162,9 @@ def actuated_readings(
 
 
 def command_message(tau: np.ndarray, names: tuple[str, ...], tag: int) -> Float64MultiArray:
-    """Float64MultiArray of the torques ``tau`` (n_a,), labelled with the joint names, tagged ``tag``."""
+    """Float64MultiArray of the torques ``tau`` (n_a,), joint names in ``layout.dim[0].label``, tagged ``tag``."""
     message = Float64MultiArray()
-    message.layout.dim = [MultiArrayDimension(label="joints", size=len(names), stride=len(names))]
+    message.layout.dim = [MultiArrayDimension(label=joint_label(names), size=len(names), stride=len(names))]
     message.layout.data_offset = int(tag)
     message.data = [float(v) for v in tau]
     return message
@@ -204,6 +226,11 @@ class ControllerNode(Node):
         setpoint_task (double[]): fixed task pose (m, rad) solved for the actuated joints; empty:
             hold the first measured position.
         watchdog_periods (int): control periods without a state before zero torque; 50.
+        safe_command (string): what to send when the law cannot give a command, ``zero`` or
+            ``damping``; "zero".
+        safe_damping (double[]): the damping law's gains (N m s/rad, N s/m), one or one per actuator; [5].
+        velocity_filter_hz (double): cut-off of the velocity estimate of joints without a velocity
+            reading (Hz); 50.
         log_period (double): minimum time between two reports of one kind of problem (s); 1.
         internal_stress_projection (bool): on actuation-redundant robots, remove the torques
             that only load the structure (Briot et al. 2015, eq. 50); true.
@@ -255,6 +282,14 @@ class ControllerNode(Node):
                                    low=1, high=1_000_000)
         log_period = declare(self, "log_period", 1.0, "minimum time between two reports of one kind of problem (s)",
                              low=0.0, high=3600.0)
+        safe_command = declare(self, "safe_command", "zero",
+                               f"command when the law cannot give one, one of {list(SAFE_COMMANDS)}")
+        safe_damping = declare(self, "safe_damping", "double_array",
+                               "damping gains of safe_command 'damping' (N m s/rad), one or one per actuator; "
+                               "empty: 5") or [5.0]
+        velocity_filter_hz = declare(self, "velocity_filter_hz", 50.0,
+                                     "cut-off of the velocity estimate of joints without a velocity reading (Hz)",
+                                     low=1e-3, high=1e6)
         projection = declare(self, "internal_stress_projection", True,
                              "actuation-redundant robots: remove the torques in the null space of J^T (eq. 50)")
 
@@ -270,6 +305,12 @@ class ControllerNode(Node):
         use_projection = projection and redundant and not self.law.minimum_norm
         self._projection = InternalStressProjection(self.robot) if use_projection else None
         self.watchdog_s = watchdog_periods * self.period_ns * 1e-9
+        self.safe = SafeCommand(safe_command, self.law.limits, safe_damping)
+        self._filter = JointStateFilter(velocity_filter_hz)
+        self._holding_safe = False
+        self.safe_answers = 0
+        self._started_wall = time.monotonic()
+        self._silence_reported = False
         self._hold = self._fixed_setpoint(setpoint, setpoint_task)
         self._trajectory: SampledReference | None = None  # in time from its start
         self._trajectory_start_ns = 0
@@ -281,14 +322,15 @@ class ControllerNode(Node):
         self.answered = 0
 
         self._publisher = self.create_publisher(Float64MultiArray, COMMAND_TOPIC, CONTROL_QOS)
-        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, CONTROL_QOS)
+        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, SENSOR_QOS)
         self._reference = self.create_subscription(JointTrajectory, REFERENCE_TOPIC, self._on_trajectory, LATCHED_QOS)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._watchdog = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._check_watchdog, clock=steady)
         self.get_logger().info(
             f"robot {self.robot.name}, law {law} ({self._describe_law()}), limits {self.law.limits.tolist()} N m (N for prismatic joints): "
             f"{self._states.topic_name} -> {self._publisher.topic_name}; reference {self._reference.topic_name}; "
-            f"watchdog {watchdog_periods} periods of {self.period_ns * 1e-6:g} ms"
+            f"watchdog {watchdog_periods} periods of {self.period_ns * 1e-6:g} ms; "
+            f"safe command {self.safe.describe()}"
         )
 
     # ------------------------------------------------------------ setup
@@ -373,31 +415,50 @@ class ControllerNode(Node):
         )
 
     def _on_state(self, message: JointState) -> None:
-        try:
-            position, velocity = actuated_readings(
-                message, self.joints, what="actuated" if self._lift is None else "measured")
-        except InputError as error:
-            self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
-            return
         stamp_ns = stamp_to_ns(message.header.stamp)
-        if self._last_answer is not None and self._last_answer[0] == stamp_ns:
+        if len(message.position) != len(message.name) or len(message.velocity) not in (0, len(message.name)):
+            self._reporter.warning("state lengths", f"dropped {STATE_TOPIC} message: {len(message.name)} names but "
+                                   f"{len(message.position)} positions and {len(message.velocity)} velocities")
+            return
+        reading = self._filter.update(message.name, message.position, message.velocity, stamp_ns,
+                                      time.monotonic_ns())
+        if reading.stamp == "resend" and self._last_answer is not None and self._last_answer[0] == stamp_ns:
             self._publisher.publish(command_message(self._last_answer[1], self.names, self._last_tag))
             self._last_state_wall = time.monotonic()
             return
+        try:
+            position, velocity = actuated_readings(
+                message, self.joints, what="actuated" if self._lift is None else "measured",
+                velocities=reading.velocities)
+        except InputError as error:
+            self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
+            return
+        self._report_reading(reading, stamp_ns)
+        time_ns = reading.time_ns
         n_a = len(self.names)
         if self._hold is None:
             self._hold = JointReference.hold(position[:n_a])
             self.get_logger().info(f"holding the first measured position {position[:n_a].tolist()}")
-        reference = self.reference(stamp_ns)
+        reference = self.reference(time_ns)
         try:
             if self._lift is not None:
                 reference = self._lift(reference)  # actuated -> every joint the law reads
             tau = self.law.torques(position, velocity, reference)
             if self._projection is not None:
                 tau = saturate(self._projection(position[:n_a], tau), self.law.limits)
+            if self._holding_safe:
+                self._holding_safe = False
+                self.get_logger().info(f"the law gives commands again at {time_ns * 1e-9:.6f} s")
         except PardynError as error:
-            self._reporter.error("law", f"no command for the state at {stamp_ns * 1e-9:.6f} s: {error}")
-            return
+            tau = self.safe(velocity[:n_a])
+            self.safe_answers += 1
+            text = (f"no command from the law for the state at {time_ns * 1e-9:.6f} s: {type(error).__name__}: "
+                    f"{error}; holding the safe command ({self.safe.describe()})")
+            if not self._holding_safe:
+                self._holding_safe = True
+                self.get_logger().error(text)
+            else:
+                self._reporter.error("law", text)
         tag = step_of_stamp(stamp_ns, self.period_ns)
         self._publisher.publish(command_message(tau, self.names, tag))
         self._last_tag = tag
@@ -408,9 +469,27 @@ class ControllerNode(Node):
             self._tripped = False
             self.get_logger().info(f"{STATE_TOPIC} back at {stamp_ns * 1e-9:.6f} s: control resumed")
 
+    def _report_reading(self, reading, stamp_ns: int) -> None:
+        """Log, each under its own name, what the joint-state filter had to make up."""
+        if reading.estimated_missing:
+            self._reporter.info("velocities absent", f"{STATE_TOPIC} has no velocity field: velocities of "
+                                f"{list(reading.estimated_missing)} estimated from the positions "
+                                f"({self._filter.cutoff_hz:g} Hz filter)")
+        if reading.estimated_nan:
+            self._reporter.info("velocities nan", f"{STATE_TOPIC} gives NaN velocities for "
+                                f"{list(reading.estimated_nan)}: estimated from the positions "
+                                f"({self._filter.cutoff_hz:g} Hz filter)")
+        if reading.stamp in ("repeated", "backwards"):
+            self._reporter.warning(
+                f"stamp {reading.stamp}",
+                f"{STATE_TOPIC} header stamp {stamp_ns * 1e-9:.6f} s does not advance ({reading.stamp}) but the "
+                f"positions moved: acting on them at {reading.time_ns * 1e-9:.6f} s (reception interval)",
+            )
+
     def _check_watchdog(self) -> None:
         last = self._last_state_wall
         if last is None:
+            self._check_silent_publishers()
             return  # not started: nothing to hold yet
         silent_s = time.monotonic() - last
         if silent_s <= self.watchdog_s:
@@ -421,6 +500,21 @@ class ControllerNode(Node):
             "watchdog",
             f"no {STATE_TOPIC} for {silent_s * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): commanding zero torque",
         )
+
+
+    def _check_silent_publishers(self) -> None:
+        """Say so when joint_states has publishers but no message has arrived for 5 s (QoS, a stalled driver)."""
+        if self._silence_reported or time.monotonic() - self._started_wall < 5.0:
+            return
+        publishers = self.get_publishers_info_by_topic(self._states.topic_name)
+        if publishers:
+            self._silence_reported = True
+            described = sorted(f"{info.node_namespace.rstrip('/')}/{info.node_name} ({info.qos_profile.reliability.name.lower()}, "
+                               f"{info.qos_profile.durability.name.lower()})" for info in publishers)
+            self.get_logger().warning(
+                f"{self._states.topic_name} has {len(publishers)} publishers {described} but no message arrived "
+                "in 5 s: incompatible QoS or a driver that does not publish yet; no command is sent until one does"
+            )
 
 
 def main(args: list[str] | None = None) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from pardyn.cli.bringup import load_bringup
+from pardyn.cli.bringup import load_bringup, namespace_remappings
 
 __all__ = ["bringup_launch_description", "bringup_nodes"]
 
@@ -32,7 +32,7 @@ def bringup_nodes(context) -> list:
             name=spec.name,
             namespace=namespace,
             parameters=spec.launch_parameters(),
-            remappings=list(spec.remappings),
+            remappings=list(spec.remappings) + namespace_remappings(namespace),
             output="screen",
             emulate_tty=True,
         )

@@ -51,10 +51,20 @@ Safety:
   come back); lockstep, simulated time stands still without a command (no
   torque acts) and the sim logs an error once it has waited
   ``watchdog_periods`` periods of wall time after the first command;
-* commands with NaN/inf or the wrong number of values are rejected with a
-  warning, the node goes on (lockstep: still waiting for a valid one);
-* commands are saturated at the per-actuator ``effort_limits`` (the URDF
-  ``<limit effort>`` by default) with a warning naming the joints;
+* stall timeout (lockstep): once running, the sim never waits more than
+  ``stall_timeout`` s of wall time for the command of a step: it then applies
+  the safe command (zero torque) over that step, advances, logs an error, and
+  counts the stalled step in its summary;
+* commands are checked by :func:`pardyn.control.safety.check_command`: the wrong
+  number of values, NaN/inf, efforts beyond ``implausible_factor`` times the
+  limits (a runaway command: refused, not saturated), joint names in the layout
+  in another order are rejected with a warning naming the reason, and counted by
+  reason in the summary; the node goes on (lockstep: still waiting for a valid one);
+* accepted commands are saturated at the per-actuator ``effort_limits`` (the robot
+  YAML's ``limits: effort:``, else the URDF ``<limit effort>``) with a warning naming
+  the joints;
+* several publishers on the command topic, or another publisher of ``/clock``,
+  are reported (two robots in one ROS graph must each have their own namespace);
 * the plant's closure violation above ``closure_tolerance`` is logged as an error.
 
 Run: ``ros2 run pardyn sim --ros-args --params-file config/sim.yaml``.
@@ -62,9 +72,9 @@ Run: ``ros2 run pardyn sim --ros-args --params-file config/sim.yaml``.
 
 from __future__ import annotations
 
-import math
 import sys
 import time
+from collections import Counter
 
 import numpy as np
 from rclpy.clock import Clock, ClockType
@@ -75,6 +85,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from pardyn.control import actuator_limits, saturate
+from pardyn.control.safety import DEFAULT_IMPLAUSIBLE_FACTOR, CommandRejected, check_command
 from pardyn.dynamics.parameters import load_dynamic_model, read_parameter_file
 from pardyn.errors import InputError
 from pardyn.nodes.common import (
@@ -92,24 +103,13 @@ from pardyn.plants import Plant, PlantState
 from pardyn.plants.measurement import VELOCITY_MODES, MeasurementModel
 from pardyn.robot import Robot, load_robot
 
-__all__ = ["GROUND_TRUTH_TOPIC", "MOTOR_STATE_TOPIC", "PLANTS", "SimNode", "check_command", "main", "make_plant"]
+__all__ = ["GROUND_TRUTH_TOPIC", "MOTOR_STATE_TOPIC", "PLANTS", "SimNode", "main", "make_plant"]
 
 NODE_NAME = "sim"
 GROUND_TRUTH_TOPIC = "ground_truth/joint_states"
 PLANTS = ("mujoco", "pinocchio", "flexible")
 MOTOR_STATE_TOPIC = "motor_states"
 STALE_WINDOW = 1000  # older tags within this many steps are duplicates, dropped silently
-
-
-def check_command(data, size: int, names) -> np.ndarray:
-    """A command's torques (size,), or InputError naming the problem (wrong length, NaN/inf)."""
-    values = np.asarray(data, dtype=float)
-    if values.size != size:
-        raise InputError(f"expected {size} torques {list(names)}, got {values.size}")
-    bad = [name for name, value in zip(names, values) if not math.isfinite(value)]
-    if bad:
-        raise InputError(f"non-finite torques for {bad}: {values.tolist()}")
-    return values
 
 
 def make_plant(robot: Robot, kind: str, *, payload=None, timestep: float = 0.0, coulomb_width: float = 0.0,
@@ -152,7 +152,10 @@ class SimNode(Node):
         rate (double): control rate (Hz); 1000.
         lockstep (bool): lockstep with the controller (true) or free-running at wall-clock rate; true.
         watchdog_periods (int): periods without a command before zero torque / an error; 50.
-        effort_limits (double[]): per-actuator torque limits (N m); empty: the URDF's.
+        stall_timeout (double): lockstep: wall-clock seconds without the command of a step before
+            the sim applies zero torque over it and advances (a stalled step); 2.
+        implausible_factor (double): commands beyond this multiple of the limits are refused; 10.
+        effort_limits (double[]): per-actuator torque limits (N m); empty: the robot YAML's, else the URDF's.
         initial_task (double[]): task pose at t = 0 (m, rad); empty: the robot's home.
         plant_timestep (double): integration step of the plant (s); 0: the plant's default.
         coulomb_width (double): friction smoothing of the pinocchio plant (rad/s); 0.01.
@@ -183,8 +186,14 @@ class SimNode(Node):
         watchdog_periods = declare(self, "watchdog_periods", 50,
                                    "control periods without a command before zero torque (free) or an error (lockstep)",
                                    low=1, high=1_000_000)
+        stall_timeout = declare(self, "stall_timeout", 2.0,
+                                "lockstep: wall-clock seconds without the command of a step before zero torque "
+                                "is applied over it and the sim advances (a stalled step)", low=1e-3, high=1e9)
+        self.implausible_factor = declare(self, "implausible_factor", DEFAULT_IMPLAUSIBLE_FACTOR,
+                                          "commands beyond this multiple of the effort limits are refused",
+                                          low=1.0, high=1e12)
         limits = declare(self, "effort_limits", "double_array",
-                         "per-actuator torque limits (N m); empty: the URDF <limit effort>")
+                         "per-actuator torque limits (N m, N); empty: the robot YAML's limits.effort, else the URDF's")
         initial_task = declare(self, "initial_task", "double_array", "task pose at t = 0 (m, rad); empty: home")
         plant_timestep = declare(self, "plant_timestep", 0.0, "plant integration step (s); 0: the plant's default",
                                  low=0.0, high=1.0)
@@ -217,6 +226,7 @@ class SimNode(Node):
         self.period_ns = period_ns(rate)
         self.period_s = self.period_ns * 1e-9
         self.watchdog_s = watchdog_periods * self.period_s
+        self.stall_timeout_s = stall_timeout
         payload = self._payload(payload_mass, payload_com, payload_inertia)
         self.plant = make_plant(robot, plant_kind, payload=payload, timestep=plant_timestep,
                                 coulomb_width=coulomb_width, offsets=self.dynamic_parameters.offset_vector(),
@@ -228,14 +238,19 @@ class SimNode(Node):
 
         # loop state
         self.step = 0  # index k of the state last published
-        self.commands_applied = 0
+        self.commands_applied = 0  # steps taken with a controller's command
+        self.stalls = 0  # lockstep steps taken with zero torque after stall_timeout
+        self.rejected: Counter[str] = Counter()  # commands refused, by reason
         self.duplicates = 0
         self.resends = 0
+        self._wall_start = time.monotonic()
+        self._graph_checked = -float("inf")
+        self._graph_reported: set[str] = set()
         self.max_closure_violation = 0.0
         self._armed = False  # a command has been applied (lockstep) / received (free)
         self._last_publish_wall = time.monotonic()
         self._latest: np.ndarray | None = None  # free-running: latest valid command
-        self._latest_wall = -math.inf
+        self._latest_wall = -float("inf")
         self._zero_since: float | None = None
 
         state_qos = QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
@@ -331,6 +346,7 @@ class SimNode(Node):
             motor.position = self.measurement.quantize(state.theta)[1].tolist()
             motor.effort = list(message.effort)
         self._sent = (message, truth, ClockMessage(clock=stamp), motor)
+        self._step_wall = time.monotonic()  # when state `step` was first sent (re-sends do not reset it)
         self._send()
 
     def _send(self) -> None:
@@ -363,10 +379,13 @@ class SimNode(Node):
 
     # ------------------------------------------------------------ callbacks
     def _on_command(self, message: Float64MultiArray) -> None:
+        label = message.layout.dim[0].label if message.layout.dim else ""
         try:
-            tau = check_command(message.data, len(self.names), self.names)
-        except InputError as error:
-            self._reporter.warning("command", f"rejected {COMMAND_TOPIC} message: {error}")
+            tau = check_command(message.data, self.names, self.limits, label=label,
+                                implausible_factor=self.implausible_factor)
+        except CommandRejected as error:
+            self.rejected[error.reason] += 1
+            self._reporter.warning(f"command {error.reason}", f"rejected {COMMAND_TOPIC} message: {error}")
             return
         if not self.lockstep:
             self._latest = tau
@@ -390,7 +409,37 @@ class SimNode(Node):
         self.commands_applied += 1
         self._advance(tau)
 
+    def _check_graph(self) -> None:
+        """Report several command publishers, or another /clock publisher (two robots sharing names)."""
+        now = time.monotonic()
+        if now - self._graph_checked < 2.0:
+            return
+        self._graph_checked = now
+        topics = [(self._commands.topic_name, "commands of several controllers are mixed")]
+        if self._clock_publisher is not None:
+            topics.append((self._clock_publisher.topic_name, "several simulated clocks are mixed"))
+        for topic, consequence in topics:
+            publishers = self.get_publishers_info_by_topic(topic)
+            if len(publishers) > 1 and topic not in self._graph_reported:
+                self._graph_reported.add(topic)
+                nodes = sorted(f"{info.node_namespace.rstrip('/')}/{info.node_name}" for info in publishers)
+                self.get_logger().error(
+                    f"{len(publishers)} publishers on {topic} {nodes}: {consequence}; give each robot its own "
+                    "namespace (pardyn bringup --namespace NAME keeps /clock inside it too)"
+                )
+
     def _lockstep_watch(self) -> None:
+        self._check_graph()
+        stalled = time.monotonic() - self._step_wall
+        if self._armed and stalled >= self.stall_timeout_s:
+            self.stalls += 1
+            self._reporter.error(
+                "stall",
+                f"no command for step {self.step} for {stalled:.3g} s (stall_timeout {self.stall_timeout_s:g} s): "
+                f"applying zero torque over it and advancing ({self.stalls} stalled steps so far)",
+            )
+            self._advance(np.zeros(len(self.names)))
+            return
         waited = time.monotonic() - self._last_publish_wall
         if waited < self.watchdog_s:
             return
@@ -406,6 +455,7 @@ class SimNode(Node):
         self._send()
 
     def _free_tick(self) -> None:
+        self._check_graph()
         now = time.monotonic()
         fresh = self._latest is not None and now - self._latest_wall <= self.watchdog_s
         if fresh:
@@ -414,6 +464,7 @@ class SimNode(Node):
                 self._zero_since = None
             self._armed = True
             tau = self._latest
+            self.commands_applied += 1
         else:
             tau = np.zeros(len(self.names))
             if self._armed and self._zero_since is None:
@@ -427,10 +478,15 @@ class SimNode(Node):
         self._advance(tau)
 
     def summary(self) -> str:
-        """One line on the run: steps, commands, duplicates, re-sends, max closure violation."""
+        """One line on the run: steps (and per wall-clock second), commands applied and rejected by reason,
+        stalled steps, duplicates, re-sends, max closure violation."""
+        wall = time.monotonic() - self._wall_start
+        rejected = ", ".join(f"{count} {reason}" for reason, count in sorted(self.rejected.items())) or "none"
         return (
-            f"{self.step} steps ({self.step * self.period_s:.3f} s simulated), "
-            f"{self.commands_applied} commands applied, "
+            f"{self.step} steps ({self.step * self.period_s:.3f} s simulated) in {wall:.1f} s of wall time "
+            f"({self.step / wall if wall > 0 else 0.0:.0f} steps/s), "
+            f"{self.commands_applied} commands applied, commands rejected: {rejected}, "
+            f"{self.stalls} stalled steps, "
             f"{self.duplicates} duplicates dropped, {self.resends} state re-sends, "
             f"max closure violation {self.max_closure_violation:.3g}"
         )
