@@ -27,10 +27,11 @@ Topics (relative names, so ``__ns`` remapping moves them all):
 Parameters (``config/closure_solver.yaml``): ``robot``, ``frame_id``,
 ``max_condition``, ``log_period``, see :class:`ClosureSolverNode`.
 
-Velocities absent (empty field) or NaN for some joints (a driver without a
-velocity interface) are estimated from the positions
+Velocities given as NaN for some joints (a joint_state_broadcaster for a joint
+without a velocity interface) are estimated from the positions
 (:class:`pardyn.control.joint_state.JointStateFilter`, 50 Hz), with an info
-under each reason; the positions are used either way.
+naming them; the positions are used either way. Without a velocity field the
+node publishes positions only.
 
 A message that cannot be used (wrong or missing names, lengths that differ,
 NaN/inf positions, an unreachable or singular configuration) is dropped with a warning
@@ -354,13 +355,11 @@ class ClosureSolverNode(Node):
         if len(message.position) == len(message.name) and len(velocities) in (0, len(message.name)):
             reading = self._filter.update(message.name, message.position, velocities,
                                           stamp_to_ns(message.header.stamp), self.get_clock().now().nanoseconds)
-            if reading.estimated_missing:
-                self._reporter.info("velocities absent", f"{INPUT_TOPIC} has no velocity field: velocities "
-                                    "estimated from the positions (50 Hz filter)")
             if reading.estimated_nan:
-                self._reporter.info("velocities nan", f"{INPUT_TOPIC} gives NaN velocities for "
+                self._reporter.info("velocities nan", f"{INPUT_TOPIC} gives NaN/inf velocities for "
                                     f"{list(reading.estimated_nan)}: estimated from the positions (50 Hz filter)")
-            velocities = reading.velocities
+            if len(velocities):  # without a velocity field: positions only (as documented above)
+                velocities = reading.velocities
         try:
             state = self.tracker.update(message.name, message.position, velocities)
         except JointStateError as error:

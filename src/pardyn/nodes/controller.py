@@ -476,7 +476,7 @@ class ControllerNode(Node):
                                 f"{list(reading.estimated_missing)} estimated from the positions "
                                 f"({self._filter.cutoff_hz:g} Hz filter)")
         if reading.estimated_nan:
-            self._reporter.info("velocities nan", f"{STATE_TOPIC} gives NaN velocities for "
+            self._reporter.info("velocities nan", f"{STATE_TOPIC} gives NaN/inf velocities for "
                                 f"{list(reading.estimated_nan)}: estimated from the positions "
                                 f"({self._filter.cutoff_hz:g} Hz filter)")
         if reading.stamp in ("repeated", "backwards"):
