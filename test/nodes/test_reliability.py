@@ -107,6 +107,38 @@ def test_a_runaway_command_is_refused_and_the_lockstep_loop_keeps_running(ros_cl
         sim.destroy_node()
 
 
+def test_commands_of_another_publisher_are_rejected_when_the_source_is_named(ros_client):
+    """Issue 20, item 2: with command_sources [controller] a second publisher cannot drive the sim."""
+    from pardyn.nodes.controller import ControllerNode
+    from pardyn.nodes.sim import SimNode
+
+    sim = in_process(SimNode, ros_client, "sources", "--params-file", str(SIM_CONFIG), "-p", "publish_clock:=false",
+                     "-p", "command_sources:=[controller]")
+    controller = in_process(ControllerNode, ros_client, "sources", "--params-file", str(CONTROLLER_CONFIG),
+                            "-p", f"setpoint_task:={list(SETPOINT_TASK)}")
+    intruder = ros_client.node.create_publisher(Float64MultiArray, sim._commands.topic_name, 10)
+    executor = SingleThreadedExecutor(context=ros_client.context)
+    executor.add_node(sim)
+    executor.add_node(controller)
+    try:
+        assert spin_until(executor, lambda: sim.step >= 50)
+        while sim.step < 300:
+            plausible = Float64MultiArray(data=[50.0, -50.0, 50.0, -50.0])  # within the limits, right tag
+            plausible.layout.data_offset = sim.step % 2**32
+            intruder.publish(plausible)
+            executor.spin_once(timeout_sec=0.01)
+        assert sim.rejected["source"] > 0, sim.summary()
+        assert sim.commands_applied == sim.step  # every step took the controller's command, none the intruder's
+        q_set = sim.robot.solve_inverse(SETPOINT_TASK).q[sim.robot.actuated_indices]
+        q = sim.plant.state().q[sim.robot.actuated_indices]
+        assert np.abs(q - q_set).max() < 0.5 * np.abs(sim.robot.home[sim.robot.actuated_indices] - q_set).max()
+    finally:
+        ros_client.node.destroy_publisher(intruder)
+        executor.shutdown()
+        controller.destroy_node()
+        sim.destroy_node()
+
+
 def joint_state(names, position, velocity, k: int) -> JointState:
     message = JointState()
     message.header.stamp.sec, message.header.stamp.nanosec = divmod(k * PERIOD_NS, 1_000_000_000)

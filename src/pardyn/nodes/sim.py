@@ -63,6 +63,10 @@ Safety:
 * accepted commands are saturated at the per-actuator ``effort_limits`` (the robot
   YAML's ``limits: effort:``, else the URDF ``<limit effort>``) with a warning naming
   the joints;
+* ``command_sources`` (node names, relative ones in the sim's namespace): when
+  given, commands of any other publisher are rejected (reason ``source``; the
+  publisher is identified by its gid in the graph), so a second controller on the
+  topic cannot drive this robot; the bringup files name their ``controller``;
 * several publishers on the command topic, or another publisher of ``/clock``,
   are reported (two robots in one ROS graph must each have their own namespace);
 * the plant's closure violation above ``closure_tolerance`` is logged as an error.
@@ -155,6 +159,8 @@ class SimNode(Node):
         stall_timeout (double): lockstep: wall-clock seconds without the command of a step before
             the sim applies zero torque over it and advances (a stalled step); 2.
         implausible_factor (double): commands beyond this multiple of the limits are refused; 10.
+        command_sources (string[]): nodes whose commands are accepted (relative names in the sim's
+            namespace); empty: any publisher.
         effort_limits (double[]): per-actuator torque limits (N m); empty: the robot YAML's, else the URDF's.
         initial_task (double[]): task pose at t = 0 (m, rad); empty: the robot's home.
         plant_timestep (double): integration step of the plant (s); 0: the plant's default.
@@ -192,6 +198,9 @@ class SimNode(Node):
         self.implausible_factor = declare(self, "implausible_factor", DEFAULT_IMPLAUSIBLE_FACTOR,
                                           "commands beyond this multiple of the effort limits are refused",
                                           low=1.0, high=1e12)
+        command_sources = declare(self, "command_sources", "string_array",
+                                  "nodes whose commands are accepted (relative names: in this namespace); "
+                                  "empty: any publisher")
         limits = declare(self, "effort_limits", "double_array",
                          "per-actuator torque limits (N m, N); empty: the robot YAML's limits.effort, else the URDF's")
         initial_task = declare(self, "initial_task", "double_array", "task pose at t = 0 (m, rad); empty: home")
@@ -262,6 +271,9 @@ class SimNode(Node):
         self._motor_publisher = (  # rotor encoders of a flexible-joint plant
             self.create_publisher(JointState, MOTOR_STATE_TOPIC, state_qos) if plant_kind == "flexible" else None
         )
+        namespace = self.get_namespace().rstrip("/")
+        self._sources = {name if name.startswith("/") else f"{namespace}/{name}" for name in command_sources}
+        self._source_of_gid: dict[bytes, bool] = {}
         self._commands = self.create_subscription(Float64MultiArray, COMMAND_TOPIC, self._on_command, CONTROL_QOS)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         if self.lockstep:
@@ -378,7 +390,23 @@ class SimNode(Node):
         self._publish(state)
 
     # ------------------------------------------------------------ callbacks
-    def _on_command(self, message: Float64MultiArray) -> None:
+    def _from_source(self, info) -> bool:
+        """Whether the publisher of a message (its gid in ``info``) is a node of ``command_sources``."""
+        gid = bytes((info or {}).get("publisher_gid", {}).get("data", b""))
+        accepted = self._source_of_gid.get(gid)
+        if accepted is None:  # a publisher not seen yet: ask the graph
+            for endpoint in self.get_publishers_info_by_topic(self._commands.topic_name):
+                node = f"{endpoint.node_namespace.rstrip('/')}/{endpoint.node_name}"
+                self._source_of_gid[bytes(endpoint.endpoint_gid)] = node in self._sources
+            accepted = self._source_of_gid.get(gid, False)
+        return accepted
+
+    def _on_command(self, message: Float64MultiArray, info: dict) -> None:  # info: the publisher gid
+        if self._sources and not self._from_source(info):
+            self.rejected["source"] += 1
+            self._reporter.warning("command source", f"rejected a {COMMAND_TOPIC} message from a publisher that is "
+                                   f"not one of command_sources {sorted(self._sources)}")
+            return
         label = message.layout.dim[0].label if message.layout.dim else ""
         try:
             tau = check_command(message.data, self.names, self.limits, label=label,
