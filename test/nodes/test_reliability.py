@@ -319,3 +319,13 @@ def test_free_running_sim_counts_applied_commands_and_checks_joint_names(ros_cli
     finally:
         executor.shutdown()
         sim.destroy_node()
+
+
+def test_the_controller_says_when_joint_states_has_publishers_but_no_message(ros_client):
+    """Issue 20, item 13: a publisher that is matched but silent (or whose QoS does not match) is reported."""
+    rig = ControllerRig(ros_client, "silent")
+    try:
+        assert rig.spin(lambda: rig.node._silence_reported, 60.0)  # after 5 s without a message
+        assert not rig.commands
+    finally:
+        rig.close()
