@@ -1,0 +1,96 @@
+"""Per-robot bounds of exciting trajectories (the identification runs' and the ``trajectory`` node's defaults).
+
+:class:`ExcitationSettings` holds what :func:`pardyn.trajectories.exciting.design_exciting_trajectory`
+needs to know about a robot: the largest deviation from the centre, the velocity
+and acceleration bounds per task coordinate, and the fundamental frequency.
+:data:`DEFAULT_EXCITATION` gives them for the shipped robots (a robot without
+an entry must be given them); :func:`excitation_settings` overrides them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from pardyn.errors import InputError
+
+__all__ = ["DEFAULT_EXCITATION", "ExcitationSettings", "excitation_settings"]
+
+
+@dataclass(frozen=True)
+class ExcitationSettings:
+    """Bounds of a robot's exciting trajectories, one value per task coordinate (n,).
+
+    Attributes:
+        amplitude: largest deviation from the centre (m, rad).
+        max_velocity: velocity bound (m/s, rad/s).
+        max_acceleration: acceleration bound (m/s^2, rad/s^2).
+        base_frequency_hz: fundamental frequency of the Fourier series (Hz).
+    """
+
+    amplitude: tuple[float, ...]
+    max_velocity: tuple[float, ...]
+    max_acceleration: tuple[float, ...]
+    base_frequency_hz: float
+
+    def __post_init__(self) -> None:
+        sizes = {len(self.amplitude), len(self.max_velocity), len(self.max_acceleration)}
+        if len(sizes) != 1:
+            raise InputError(
+                f"excitation: amplitude, max_velocity, max_acceleration need one value per task coordinate each, "
+                f"got {len(self.amplitude)}, {len(self.max_velocity)}, {len(self.max_acceleration)}"
+            )
+        for field in ("amplitude", "max_velocity", "max_acceleration"):
+            values = getattr(self, field)
+            if not all(math.isfinite(v) and v > 0.0 for v in values):
+                raise InputError(f"excitation: {field} must be positive and finite, got {list(values)}")
+        if not (math.isfinite(self.base_frequency_hz) and self.base_frequency_hz > 0.0):
+            raise InputError(f"excitation: base_frequency_hz must be positive (Hz), got {self.base_frequency_hz}")
+
+    def design_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`~pardyn.trajectories.exciting.design_exciting_trajectory`."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+DEFAULT_EXCITATION: dict[str, ExcitationSettings] = {
+    # Fourier trajectories around home: amplitude (m, rad), rate bounds, 5 harmonics of f_0.
+    "dualv": ExcitationSettings(amplitude=(0.08, 0.06, 0.3), max_velocity=(6.7, 6.7, 26.7),
+                                max_acceleration=(40.0, 40.0, 160.0), base_frequency_hz=1.0),
+    "rrr3": ExcitationSettings(amplitude=(0.08, 0.08, 0.2), max_velocity=(5.0, 5.0, 15.0),
+                               max_acceleration=(30.0, 30.0, 100.0), base_frequency_hz=1.0),
+    "five_bar": ExcitationSettings(amplitude=(0.06, 0.06), max_velocity=(5.0, 5.0),
+                                   max_acceleration=(30.0, 30.0), base_frequency_hz=1.0),
+    # Wu 2009 machine (x, y in m, alpha in rad) around home (0, 2.8 m, 0.5 rad): a heavy machine tool.
+    "wu3r": ExcitationSettings(amplitude=(0.15, 0.15, 0.3), max_velocity=(1.0, 1.0, 2.0),
+                               max_acceleration=(8.0, 8.0, 16.0), base_frequency_hz=0.5),
+}
+"""Default excitation of the shipped robots, by robot name."""
+
+
+def excitation_settings(
+    robot_name: str,
+    *,
+    amplitude: Sequence[float] = (),
+    max_velocity: Sequence[float] = (),
+    max_acceleration: Sequence[float] = (),
+    base_frequency_hz: float = 0.0,
+) -> ExcitationSettings:
+    """The robot's default excitation with the given values in place of the defaults (empty or 0: the default).
+
+    Raises:
+        InputError: the robot has no default for a value that is not given (names the values).
+    """
+    given: dict[str, Any] = {
+        "amplitude": tuple(amplitude), "max_velocity": tuple(max_velocity),
+        "max_acceleration": tuple(max_acceleration), "base_frequency_hz": base_frequency_hz,
+    }
+    given = {key: value for key, value in given.items() if value}
+    default = DEFAULT_EXCITATION.get(robot_name)
+    if default is not None:
+        return replace(default, **given)
+    missing = [key for key in ("amplitude", "max_velocity", "max_acceleration", "base_frequency_hz") if key not in given]
+    if missing:
+        raise InputError(f"parameters {missing}: {robot_name} has no default excitation; set them")
+    return ExcitationSettings(**given)
