@@ -166,7 +166,7 @@ class SimNode(Node):
         self.rejected: Counter[str] = Counter()  # commands refused, by reason
         self.duplicates = 0
         self.resends = 0
-        self._wall_start = time.monotonic()
+        self._wall_start: float | None = None  # wall time of the first command (the loop's start)
         self._graph_checked = -float("inf")
         self._graph_reported: set[str] = set()
         self.max_closure_violation = 0.0
@@ -326,7 +326,7 @@ class SimNode(Node):
                 )
             return
         if not self._armed:
-            self._armed = True
+            self._arm()
             self.get_logger().info(f"first command received: lockstep running from step {self.step}")
         self.commands_applied += 1
         self._advance(tau)
@@ -384,7 +384,7 @@ class SimNode(Node):
             if self._zero_since is not None:
                 self.get_logger().info(f"commands back at t = {self.step * self.period_s:.6f} s")
                 self._zero_since = None
-            self._armed = True
+            self._arm()
             tau = self._latest
             self.commands_applied += 1
         else:
@@ -399,14 +399,19 @@ class SimNode(Node):
                 )
         self._advance(tau)
 
+    def _arm(self) -> None:
+        if not self._armed:
+            self._armed = True
+            self._wall_start = time.monotonic()
+
     def summary(self) -> str:
         """One line on the run: steps (and per wall-clock second), commands applied and rejected by reason,
         stalled steps, duplicates, re-sends, max closure violation."""
-        wall = time.monotonic() - self._wall_start
+        wall = 0.0 if self._wall_start is None else time.monotonic() - self._wall_start
         rejected = ", ".join(f"{count} {reason}" for reason, count in sorted(self.rejected.items())) or "none"
         return (
             f"{self.step} steps ({self.step * self.period_s:.3f} s simulated) in {wall:.1f} s of wall time "
-            f"({self.step / wall if wall > 0 else 0.0:.0f} steps/s), "
+            f"from the first command ({self.step / wall if wall > 0 else 0.0:.0f} steps/s), "
             f"{self.commands_applied} commands applied, commands rejected: {rejected}, "
             f"{self.stalls} stalled steps, "
             f"{self.duplicates} duplicates dropped, {self.resends} state re-sends, "
