@@ -77,10 +77,11 @@ PUBLISHED_LIMITS = {
     "dualv": [127.0] * 4,  # ETEL RTMB0140-100 direct drives, "maximal torques of 127 Nm" (Briot et al. 2015, sec. 5.1)
     "ur5e": [150.0, 150.0, 150.0, 28.0, 28.0, 28.0],  # UR5e data sheet: size-3 joints 150 N m, size-1 joints 28 N m
     "h4": [15.0] * 4,  # our assumption, documented in h4.yaml (the paper gives none)
+    "hexapod": [500.0] * 6,  # Wolfram SixDOFLeg maxForce (N), documented in hexapod.yaml
 }
 
 
-@pytest.mark.parametrize("name", ["dualv", "rrr3", "five_bar", "h4", "ur5e", "wu3r", "wu3n"])
+@pytest.mark.parametrize("name", ["dualv", "rrr3", "five_bar", "h4", "ur5e", "wu3r", "wu3n", "delta", "hexapod"])
 def test_actuator_limits_come_from_the_robot_yaml(load, name):
     robot = load(name)
     from pardyn.resources import robots_directory

@@ -23,7 +23,7 @@ from pardyn.errors import PardynError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS = ("robots", "kinematics", "dynamics", "identify", "bringup", "demo", "experiment")
+COMMANDS = ("robots", "kinematics", "dynamics", "identify", "bringup", "demo", "experiment", "animate")
 
 
 NEGATIVE_LIST = re.compile(r"^-\.?\d[\d.eE+\-,\s]*$")
