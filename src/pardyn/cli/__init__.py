@@ -23,7 +23,7 @@ from pardyn.errors import PardynError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS = ("robots", "kinematics", "dynamics", "identify", "bringup", "demo", "experiment", "animate")
+COMMANDS = ("robots", "kinematics", "dynamics", "identify", "bag", "bringup", "demo", "experiment", "animate", "export")
 
 
 NEGATIVE_LIST = re.compile(r"^-\.?\d[\d.eE+\-,\s]*$")
