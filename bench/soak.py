@@ -187,7 +187,7 @@ def main() -> int:
     namespace = f"/soak_{uuid.uuid4().hex[:8]}"
 
     from pardyn import load_robot
-    from pardyn.bags.reader import read_messages
+    from pardyn.bags import read_messages
 
     names = list(load_robot("dualv").actuated_names)
     with tempfile.TemporaryDirectory(prefix="pardyn_soak_") as scratch:

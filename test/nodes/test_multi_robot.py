@@ -20,7 +20,7 @@ import yaml
 from rclpy.executors import SingleThreadedExecutor
 from std_msgs.msg import Float64MultiArray
 
-from pardyn.bags.reader import read_joint_states, read_messages
+from pardyn.bags import read_joint_states, read_messages
 
 REPO = Path(__file__).resolve().parents[2]
 PERIOD_NS = 1_000_000
