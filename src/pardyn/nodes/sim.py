@@ -35,7 +35,8 @@ command the sim holds the torques over ``[t_k, t_k+1]``, then publishes state
 ``k+1``, whose ``effort`` is that command (saturated). Simulated time does
 not advance without the command of the current step, so the run is
 deterministic and no step is missed or doubled; other commands are dropped:
-older tags silently (answers to a re-sent state), others with a warning.
+older tags silently (answers to a re-sent state), others with a warning (counted as
+rejected, reason ``tag``).
 While it waits, the sim re-sends state ``k`` every half watchdog period
 (DDS discovery of a controller that starts later, a lost message); a
 controller answers again with the same tag, and the duplicate is dropped.
@@ -320,6 +321,7 @@ class SimNode(Node):
             if 0 < behind <= STALE_WINDOW:
                 self.duplicates += 1  # an answer to a re-sent state: the step was already taken
             else:
+                self.rejected["tag"] += 1
                 self._reporter.warning(
                     "tag", f"dropped a command tagged {tag} while waiting for step {expected} "
                     "(do the sim's and the controller's rate parameters agree?)"
