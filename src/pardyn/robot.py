@@ -16,6 +16,7 @@ import numpy as np
 
 from pardyn.description.config import ModeCondition, RobotDescription, load_description
 from pardyn.description.model import build_model, joint_names
+from pardyn.dynamics.parameters import parameters_from_description
 from pardyn.errors import DescriptionError, InputError, KinematicsError
 from pardyn.kinematics.analytic import analytic_kinematics
 from pardyn.kinematics.closure import LoopClosures
@@ -37,6 +38,9 @@ class Robot:
         solver: Newton solver (:class:`ClosureSolver`).
         differential: velocity/acceleration maps (:class:`DifferentialKinematics`).
         home: closed home configuration on the robot's branch (nv,).
+        nominal_parameters: the YAML's nominal dynamic parameters, checked against the URDF
+            at construction (:class:`~pardyn.dynamics.parameters.DynamicParameters`); whatever
+            evaluates dynamics takes its parameters explicitly, ``model`` carries none.
     """
 
     def __init__(
@@ -45,6 +49,7 @@ class Robot:
         *,
         tolerance: float = 1e-12,
         max_condition: float = 1e6,
+        check_urdf: bool = True,
     ) -> None:
         self.description = description
         self.name = description.name
@@ -77,6 +82,7 @@ class Robot:
         self.differential = DifferentialKinematics(self.closures, self.task_indices)
         self.home = self._solve_home()
         self.analytic = analytic_kinematics(self)
+        self.nominal_parameters = parameters_from_description(self, check_urdf=check_urdf)
 
     # ----------------------------------------------------------------- naming
     def indices(self, names: Sequence[str]) -> np.ndarray:
@@ -235,9 +241,10 @@ class Robot:
         )
 
 
-def load_robot(robot: str | Path, **options: float) -> Robot:
+def load_robot(robot: str | Path, **options: float | bool) -> Robot:
     """Load a robot by name (``config/robots/<name>.yaml``) or by YAML path.
 
-    Keyword options go to :class:`Robot` (``tolerance``, ``max_condition``).
+    Keyword options go to :class:`Robot` (``tolerance``, ``max_condition``, ``check_urdf``:
+    False accepts a URDF whose inertias or friction differ from the YAML's ``dynamics:``).
     """
     return Robot(load_description(robot), **options)

@@ -1,4 +1,9 @@
-"""Robot description: the URDF tree and the YAML file that closes its loops."""
+"""Robot description: the URDF tree and the YAML file that closes its loops.
+
+The YAML is parsed once, into typed sections (:class:`RobotDescription`: one module
+per optional section: ``dynamics``, ``rotors``, ``transmissions``, ``excitation``,
+``limits``); an unknown key anywhere is an error naming the file and the key path.
+"""
 
 from pardyn.description.config import (
     CLOSURE_TYPES,
@@ -9,14 +14,24 @@ from pardyn.description.config import (
     load_description,
     parse_description,
 )
+from pardyn.description.dynamics import DynamicsSection
+from pardyn.description.excitation import Excitation
+from pardyn.description.limits import Limits
 from pardyn.description.model import build_model, joint_names
+from pardyn.description.rotors import RotorsSection
+from pardyn.description.transmissions import Transmissions
 
 __all__ = [
     "CLOSURE_TYPES",
     "COMPONENT_NAMES",
     "Closure",
+    "DynamicsSection",
+    "Excitation",
+    "Limits",
     "ModeCondition",
     "RobotDescription",
+    "RotorsSection",
+    "Transmissions",
     "build_model",
     "joint_names",
     "load_description",

@@ -56,7 +56,12 @@ from typing import Any
 
 import yaml
 
+from pardyn.description.dynamics import DynamicsSection, parse_dynamics
+from pardyn.description.excitation import Excitation, parse_excitation
 from pardyn.description.fields import YamlFields
+from pardyn.description.limits import Limits, parse_limits
+from pardyn.description.rotors import RotorsSection, parse_rotors
+from pardyn.description.transmissions import Transmissions, parse_transmissions
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, robots_directory
 
@@ -79,6 +84,10 @@ CLOSURE_TYPES: dict[str, tuple[str, ...]] = {
     "distance": (),
 }
 _AXES = {"x": 0, "y": 1, "z": 2}
+_TOP_KEYS = {
+    "name", "urdf", "task", "actuated", "sensed", "closures", "working_mode", "assembly_mode", "home",
+    "analytic", "counterweights", "dynamics", "rotors", "transmissions", "excitation", "limits",
+}
 
 
 @dataclass(frozen=True)
@@ -142,7 +151,17 @@ class ModeCondition:
 
 @dataclass(frozen=True)
 class RobotDescription:
-    """Everything the YAML file says, validated for form (not yet against the URDF)."""
+    """Everything the YAML file says, validated for form (not yet against the URDF).
+
+    Every section is typed; a key the parser does not know is an error naming
+    the file and the key path. The optional sections (module in parentheses):
+    ``analytic`` (the closed form's name, :mod:`pardyn.kinematics.analytic`),
+    ``counterweights`` (prismatic base joints whose drive ``ia`` is a
+    counterweight, :mod:`pardyn.plants.mujoco_plant`), ``dynamics``
+    (:mod:`pardyn.description.dynamics`), ``rotors`` (:mod:`pardyn.description.rotors`),
+    ``transmissions`` (:mod:`pardyn.description.transmissions`), ``excitation``
+    (:mod:`pardyn.description.excitation`), ``limits`` (:mod:`pardyn.description.limits`).
+    """
 
     name: str
     source: Path
@@ -156,7 +175,13 @@ class RobotDescription:
     assembly_mode: tuple[ModeCondition, ...]
     home_task: tuple[float, ...]
     home_joints: dict[str, float]
-    extra: dict[str, Any] = field(default_factory=dict)
+    analytic: str | None = None
+    counterweights: tuple[str, ...] = ()
+    dynamics: DynamicsSection | None = None
+    rotors: RotorsSection | None = None
+    transmissions: Transmissions = field(default_factory=Transmissions)
+    excitation: Excitation | None = None
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def redundancy(self) -> int:
@@ -167,9 +192,7 @@ class RobotDescription:
 def _parse_closure(reader: YamlFields, raw: Any, index: int) -> Closure:
     key = f"closures[{index}]"
     item = reader.mapping(raw, key)
-    unknown = set(item) - {"name", "frames", "type", "components", "length"}
-    if unknown:
-        raise reader.fail(key, f"unknown keys {sorted(unknown)}")
+    reader.check_keys(item, key, {"name", "frames", "type", "components", "length"})
     frames = reader.strings(item.get("frames"), f"{key}.frames")
     if len(frames) != 2:
         raise reader.fail(f"{key}.frames", f"expected two frame names, got {list(frames)}")
@@ -196,6 +219,7 @@ def _parse_closure(reader: YamlFields, raw: Any, index: int) -> Closure:
 
 def _parse_condition(reader: YamlFields, raw: Any, key: str) -> ModeCondition:
     item = reader.mapping(raw, key)
+    reader.check_keys(item, key, {"point", "line", "side", "above", "below", "axis"})
     point = reader.string(item.get("point"), f"{key}.point")
     text = ", ".join(f"{k}: {v}" for k, v in item.items())
     if "line" in item:
@@ -220,6 +244,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     """Validate the content of a robot YAML file (already parsed) and return it typed."""
     reader = YamlFields(source)
     top = reader.mapping(raw, "<top>")
+    reader.check_keys(top, "<top>", _TOP_KEYS)
     name = reader.string(top.get("name", source.stem), "name")
     if "urdf" not in top:
         raise reader.fail("urdf", "missing: path of the URDF tree")
@@ -273,6 +298,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         modes[label] = tuple(_parse_condition(reader, c, f"{label}[{i}]") for i, c in enumerate(items))
 
     home = reader.mapping(top.get("home", {}), "home")
+    reader.check_keys(home, "home", {"task", "joints"})
     home_task_raw = reader.mapping(home.get("task", {}), "home.task")
     unknown = sorted(set(home_task_raw) - set(task_names))
     if unknown:
@@ -284,11 +310,11 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         for k, v in home_joints_raw.items()
     }
 
-    known = {
-        "name", "urdf", "task", "actuated", "sensed", "closures",
-        "working_mode", "assembly_mode", "home", "description",
-    }
-    extra = {k: v for k, v in top.items() if k not in known}
+    analytic = reader.string(top["analytic"], "analytic") if top.get("analytic") is not None else None
+    counterweights = reader.strings(top.get("counterweights"), "counterweights")
+    clash = sorted(set(counterweights) & set(task_joints))
+    if clash:
+        raise reader.fail("counterweights", f"{clash} are task coordinates of the virtual chain")
     return RobotDescription(
         name=name,
         source=source,
@@ -302,7 +328,15 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         assembly_mode=modes["assembly_mode"],
         home_task=home_task,
         home_joints=home_joints,
-        extra=extra,
+        analytic=analytic,
+        counterweights=counterweights,
+        dynamics=(None if top.get("dynamics") is None
+                  else parse_dynamics(reader, top["dynamics"], task_joints=task_joints, actuated=actuated)),
+        rotors=None if top.get("rotors") is None else parse_rotors(reader, top["rotors"], actuated=actuated),
+        transmissions=parse_transmissions(reader, top.get("transmissions"), actuated=actuated),
+        excitation=(None if top.get("excitation") is None
+                    else parse_excitation(reader, top["excitation"], task_names=task_names)),
+        limits=parse_limits(reader, top.get("limits"), actuated=actuated),
     )
 
 

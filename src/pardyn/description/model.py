@@ -47,6 +47,12 @@ def build_model(description: RobotDescription) -> pin.Model:
     check_joints("actuated", description.actuated)
     check_joints("sensed", description.sensed)
     check_joints("home.joints", tuple(description.home_joints))
+    check_joints("counterweights", description.counterweights)
+    for name in description.counterweights:
+        joint_id = model.getJointId(name)
+        kind = model.joints[joint_id].shortname().removeprefix("JointModel")
+        if not kind.startswith("P") or model.parents[joint_id] != 0:
+            raise DescriptionError(f"{source}: counterweights: {name!r} must be a prismatic joint of the base")
 
     frames = {frame.name for frame in model.frames}
 

@@ -57,7 +57,7 @@ import numpy as np
 from pardyn.bags.reader import JointStateSeries, read_joint_states
 from pardyn.bags.writer import BagError
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel
 from pardyn.errors import InputError
@@ -585,7 +585,7 @@ def identify(
     essential = essential_parameters(reduced.W, reduced.Y, names=reduced.names, block_sizes=reduced.block_sizes,
                                      ratio=settings.r_sigma, rank_eps=settings.rank_eps)
     timings["solve_s"] = time.perf_counter() - clock_solve
-    layout = nominal_parameters(robot)
+    layout = robot.nominal_parameters
     physical = None
     if settings.physical:
         from pardyn.identification.physical import physical_estimate  # noqa: PLC0415 - cvxpy on demand

@@ -75,7 +75,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from pardyn.control import actuator_limits, saturate
-from pardyn.dynamics.parameters import load_dynamic_model, read_parameter_file
+from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError
 from pardyn.nodes.common import (
     COMMAND_TOPIC,
@@ -112,15 +112,14 @@ def check_command(data, size: int, names) -> np.ndarray:
     return values
 
 
-def make_plant(robot: Robot, kind: str, *, payload=None, timestep: float = 0.0, coulomb_width: float = 0.0,
-               offsets: np.ndarray | None = None, params=None) -> Plant:
-    """A plant of ``kind`` (:data:`PLANTS`) for ``robot`` (whose model carries the dynamic parameters).
+def make_plant(robot: Robot, kind: str, params=None, *, payload=None, timestep: float = 0.0,
+               coulomb_width: float = 0.0) -> Plant:
+    """A plant of ``kind`` (:data:`PLANTS`) for ``robot`` simulating the dynamic parameters ``params``.
 
-    ``timestep`` 0 keeps the plant's default; ``coulomb_width`` is the pinocchio
-    plant's friction smoothing (rad/s); ``offsets`` the drive offsets ``tau_off``
-    (nv,), N m or N, which pinocchio's model cannot hold (the pinocchio plant adds
-    them; MuJoCo builds counterweights as bodies, see :mod:`pardyn.plants.mujoco_plant`);
-    ``params`` the link parameters of the flexible-joint plant (the YAML's by default).
+    ``params``: ``robot.nominal_parameters`` by default (the pinocchio plant adds the
+    drive offsets ``tau_off``; MuJoCo builds counterweights as bodies, see
+    :mod:`pardyn.plants.mujoco_plant`); ``timestep`` 0 keeps the plant's default;
+    ``coulomb_width`` is the pinocchio plant's friction smoothing (rad/s).
     """
     options = {} if timestep <= 0.0 else {"timestep": timestep}
     if kind == "flexible":
@@ -133,11 +132,11 @@ def make_plant(robot: Robot, kind: str, *, payload=None, timestep: float = 0.0, 
     if kind == "mujoco":
         from pardyn.plants.mujoco_plant import MujocoPlant  # noqa: PLC0415 - mujoco only when asked for
 
-        return MujocoPlant(robot, payload=payload, **options)
+        return MujocoPlant(robot, params, payload=payload, **options)
     if kind == "pinocchio":
         from pardyn.plants.pinocchio_plant import PinocchioPlant  # noqa: PLC0415
 
-        return PinocchioPlant(robot, payload=payload, coulomb_width=coulomb_width, offsets=offsets, **options)
+        return PinocchioPlant(robot, params, payload=payload, coulomb_width=coulomb_width, **options)
     raise InputError(f"parameter plant: unknown plant {kind!r}, expected one of {list(PLANTS)}")
 
 
@@ -208,19 +207,17 @@ class SimNode(Node):
 
         self.robot = load_robot(robot_name)
         robot = self.robot
-        # the dynamic parameters simulated (written into robot.model, which the plants read)
-        self.dynamic_parameters = load_dynamic_model(
-            robot, read_parameter_file(parameters_file, robot) if parameters_file else None
-        )
+        # the dynamic parameters simulated
+        self.dynamic_parameters = (read_parameter_file(parameters_file, robot) if parameters_file
+                                   else robot.nominal_parameters)
         self.names = tuple(robot.actuated_names)
         self.limits = actuator_limits(robot, limits)
         self.period_ns = period_ns(rate)
         self.period_s = self.period_ns * 1e-9
         self.watchdog_s = watchdog_periods * self.period_s
         payload = self._payload(payload_mass, payload_com, payload_inertia)
-        self.plant = make_plant(robot, plant_kind, payload=payload, timestep=plant_timestep,
-                                coulomb_width=coulomb_width, offsets=self.dynamic_parameters.offset_vector(),
-                                params=self.dynamic_parameters)
+        self.plant = make_plant(robot, plant_kind, self.dynamic_parameters, payload=payload, timestep=plant_timestep,
+                                coulomb_width=coulomb_width)
         q0 = robot.home if not initial_task else robot.solve_inverse(initial_task).q
         self.plant.reset(q0)
         self.measurement = self._make_measurement(measurement)
