@@ -29,6 +29,7 @@ import pinocchio as pin
 
 import pardyn
 from pardyn.dynamics.forward import ForwardDynamics, simulate
+from pardyn.dynamics.parameters import parameters_from_model
 
 STATES = 100
 
@@ -85,13 +86,13 @@ def main() -> None:
     print(f"{'robot':6s} {'operation':40s} {'us/sample':>10s} {'x rnea':>8s}")
     for name in ("dualv", "rrr3"):
         robot = pardyn.load_robot(name)
-        model = robot.model
+        model = robot.model.copy()
         data = model.createData()
         model.armature[:] = 1e-3
         if name == "rrr3":
             model.gravity = pin.Motion(np.array([0.0, -9.81, 0.0]), np.zeros(3))
         n, n_a = len(robot.task_indices), len(robot.actuated_indices)
-        dynamics = ForwardDynamics(robot)
+        dynamics = ForwardDynamics(robot, parameters_from_model(robot, model))
         q, qdot = [], []
         for _ in range(STATES):
             config = robot.solve_inverse(robot.home[robot.task_indices] + rng.uniform(-0.03, 0.03, n)).q

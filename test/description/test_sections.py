@@ -1,0 +1,152 @@
+"""The typed sections of the robot YAML: parsed once, every unknown key an error naming file and key path."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+import pardyn
+from pardyn.description import load_description
+from pardyn.errors import DescriptionError
+from pardyn.resources import robots_directory
+
+TX40 = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "staubli_tx40"
+
+
+def _write(tmp_path: Path, name: str, edit) -> Path:
+    data = yaml.safe_load((robots_directory() / f"{name}.yaml").read_text())
+    data["urdf"] = str(robots_directory().parents[1] / "urdf" / f"{name}.urdf")
+    edit(data)
+    path = tmp_path / f"{name}_edited.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _error(tmp_path: Path, name: str, edit) -> str:
+    path = _write(tmp_path, name, edit)
+    with pytest.raises(DescriptionError) as info:
+        load_description(path)  # the YAML alone: before any URDF check
+    message = str(info.value)
+    assert message.startswith(f"{path}: "), message
+    return message
+
+
+@pytest.mark.parametrize(
+    ("name", "where", "path"),
+    [
+        ("dualv", lambda d: d, "dynamcs"),  # a misspelt section at the top level
+        ("dualv", lambda d: d["dynamics"], "dynamics.gravty"),
+        ("dualv", lambda d: d["dynamics"]["bodies"][0], "dynamics.bodies[0].masss"),
+        ("dualv", lambda d: d["dynamics"]["bodies"][0]["inertia_com"], "dynamics.bodies[0].inertia_com.zx"),
+        ("dualv", lambda d: d["dynamics"]["drives"][0], "dynamics.drives[0].viscous"),
+        ("ur5e", lambda d: d["rotors"], "rotors.reference_temperature"),
+        ("ur5e", lambda d: d["rotors"]["drives"][1], "rotors.drives[1].stifness"),
+        ("dualv", lambda d: d["home"], "home.task_"),
+        ("dualv", lambda d: d["closures"][2], "closures[2].lenght"),
+        ("dualv", lambda d: d["working_mode"][3], "working_mode[3].axes"),
+        ("h4", lambda d: d["limits"], "limits.torque"),
+    ],
+)
+def test_unknown_keys_name_file_and_key_path(tmp_path, name, where, path):
+    key = path.rsplit(".", 1)[-1]
+    message = _error(tmp_path, name, lambda d: where(d).__setitem__(key, 1.0))
+    assert f": {path}: unknown key; allowed " in message, message
+
+
+def test_a_typo_under_dynamics_fails_when_the_robot_loads(tmp_path):
+    """Not later, when a dynamics command first reads the section (issue 20, item 9)."""
+    def edit(d):
+        d["dynamics"]["drives"][0]["fss"] = d["dynamics"]["drives"][0].pop("fs")
+
+    path = _write(tmp_path, "dualv", edit)
+    with pytest.raises(DescriptionError, match=r"dynamics.drives\[0\].fss: unknown key; allowed under "
+                                               r"dynamics.drives\[0\]: \['fs', 'fv', 'ia', 'joints', 'offset'\]"):
+        pardyn.load_robot(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "expected"),
+    [
+        ("ur5e", lambda d: d["rotors"]["drives"][1]["joints"].append("elbow_joint"),
+         r"rotors.drives\[1\].joints\[3\]: joint 'elbow_joint' listed twice"),
+        ("ur5e", lambda d: d["rotors"]["drives"].pop(), r"rotors.drives: no entry for the actuated joints"),
+        ("dualv", lambda d: d["dynamics"]["drives"][0]["joints"].append("platform_phi"),
+         r"dynamics.drives\[0\].joints\[4\]: 'platform_phi' is a virtual task coordinate"),
+        ("dualv", lambda d: d["dynamics"]["bodies"][1]["links"].append("leg1_link1"),
+         r"dynamics.bodies: links listed twice: \['leg1_link1'\]"),
+        ("h4", lambda d: d["limits"]["effort"].__setitem__("nacelle_x", 5.0),
+         r"limits.effort.nacelle_x: 'nacelle_x' is not an actuated joint"),
+        ("h4", lambda d: d["limits"]["effort"].__setitem__("motor2", -15.0),
+         r"limits.effort.motor2: must be positive"),
+        ("wu3r", lambda d: d.__setitem__("counterweights", ["platform_x"]),
+         r"counterweights: \['platform_x'\] are task coordinates"),
+        ("five_bar", lambda d: d.__setitem__("analytic", 3), r"analytic: expected a non-empty string"),
+        ("dualv", lambda d: d.__setitem__("transmissions", [{"motor": "m1", "joints": {"leg1_joint2": 10.0}}]),
+         r"transmissions\[0\].joints.leg1_joint2: 'leg1_joint2' is not an actuated joint"),
+        ("dualv", lambda d: d.__setitem__("excitation", {"amplitude": {"x": 0.1}, "max_velocity": {},
+                                                          "max_acceleration": {}, "base_frequency_hz": 1.0}),
+         r"excitation.amplitude: expected one value per task coordinate \['x', 'y', 'phi'\]"),
+    ],
+)
+def test_section_content_errors(tmp_path, name, edit, expected):
+    assert re.search(expected, _error(tmp_path, name, edit))
+
+
+def test_counterweight_must_be_a_prismatic_joint_of_the_base(tmp_path):
+    path = _write(tmp_path, "wu3r", lambda d: d.__setitem__("counterweights", ["link1_joint"]))
+    with pytest.raises(DescriptionError, match="counterweights: 'link1_joint' must be a prismatic joint of the base"):
+        pardyn.load_robot(path)
+
+
+def test_shipped_robots_have_typed_sections(load):
+    dualv = load("dualv").description
+    assert dualv.analytic == "dualv" and dualv.counterweights == () and dualv.rotors is None
+    assert [body.links for body in dualv.dynamics.bodies][0] == ("leg1_link1", "leg2_link1", "leg3_link1", "leg4_link1")
+    assert dualv.dynamics.drives[0].ia == 0.02 and dualv.transmissions.motors == () and dualv.excitation is None
+    assert load("wu3r").description.counterweights == ("slider1_joint", "slider2_joint")
+    rotors = load("ur5e").description.rotors
+    assert rotors.joints == load("ur5e").actuated_names and rotors.values["stiffness"][3] == 3000.0
+    h4 = load("h4")
+    assert h4.description.limits.effort == {f"motor{i}": 15.0 for i in range(1, 5)}
+    # the URDF generated from it carries the same limits (tools/generate_h4_urdf.py)
+    np.testing.assert_array_equal(h4.model.effortLimit[h4.actuated_indices], 15.0)
+
+
+def test_excitation_section_carries_the_exciting_trajectory_defaults(tmp_path):
+    values = {"amplitude": {"x": 0.08, "y": 0.06, "phi": 0.3}, "max_velocity": {"x": 6.7, "y": 6.7, "phi": 26.7},
+              "max_acceleration": {"phi": 160.0, "x": 40.0, "y": 40.0}, "base_frequency_hz": 1.0}
+    excitation = load_description(_write(tmp_path, "dualv", lambda d: d.__setitem__("excitation", values))).excitation
+    assert excitation.options() == {"amplitude": [0.08, 0.06, 0.3], "max_velocity": [6.7, 6.7, 26.7],
+                                    "max_acceleration": [40.0, 40.0, 160.0], "base_frequency_hz": 1.0}  # task order
+
+
+@pytest.mark.skipif(not TX40.is_dir(), reason="../shared/datasets/staubli_tx40 is absent")
+def test_transmissions_of_the_tx40_wrist(tmp_path):
+    """A user's TX40 description (the shared URDF) with its drives: the reduction matrix is the dataset
+    README's ``R = diag(32, 32, 45, -48, 45, 32)`` with ``R[5, 4] = 32`` (motor 6 turns with q5 + q6), and
+    ``R^T`` its torque map ``R_t`` (``R_t[4, 5] = 32``)."""
+    joints = [f"joint_{i}" for i in range(1, 7)]
+    ratios = [32.0, 32.0, 45.0, -48.0, 45.0, 32.0]
+    motors = [{"motor": f"motor{i}", "joints": {joint: ratio}} for i, (joint, ratio) in enumerate(zip(joints, ratios), 1)]
+    motors[5]["joints"] = {"joint_5": 32.0, "joint_6": 32.0}
+    motors[5].update(rotor_inertia=9.64e-3, viscous=6.16e-1, coulomb=1.95)  # the dataset's Iam6, fvm6, fsm6
+    path = tmp_path / "tx40.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "tx40", "urdf": str(TX40 / "urdf" / "tx40_mdh_modified.urdf"),
+        "task": {f"q{i}": joint for i, joint in enumerate(joints, 1)}, "actuated": joints,
+        "transmissions": motors,
+    }))
+    robot = pardyn.load_robot(path)
+    transmissions = robot.description.transmissions
+    expected = np.diag(ratios)
+    expected[5, 4] = 32.0
+    np.testing.assert_array_equal(transmissions.matrix(robot.actuated_names), expected)
+    torque_map = np.diag(ratios)
+    torque_map[4, 5] = 32.0
+    np.testing.assert_array_equal(transmissions.matrix().T, torque_map)
+    assert [m.name for m in transmissions.motors] == [f"motor{i}" for i in range(1, 7)]
+    assert transmissions.motors[5].rotor_inertia == 9.64e-3 and transmissions.motors[0].coulomb == 0.0
