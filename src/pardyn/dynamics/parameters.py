@@ -486,25 +486,26 @@ def parameters_from_model(robot: Robot, model: pin.Model | None = None) -> Dynam
 
 
 def _check_against_urdf(robot: Robot, params: DynamicParameters) -> None:
-    """The URDF (as pinocchio lumps it) must agree with the YAML nominal values."""
-    model = robot.model
-    lumped = params.joint_parameters()
-    for joint in range(1, model.njoints):
-        urdf = np.asarray(model.inertias[joint].toDynamicParameters())
-        if not np.allclose(urdf, lumped[joint - 1], rtol=1e-8, atol=1e-12):
-            raise DescriptionError(
-                f"{robot.description.source}: dynamics: the bodies on joint {model.names[joint]!r} add up to "
-                f"[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] = {np.round(lumped[joint - 1], 10).tolist()} but "
-                f"{robot.description.urdf} gives {np.round(urdf, 10).tolist()}; regenerate the URDF "
-                "(python tools/generate_planar_urdf.py) or fix the YAML"
-            )
-    for drive in params.drives:
-        urdf = (float(model.damping[drive.index]), float(model.friction[drive.index]))
-        if not np.allclose(urdf, (drive.fv, drive.fs), rtol=1e-8, atol=1e-12):
-            raise DescriptionError(
-                f"{robot.description.source}: dynamics: joint {drive.joint!r} has fv, fs = {drive.fv}, {drive.fs} "
-                f"but {robot.description.urdf} <dynamics damping friction> gives {urdf}; regenerate the URDF"
-            )
+    """The URDF (as pinocchio lumps it) must agree with the YAML nominal values (the first joint that does not is named)."""
+    model, source, urdf_path = robot.model, robot.description.source, robot.description.urdf
+    lumped = params.joint_parameters()  # (njoints - 1, 10)
+    urdf = np.array([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)])
+    for row in np.flatnonzero(~np.isclose(urdf, lumped, rtol=1e-8, atol=1e-12).all(axis=1))[:1]:
+        raise DescriptionError(
+            f"{source}: dynamics: the bodies on joint {model.names[int(row) + 1]!r} add up to "
+            f"[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] = {np.round(lumped[row], 10).tolist()} but "
+            f"{urdf_path} gives {np.round(urdf[row], 10).tolist()}; regenerate the URDF "
+            "(python tools/generate_planar_urdf.py) or fix the YAML"
+        )
+    index = params.drive_indices
+    drives = params.drive_values()[:, 1:3]  # (n_d, 2): fv, fs
+    friction = np.column_stack([model.damping[index], model.friction[index]])
+    for k in np.flatnonzero(~np.isclose(friction, drives, rtol=1e-8, atol=1e-12).all(axis=1))[:1]:
+        drive = params.drives[int(k)]
+        raise DescriptionError(
+            f"{source}: dynamics: joint {drive.joint!r} has fv, fs = {drive.fv}, {drive.fs} but {urdf_path} "
+            f"<dynamics damping friction> gives {tuple(friction[k].tolist())}; regenerate the URDF"
+        )
 
 
 def parameters_from_description(robot: Robot, *, check_urdf: bool = True) -> DynamicParameters:
@@ -516,11 +517,11 @@ def parameters_from_description(robot: Robot, *, check_urdf: bool = True) -> Dyn
     agree with the YAML (:class:`DescriptionError` otherwise, naming the joint).
     """
     section = robot.description.dynamics
-    if section is None:
-        return parameters_from_model(robot)
-    params = _from_section(robot, section)
-    if check_urdf:
+    params = parameters_from_model(robot) if section is None else _from_section(robot, section)
+    if section is not None and check_urdf:
         _check_against_urdf(robot, params)
+    for array in (params.gravity, *(body.standard for body in params.bodies)):
+        array.flags.writeable = False  # shared by every user of the robot: change copies (with_values, ...)
     return params
 
 
