@@ -14,9 +14,6 @@ from pardyn.description import load_description
 from pardyn.errors import DescriptionError
 from pardyn.resources import robots_directory
 
-TX40 = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "staubli_tx40"
-
-
 def _write(tmp_path: Path, name: str, edit) -> Path:
     data = yaml.safe_load((robots_directory() / f"{name}.yaml").read_text())
     data["urdf"] = str(robots_directory().parents[1] / "urdf" / f"{name}.urdf")
@@ -85,8 +82,8 @@ def test_a_typo_under_dynamics_fails_when_the_robot_loads(tmp_path):
         ("wu3r", lambda d: d.__setitem__("counterweights", ["platform_x"]),
          r"counterweights: \['platform_x'\] are task coordinates"),
         ("five_bar", lambda d: d.__setitem__("analytic", 3), r"analytic: expected a non-empty string"),
-        ("dualv", lambda d: d.__setitem__("transmissions", [{"motor": "m1", "joints": {"leg1_joint2": 10.0}}]),
-         r"transmissions\[0\].joints.leg1_joint2: 'leg1_joint2' is not an actuated joint"),
+        ("h4", lambda d: d["limits"]["effort"].pop("motor3"),
+         r"limits.effort: no limit for the actuated joints \['motor3'\]"),
         ("dualv", lambda d: d.__setitem__("excitation", {"amplitude": {"x": 0.1}, "max_velocity": {},
                                                           "max_acceleration": {}, "base_frequency_hz": 1.0}),
          r"excitation.amplitude: expected one value per task coordinate \['x', 'y', 'phi'\]"),
@@ -106,7 +103,7 @@ def test_shipped_robots_have_typed_sections(load):
     dualv = load("dualv").description
     assert dualv.analytic == "dualv" and dualv.counterweights == () and dualv.rotors is None
     assert [body.links for body in dualv.dynamics.bodies][0] == ("leg1_link1", "leg2_link1", "leg3_link1", "leg4_link1")
-    assert dualv.dynamics.drives[0].ia == 0.02 and dualv.transmissions.motors == () and dualv.excitation is None
+    assert dualv.dynamics.drives[0].ia == 0.02 and dualv.excitation is None
     assert load("wu3r").description.counterweights == ("slider1_joint", "slider2_joint")
     rotors = load("ur5e").description.rotors
     assert rotors.joints == load("ur5e").actuated_names and rotors.values["stiffness"][3] == 3000.0
@@ -122,31 +119,3 @@ def test_excitation_section_carries_the_exciting_trajectory_defaults(tmp_path):
     excitation = load_description(_write(tmp_path, "dualv", lambda d: d.__setitem__("excitation", values))).excitation
     assert excitation.options() == {"amplitude": [0.08, 0.06, 0.3], "max_velocity": [6.7, 6.7, 26.7],
                                     "max_acceleration": [40.0, 40.0, 160.0], "base_frequency_hz": 1.0}  # task order
-
-
-@pytest.mark.skipif(not TX40.is_dir(), reason="../shared/datasets/staubli_tx40 is absent")
-def test_transmissions_of_the_tx40_wrist(tmp_path):
-    """A user's TX40 description (the shared URDF) with its drives: the reduction matrix is the dataset
-    README's ``R = diag(32, 32, 45, -48, 45, 32)`` with ``R[5, 4] = 32`` (motor 6 turns with q5 + q6), and
-    ``R^T`` its torque map ``R_t`` (``R_t[4, 5] = 32``)."""
-    joints = [f"joint_{i}" for i in range(1, 7)]
-    ratios = [32.0, 32.0, 45.0, -48.0, 45.0, 32.0]
-    motors = [{"motor": f"motor{i}", "joints": {joint: ratio}} for i, (joint, ratio) in enumerate(zip(joints, ratios), 1)]
-    motors[5]["joints"] = {"joint_5": 32.0, "joint_6": 32.0}
-    motors[5].update(rotor_inertia=9.64e-3, viscous=6.16e-1, coulomb=1.95)  # the dataset's Iam6, fvm6, fsm6
-    path = tmp_path / "tx40.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "tx40", "urdf": str(TX40 / "urdf" / "tx40_mdh_modified.urdf"),
-        "task": {f"q{i}": joint for i, joint in enumerate(joints, 1)}, "actuated": joints,
-        "transmissions": motors,
-    }))
-    robot = pardyn.load_robot(path)
-    transmissions = robot.description.transmissions
-    expected = np.diag(ratios)
-    expected[5, 4] = 32.0
-    np.testing.assert_array_equal(transmissions.matrix(robot.actuated_names), expected)
-    torque_map = np.diag(ratios)
-    torque_map[4, 5] = 32.0
-    np.testing.assert_array_equal(transmissions.matrix().T, torque_map)
-    assert [m.name for m in transmissions.motors] == [f"motor{i}" for i in range(1, 7)]
-    assert transmissions.motors[5].rotor_inertia == 9.64e-3 and transmissions.motors[0].coulomb == 0.0

@@ -1,8 +1,7 @@
 """Robot description: the URDF tree and the YAML file that closes its loops.
 
 The YAML is parsed once, into typed sections (:class:`RobotDescription`: one module
-per optional section: ``dynamics``, ``rotors``, ``transmissions``, ``excitation``,
-``limits``); an unknown key anywhere is an error naming the file and the key path.
+per optional section: ``dynamics``, ``rotors``, ``excitation``, ``limits``); an unknown key anywhere is an error naming the file and the key path.
 """
 
 from pardyn.description.config import (
@@ -19,7 +18,6 @@ from pardyn.description.excitation import Excitation
 from pardyn.description.limits import Limits
 from pardyn.description.model import build_model, joint_names
 from pardyn.description.rotors import RotorsSection
-from pardyn.description.transmissions import Transmissions
 
 __all__ = [
     "CLOSURE_TYPES",
@@ -31,7 +29,6 @@ __all__ = [
     "ModeCondition",
     "RobotDescription",
     "RotorsSection",
-    "Transmissions",
     "build_model",
     "joint_names",
     "load_description",

@@ -61,7 +61,6 @@ from pardyn.description.excitation import Excitation, parse_excitation
 from pardyn.description.fields import YamlFields
 from pardyn.description.limits import Limits, parse_limits
 from pardyn.description.rotors import RotorsSection, parse_rotors
-from pardyn.description.transmissions import Transmissions, parse_transmissions
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, robots_directory
 
@@ -86,7 +85,7 @@ CLOSURE_TYPES: dict[str, tuple[str, ...]] = {
 _AXES = {"x": 0, "y": 1, "z": 2}
 _TOP_KEYS = {
     "name", "urdf", "task", "actuated", "sensed", "closures", "working_mode", "assembly_mode", "home",
-    "analytic", "counterweights", "dynamics", "rotors", "transmissions", "excitation", "limits",
+    "analytic", "counterweights", "dynamics", "rotors", "excitation", "limits",
 }
 
 
@@ -159,8 +158,7 @@ class RobotDescription:
     ``counterweights`` (prismatic base joints whose drive ``ia`` is a
     counterweight, :mod:`pardyn.plants.mujoco_plant`), ``dynamics``
     (:mod:`pardyn.description.dynamics`), ``rotors`` (:mod:`pardyn.description.rotors`),
-    ``transmissions`` (:mod:`pardyn.description.transmissions`), ``excitation``
-    (:mod:`pardyn.description.excitation`), ``limits`` (:mod:`pardyn.description.limits`).
+    ``excitation`` (:mod:`pardyn.description.excitation`), ``limits`` (:mod:`pardyn.description.limits`).
     """
 
     name: str
@@ -179,7 +177,6 @@ class RobotDescription:
     counterweights: tuple[str, ...] = ()
     dynamics: DynamicsSection | None = None
     rotors: RotorsSection | None = None
-    transmissions: Transmissions = field(default_factory=Transmissions)
     excitation: Excitation | None = None
     limits: Limits = field(default_factory=Limits)
 
@@ -333,7 +330,6 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         dynamics=(None if top.get("dynamics") is None
                   else parse_dynamics(reader, top["dynamics"], task_joints=task_joints, actuated=actuated)),
         rotors=None if top.get("rotors") is None else parse_rotors(reader, top["rotors"], actuated=actuated),
-        transmissions=parse_transmissions(reader, top.get("transmissions"), actuated=actuated),
         excitation=(None if top.get("excitation") is None
                     else parse_excitation(reader, top["excitation"], task_names=task_names)),
         limits=parse_limits(reader, top.get("limits"), actuated=actuated),

@@ -1,12 +1,12 @@
 """The ``limits:`` section of a robot YAML: per-actuator limits, typed.
 
 Optional. Today it holds the effort limits, N m for a revolute joint, N for a
-prismatic one::
+prismatic one, one per actuated joint::
 
     limits:
-      effort: {motor1: 15.0, motor2: 15.0}   # actuated joint -> limit (> 0)
+      effort: {motor1: 15.0, motor2: 15.0, motor3: 15.0, motor4: 15.0}   # actuated joint -> limit (> 0)
 
-Actuators not listed keep the URDF's ``<limit effort>``.
+Without the section, the URDF's ``<limit effort>``.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ __all__ = ["Limits", "parse_limits"]
 
 @dataclass(frozen=True)
 class Limits:
-    """``effort``: ``{actuated joint: limit}`` (N m, or N for a prismatic joint)."""
+    """``effort``: ``{actuated joint: limit}`` (N m, or N for a prismatic joint), every actuated joint or none."""
 
     effort: dict[str, float] = field(default_factory=dict)
 
 
 def parse_limits(reader: YamlFields, raw: Any, *, actuated: Sequence[str]) -> Limits:
-    """The typed ``limits:`` section (joints must be actuated, limits positive)."""
+    """The typed ``limits:`` section (one positive limit per actuated joint)."""
     if raw is None:
         return Limits()
     section = reader.mapping(raw, "limits")
@@ -41,4 +41,7 @@ def parse_limits(reader: YamlFields, raw: Any, *, actuated: Sequence[str]) -> Li
         effort[joint] = reader.number(value, key)
         if not effort[joint] > 0.0:
             raise reader.fail(key, f"must be positive (N m, N), got {effort[joint]}")
+    missing = [joint for joint in actuated if joint not in effort]
+    if missing:
+        raise reader.fail("limits.effort", f"no limit for the actuated joints {missing} (one per actuated joint)")
     return Limits(effort=effort)
