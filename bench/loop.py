@@ -179,7 +179,7 @@ def in_process_rate(args, steps: int = 2000) -> float:
     import pardyn  # noqa: PLC0415
     from pardyn.control import JointReference, actuator_limits  # noqa: PLC0415
     from pardyn.control.pd import JointPD  # noqa: PLC0415
-    from pardyn.nodes.sim import make_plant  # noqa: PLC0415 - imports rclpy, fine in a bench
+    from pardyn.plants.registry import make_plant  # noqa: PLC0415
     from pardyn.plants.measurement import MeasurementModel  # noqa: PLC0415
 
     robot = pardyn.load_robot(args.robot)

@@ -6,7 +6,7 @@ Its ros2_control driver publishes joint_states and takes effort_controller/comma
     ros2 launch pardyn hardware.launch.py namespace:=robot1 config:=/path/to/my_bringup.yaml
 
 The node set and every parameter come from ONE file, config/bringup/hardware.yaml
-(format: pardyn.cli.bringup), read by pardyn.nodes.launch;
+(format: pardyn.nodes.bringup), read by pardyn.nodes.launch;
 `pardyn bringup config/bringup/hardware.yaml` runs the same nodes in one process,
 so what runs without launch_ros is what this file launches.
 """

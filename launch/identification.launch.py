@@ -4,7 +4,7 @@
     ros2 launch pardyn identification.launch.py namespace:=robot1 config:=/path/to/my_bringup.yaml
 
 The node set and every parameter come from ONE file, config/bringup/identification.yaml
-(format: pardyn.cli.bringup), read by pardyn.nodes.launch;
+(format: pardyn.nodes.bringup), read by pardyn.nodes.launch;
 `pardyn bringup config/bringup/identification.yaml` runs the same nodes in one process,
 so what runs without launch_ros is what this file launches.
 """

@@ -44,3 +44,16 @@ def test_pure_core_never_imports_rclpy():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_kinematics_never_imports_dynamics():
+    """The layering description -> kinematics -> dynamics: no module of pardyn.kinematics imports pardyn.dynamics."""
+    import ast  # noqa: PLC0415
+
+    offenders = []
+    for path in sorted((ROOT / "src" / "pardyn" / "kinematics").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offenders += [f"{path.relative_to(ROOT)}: {name}" for name in names if name.startswith("pardyn.dynamics")]
+    assert not offenders, offenders

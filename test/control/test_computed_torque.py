@@ -17,14 +17,13 @@ for a 2 cm / 20 mrad initial pose error): tolerance 1e-2 |e0|.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 
 import pardyn
 from pardyn.control import JointReference
-from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference, ctc_gains
+from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference
 from pardyn.dynamics.forward import ForwardDynamics, simulate
 from pardyn.dynamics.inverse import null_space_projector
 from pardyn.errors import InputError
@@ -50,14 +49,6 @@ def decay(robot, law, indices, reference_indices):
     error = home[reference_indices] - trajectory.q[:, reference_indices]
     expected = error[0] * ((1.0 + OMEGA * trajectory.t) * np.exp(-OMEGA * trajectory.t))[:, None]
     return error, expected
-
-
-def test_ctc_gains_are_the_second_order_coefficients():
-    kp, kd = ctc_gains(5.0, 0.7)
-    omega = 2 * math.pi * 5.0
-    assert kp == pytest.approx(omega**2, rel=1e-15) and kd == pytest.approx(1.4 * omega, rel=1e-15)
-    with pytest.raises(InputError, match="damping"):
-        ctc_gains(5.0, 0.0)
 
 
 def test_actuated_ctc_on_the_3rrr_with_gravity_gives_the_critically_damped_error():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pardyn
 from pardyn.description import load_description
 from pardyn.errors import DescriptionError
 from pardyn.resources import robots_directory
+from pardyn.trajectories.excitation import DEFAULT_EXCITATION, excitation_settings
 
 def _write(tmp_path: Path, name: str, edit) -> Path:
     data = yaml.safe_load((robots_directory() / f"{name}.yaml").read_text())
@@ -113,9 +115,14 @@ def test_shipped_robots_have_typed_sections(load):
     np.testing.assert_array_equal(h4.model.effortLimit[h4.actuated_indices], 15.0)
 
 
-def test_excitation_section_carries_the_exciting_trajectory_defaults(tmp_path):
-    values = {"amplitude": {"x": 0.08, "y": 0.06, "phi": 0.3}, "max_velocity": {"x": 6.7, "y": 6.7, "phi": 26.7},
+def test_excitation_section_is_the_robots_default_excitation(tmp_path):
+    """The YAML's section, in task order, comes before the shipped defaults (here all but the x amplitude)."""
+    values = {"amplitude": {"x": 0.07, "y": 0.06, "phi": 0.3}, "max_velocity": {"x": 6.7, "y": 6.7, "phi": 26.7},
               "max_acceleration": {"phi": 160.0, "x": 40.0, "y": 40.0}, "base_frequency_hz": 1.0}
-    excitation = load_description(_write(tmp_path, "dualv", lambda d: d.__setitem__("excitation", values))).excitation
-    assert excitation.options() == {"amplitude": [0.08, 0.06, 0.3], "max_velocity": [6.7, 6.7, 26.7],
-                                    "max_acceleration": [40.0, 40.0, 160.0], "base_frequency_hz": 1.0}  # task order
+    robot = pardyn.load_robot(_write(tmp_path, "dualv", lambda d: d.__setitem__("excitation", values)))
+    excitation = robot.description.excitation
+    assert excitation.design_options() == {"amplitude": (0.07, 0.06, 0.3), "max_velocity": (6.7, 6.7, 26.7),
+                                           "max_acceleration": (40.0, 40.0, 160.0), "base_frequency_hz": 1.0}
+    assert excitation == replace(DEFAULT_EXCITATION["dualv"], amplitude=(0.07, 0.06, 0.3))
+    assert excitation_settings(robot) == excitation and excitation_settings("dualv") == DEFAULT_EXCITATION["dualv"]
+    assert excitation_settings(robot, base_frequency_hz=0.5).amplitude == (0.07, 0.06, 0.3)

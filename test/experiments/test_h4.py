@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pardyn.cli.bringup import load_bringup
+from pardyn.nodes.bringup import load_bringup
 from pardyn.cli.experiment import EXPERIMENTS
 from pardyn.experiments.h4 import H4Options, h4_pfc_vs_ctc, load_figures
 

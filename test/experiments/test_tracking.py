@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from pardyn.cli import main as cli_main
-from pardyn.cli.bringup import load_bringup
+from pardyn.nodes.bringup import load_bringup
 from pardyn.experiments.tracking import CASES, TrackingOptions, dualv_tracking, tracking_trajectories
 
 REPO = Path(__file__).resolve().parents[2]

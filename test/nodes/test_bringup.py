@@ -34,7 +34,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from pardyn import load_robot
 from pardyn.cli import main as cli_main
-from pardyn.cli.bringup import load_bringup
+from pardyn.nodes.bringup import load_bringup
 from pardyn.errors import DescriptionError
 from pardyn.nodes.common import LATCHED_QOS
 

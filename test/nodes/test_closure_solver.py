@@ -16,7 +16,6 @@ import ast
 import importlib.util
 import itertools
 import math
-import re
 import signal
 from pathlib import Path
 
@@ -27,16 +26,13 @@ import yaml
 from geometry_msgs.msg import PoseStamped
 from sensor_msgs.msg import JointState
 
-from pardyn import ConvergenceError, load_robot
+from pardyn import load_robot
 from pardyn.nodes.closure_solver import (
     INPUT_TOPIC,
     JOINTS_TOPIC,
     NODE_NAME,
     POSE_TOPIC,
     ClosureSolverNode,
-    ClosureTracker,
-    JointStateError,
-    _ReportThrottle,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -357,39 +353,3 @@ def test_launch_description_builds(monkeypatch, tmp_path):
     (node,) = [e for e in description.entities if isinstance(e, Node)]
     assert node.node_package == "pardyn"
     assert node.node_executable == NODE_NAME
-
-
-# --------------------------------------------------------------------------- pure parts, in process
-def test_tracker_rejections_name_the_problem_and_keep_the_warm_start(dualv):
-    tracker = ClosureTracker(dualv)
-    names = list(dualv.actuated_names)
-    q = dualv.solve_inverse((0.02, 0.0, 0.05)).q
-    tracker.update(names, q[dualv.actuated_indices])
-    start = tracker.start
-    np.testing.assert_allclose(start, q, atol=POSITION_TOL)
-    readings = q[dualv.actuated_indices]  # (4,)
-    cases = [
-        ((names + [names[0]], np.r_[readings, 0.0]), "names", "duplicated joint names ['leg1_joint1']"),
-        ((names, readings, [0.0, 0.0]), "lengths", "4 names but 2 velocities"),
-        ((names[1:], readings[1:]), "names", "missing actuated joints ['leg1_joint1']"),
-    ]
-    for arguments, kind, text in cases:
-        with pytest.raises(JointStateError, match=re.escape(text)) as caught:
-            tracker.update(*arguments)
-        assert caught.value.kind == kind
-    with pytest.raises(ConvergenceError):
-        tracker.update(names, np.zeros(4))  # unreachable, see test_dualv_drops_bad_input_and_keeps_serving
-    np.testing.assert_array_equal(tracker.start, start)
-
-
-def test_report_throttle_reports_once_per_period_per_kind():
-    now = [0.0]
-    throttle = _ReportThrottle(1.0, clock=lambda: now[0])
-    assert throttle("names") == 0
-    assert throttle("names") is None
-    assert throttle("non_finite") == 0  # another kind is reported at once
-    now[0] = 0.5
-    assert throttle("names") is None
-    now[0] = 1.01
-    assert throttle("names") == 2  # two reports suppressed since the last one
-    assert throttle("names") is None

@@ -20,7 +20,8 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
 from pardyn.control import JointReference
-from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference, ctc_gains
+from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference
+from pardyn.control.gains import ctc_gains
 from pardyn.nodes.controller import ControllerNode
 from pardyn.robot import load_robot
 

@@ -68,9 +68,9 @@ def test_agrees_with_mujoco_plant(name):
     assert errors.max() < (2e-7 if name == "rrr3" else 1e-8)
 
 
-def test_sim_node_plants_agree_on_a_machine_with_counterweights():
-    """wu3r: the sim node's pinocchio plant adds the counterweights' offsets ``-m_c g``, MuJoCo has them as bodies."""
-    from pardyn.nodes.sim import make_plant  # noqa: PLC0415 - imports rclpy
+def test_registry_plants_agree_on_a_machine_with_counterweights():
+    """wu3r: the registry's pinocchio plant (the sim node's) adds the counterweights' offsets ``-m_c g``, MuJoCo has them as bodies."""
+    from pardyn.plants.registry import make_plant  # noqa: PLC0415
 
     robot = pardyn.load_robot("wu3r")
     params = without_coulomb(robot.nominal_parameters)

@@ -161,7 +161,7 @@ def _plot(robot, times, poses, joints, path: Path) -> None:
 
 def _ros_run(bringup, overrides: dict, *, end_s: float, label: str) -> dict:
     """Run one bringup until the sim's clock passes ``end_s``; a progress line on the way."""
-    from pardyn.cli.bringup import run_nodes  # noqa: PLC0415 - imports rclpy
+    from pardyn.nodes.bringup import run_nodes  # noqa: PLC0415 - imports rclpy
 
     shown = {"last": 0.0, "start": time.perf_counter()}
 
@@ -183,7 +183,7 @@ def _ros_run(bringup, overrides: dict, *, end_s: float, label: str) -> dict:
 
 def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dict:
     """Part 2 (module docstring); the identification result as JSON."""
-    from pardyn.cli.bringup import load_bringup  # noqa: PLC0415
+    from pardyn.nodes.bringup import load_bringup  # noqa: PLC0415
     from pardyn.control.gains import pd_gains_from_bandwidth  # noqa: PLC0415
     from pardyn.dynamics.parameters import write_parameter_file  # noqa: PLC0415
     from pardyn.experiments.identification_runs import DUALV_PAYLOAD, as_built_parameters  # noqa: PLC0415

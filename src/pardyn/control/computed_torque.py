@@ -11,7 +11,7 @@ the outer loop
     v = qddot_ref + Kv (qdot_ref - qdot) + Kp (q_ref - q)               eq. (37)
 
 gives every coordinate the error dynamics ``e'' + Kv e' + Kp e = 0``
-(``e = q_ref - q``); with ``Kp = w^2``, ``Kv = 2 xi w`` (:func:`ctc_gains`)
+(``e = q_ref - q``); with ``Kp = w^2``, ``Kv = 2 xi w`` (:func:`pardyn.control.gains.ctc_gains`)
 a second-order system of natural pulsation ``w``, critically damped at
 ``xi = 1``: ``e(t) = e0 (1 + w t) exp(-w t)`` from rest.
 
@@ -46,7 +46,6 @@ error, not torques); torques N m (N).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -61,23 +60,9 @@ if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.robot import Robot
 
-__all__ = ["ComputedTorque", "ExtendedComputedTorque", "MeasuredReference", "ctc_gains"]
+__all__ = ["ComputedTorque", "ExtendedComputedTorque", "MeasuredReference"]
 
 SPACES = ("actuated", "task")
-
-
-def ctc_gains(natural_frequency_hz: float, damping: float = 1.0) -> tuple[float, float]:
-    """``(Kp, Kv) = (w^2, 2 xi w)``, ``w = 2 pi f`` (1/s^2, 1/s): error dynamics ``e'' + Kv e' + Kp e = 0``.
-
-    Raises:
-        InputError: a frequency or damping that is not positive and finite.
-    """
-    if not (math.isfinite(natural_frequency_hz) and natural_frequency_hz > 0.0):
-        raise InputError(f"CTC natural frequency: must be positive and finite (Hz), got {natural_frequency_hz}")
-    if not (math.isfinite(damping) and damping > 0.0):
-        raise InputError(f"CTC damping: must be positive and finite, got {damping}")
-    omega = 2.0 * math.pi * natural_frequency_hz
-    return omega**2, 2.0 * damping * omega
 
 
 def _gains(values: Sequence[float] | np.ndarray | float, size: int, what: str) -> np.ndarray:

@@ -1,6 +1,13 @@
-"""PD gains from a desired closed-loop bandwidth and damping (Briot et al. 2015, section 5.1).
+"""Controller gains: every gain helper of pardyn.
 
-Each actuator's tracking error is given the dynamics of a second-order system
+* :func:`pd_gains_from_bandwidth`: joint PD gains from a desired closed-loop
+  bandwidth and damping (Briot et al. 2015, section 5.1);
+* :func:`ctc_gains`: the gains of a computed-torque error dynamics of given
+  natural frequency and damping;
+* :func:`gains_from_step_response`: that natural frequency and damping from a
+  step response's overshoot and peak time (Zubizarreta et al. 2010, section 4.8).
+
+PD from a bandwidth: each actuator's tracking error is given the dynamics of a second-order system
 of natural pulsation ``omega = 2 pi f_c`` and damping ``xi``:
 
     J_i e'' + Kd_i e' + Kp_i e = 0,   Kp_i = J_i omega^2,   Kd_i = 2 xi J_i omega
@@ -24,7 +31,7 @@ if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.robot import Robot
 
-__all__ = ["actuated_inertia", "pd_gains_from_bandwidth"]
+__all__ = ["actuated_inertia", "ctc_gains", "gains_from_step_response", "pd_gains_from_bandwidth"]
 
 
 def actuated_inertia(robot: Robot, params: DynamicParameters | None = None, q: np.ndarray | None = None) -> np.ndarray:
@@ -52,3 +59,32 @@ def pd_gains_from_bandwidth(
     inertia = np.diag(actuated_inertia(robot, params, q))
     omega = 2 * math.pi * bandwidth_hz
     return inertia * omega**2, 2 * damping * inertia * omega
+
+
+def ctc_gains(natural_frequency_hz: float, damping: float = 1.0) -> tuple[float, float]:
+    """``(Kp, Kv) = (w^2, 2 xi w)``, ``w = 2 pi f`` (1/s^2, 1/s): error dynamics ``e'' + Kv e' + Kp e = 0``.
+
+    Raises:
+        InputError: a frequency or damping that is not positive and finite.
+    """
+    if not (math.isfinite(natural_frequency_hz) and natural_frequency_hz > 0.0):
+        raise InputError(f"CTC natural frequency: must be positive and finite (Hz), got {natural_frequency_hz}")
+    if not (math.isfinite(damping) and damping > 0.0):
+        raise InputError(f"CTC damping: must be positive and finite, got {damping}")
+    omega = 2.0 * math.pi * natural_frequency_hz
+    return omega**2, 2.0 * damping * omega
+
+
+def gains_from_step_response(*, overshoot: float, peak_time_s: float) -> tuple[float, float]:
+    """``(natural_frequency_hz, damping)`` of the 2nd-order error dynamics with this step response.
+
+    ``M_p = exp(-pi xi / sqrt(1 - xi^2))``  ->  ``xi = -ln M_p / sqrt(pi^2 + ln^2 M_p)``;
+    ``t_p = pi / (omega_n sqrt(1 - xi^2))`` ->  ``omega_n = pi / (t_p sqrt(1 - xi^2))``.
+    Zubizarreta 2010 section 4.8: 10 % overshoot, 0.1 s peak time (xi = 0.591, f_n = 6.20 Hz).
+    """
+    if not (0.0 < overshoot < 1.0) or not peak_time_s > 0.0:
+        raise InputError(f"overshoot must be in (0, 1) and peak time > 0, got {overshoot}, {peak_time_s}")
+    log = math.log(overshoot)
+    damping = -log / math.sqrt(math.pi**2 + log**2)
+    omega = math.pi / (peak_time_s * math.sqrt(1.0 - damping**2))
+    return omega / (2.0 * math.pi), damping

@@ -14,7 +14,7 @@ from pardyn.description.config import (
     parse_description,
 )
 from pardyn.description.dynamics import DynamicsSection
-from pardyn.description.excitation import Excitation
+from pardyn.description.excitation import ExcitationSettings
 from pardyn.description.limits import Limits
 from pardyn.description.model import build_model, joint_names
 from pardyn.description.rotors import RotorsSection
@@ -24,7 +24,7 @@ __all__ = [
     "COMPONENT_NAMES",
     "Closure",
     "DynamicsSection",
-    "Excitation",
+    "ExcitationSettings",
     "Limits",
     "ModeCondition",
     "RobotDescription",

@@ -57,7 +57,7 @@ from typing import Any
 import yaml
 
 from pardyn.description.dynamics import DynamicsSection, parse_dynamics
-from pardyn.description.excitation import Excitation, parse_excitation
+from pardyn.description.excitation import ExcitationSettings, parse_excitation
 from pardyn.description.fields import YamlFields
 from pardyn.description.limits import Limits, parse_limits
 from pardyn.description.rotors import RotorsSection, parse_rotors
@@ -177,7 +177,7 @@ class RobotDescription:
     counterweights: tuple[str, ...] = ()
     dynamics: DynamicsSection | None = None
     rotors: RotorsSection | None = None
-    excitation: Excitation | None = None
+    excitation: ExcitationSettings | None = None
     limits: Limits = field(default_factory=Limits)
 
     @property

@@ -42,11 +42,11 @@ Everything is vectorized over samples: leading axes ``...`` on every array.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-__all__ = ["BodyMotion", "ROTATING", "TRANSLATING", "body_energy", "body_observation", "parameter_names"]
+from pardyn.kinematics.body_motion import BodyMotion
+
+__all__ = ["ROTATING", "TRANSLATING", "body_energy", "body_observation", "body_parameters", "parameter_names"]
 
 ROTATING: tuple[str, ...] = ("m", "mx", "my", "zz")
 """Parameters of a rotating body: mass, first moments in the body frame, inertia about the pivot."""
@@ -55,38 +55,9 @@ TRANSLATING: tuple[str, ...] = ("m",)
 """Parameters of a body that only translates (its rotation terms vanish, eq. 26)."""
 
 
-@dataclass(frozen=True)
-class BodyMotion:
-    """Motion of one body through its pivotal point, for samples ``...``.
-
-    Attributes:
-        name: body name (the parameters are named ``<p>_<name>``).
-        position: pivotal point ``P`` (..., 2), m.
-        velocity_map: partial velocity matrix ``H`` (..., 2, n), eq. (1).
-        velocity: ``v_P = H v`` (..., 2), m/s.
-        acceleration: ``a_P`` (..., 2), m/s^2.
-        angle: body frame angle ``theta`` (...), rad CCW, None for a translating body.
-        angular_velocity_map: partial angular velocity matrix ``G`` (..., n), eq. (2).
-        angular_velocity, angular_acceleration: (...), rad/s, rad/s^2.
-    """
-
-    name: str
-    position: np.ndarray
-    velocity_map: np.ndarray
-    velocity: np.ndarray
-    acceleration: np.ndarray
-    angle: np.ndarray | None = None
-    angular_velocity_map: np.ndarray | None = None
-    angular_velocity: np.ndarray | None = None
-    angular_acceleration: np.ndarray | None = None
-
-    @property
-    def rotates(self) -> bool:
-        return self.angle is not None
-
-    @property
-    def parameters(self) -> tuple[str, ...]:
-        return ROTATING if self.rotates else TRANSLATING
+def body_parameters(body: BodyMotion) -> tuple[str, ...]:
+    """The parameter names of a body: :data:`ROTATING` or, for a body that only translates, :data:`TRANSLATING`."""
+    return ROTATING if body.rotates else TRANSLATING
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -101,7 +72,7 @@ def _axes(angle: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def body_observation(body: BodyMotion, gravity: np.ndarray) -> np.ndarray:
-    """The body's columns of ``Omega`` (eq. 34 generalised), shape (..., n, len(body.parameters))."""
+    """The body's columns of ``Omega`` (eq. 34 generalised), shape (..., n, len(body_parameters(body)))."""
     relative = body.acceleration - gravity  # a_P - g (..., 2)
     h_t = np.swapaxes(body.velocity_map, -1, -2)  # H^T (..., n, 2)
     mass = np.einsum("...nk,...k->...n", h_t, relative)
@@ -120,7 +91,7 @@ def body_observation(body: BodyMotion, gravity: np.ndarray) -> np.ndarray:
 
 
 def body_energy(body: BodyMotion, gravity: np.ndarray) -> np.ndarray:
-    """The body's row of the energy ``E = e . p`` (T + V), shape (..., len(body.parameters))."""
+    """The body's row of the energy ``E = e . p`` (T + V), shape (..., len(body_parameters(body)))."""
     speed2 = np.sum(body.velocity**2, axis=-1)
     mass = 0.5 * speed2 - body.position @ gravity
     if not body.rotates:
@@ -136,4 +107,4 @@ def body_energy(body: BodyMotion, gravity: np.ndarray) -> np.ndarray:
 
 def parameter_names(bodies: list[BodyMotion] | tuple[BodyMotion, ...]) -> tuple[str, ...]:
     """Names ``<p>_<body>`` of the columns of the stacked observation matrix."""
-    return tuple(f"{p}_{body.name}" for body in bodies for p in body.parameters)
+    return tuple(f"{p}_{body.name}" for body in bodies for p in body_parameters(body))

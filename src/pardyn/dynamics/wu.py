@@ -27,7 +27,7 @@ import numpy as np
 
 from pardyn.dynamics.inverse import minimum_norm_torques
 from pardyn.dynamics.parameters import INERTIAL_NAMES, DynamicParameters
-from pardyn.dynamics.virtual_work import body_energy, body_observation, parameter_names
+from pardyn.dynamics.virtual_work import body_energy, body_observation, body_parameters, parameter_names
 from pardyn.errors import DescriptionError
 from pardyn.kinematics.analytic.wu import WuGeometry, WuMotion, pivotal_motion
 
@@ -71,7 +71,7 @@ class WuVirtualWork:
                 continue
             if body.name not in standard:
                 raise DescriptionError(f"{self.robot.description.source}: dynamics: no body {body.name!r} (virtual-work model)")
-            values.extend(standard[body.name][_STANDARD[p]] for p in body.parameters)
+            values.extend(standard[body.name][_STANDARD[p]] for p in body_parameters(body))
         return np.asarray(values, dtype=float)
 
     def motion(self, pose: np.ndarray, velocity: np.ndarray | None = None, acceleration: np.ndarray | None = None) -> WuMotion:

@@ -51,8 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from pardyn.control.computed_torque import ComputedTorque
-from pardyn.control.pfc import PredictiveFunctionalControl
+from pardyn.control.laws import LawOptions, make_law
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import joint_panels, write_json
@@ -64,9 +63,10 @@ from pardyn.plants.mujoco_plant import MujocoPlant, Payload
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference, quintic_time_law
 
-__all__ = ["H4Options", "LAWS", "LoadStep", "h4_pfc_vs_ctc", "joint_quintic", "load_figures", "scaled_parameters"]
+__all__ = ["COMPARED_LAWS", "H4Options", "LoadStep", "h4_pfc_vs_ctc", "joint_quintic", "load_figures", "scaled_parameters"]
 
-LAWS = ("pfc", "ctc")
+COMPARED_LAWS = ("pfc", "ctc")
+"""The laws compared (names of :mod:`pardyn.control.laws`)."""
 NAME = "h4_pfc_vs_ctc"
 
 
@@ -155,12 +155,10 @@ def scaled_parameters(nominal: DynamicParameters, level_pct: float) -> DynamicPa
 
 
 def _law(robot: Robot, kind: str, params: DynamicParameters, options: H4Options, limits: np.ndarray):
-    if kind == "pfc":
-        return PredictiveFunctionalControl(robot, params, kp=options.pfc_kp, kv=options.pfc_kv,
-                                           response_periods=options.pfc_response_periods,
-                                           points=options.pfc_points, degree=options.pfc_degree,
-                                           error_window=options.pfc_error_window, limits=limits)
-    return ComputedTorque(robot, params, kp=options.ctc_kp, kd=options.ctc_kv, space="actuated", limits=limits)
+    pfc = {"kp": options.pfc_kp, "kv": options.pfc_kv, "response_periods": options.pfc_response_periods,
+           "points": options.pfc_points, "degree": options.pfc_degree, "error_window": options.pfc_error_window}
+    law_options = LawOptions(ctc_kp=(options.ctc_kp,), ctc_kd=(options.ctc_kv,), limits=limits, pfc=pfc)
+    return make_law(kind, robot, params, law_options)
 
 
 def _cases(options: H4Options) -> list[tuple[str, float | None]]:
@@ -247,7 +245,7 @@ def _claims(by_item: dict, cases: list[tuple[str, float | None]], options: H4Opt
                        and by_item[("nominal", "ctc")]["saturation"] == 0.0)
     rejection = None
     if "load" in names:
-        times = [by_item[("load", kind)]["rejection_time_s"] for kind in LAWS]
+        times = [by_item[("load", kind)]["rejection_time_s"] for kind in COMPARED_LAWS]
         rejection = bool(None not in times and max(times) <= options.similar_ratio * max(min(times), 1e-3))
     mismatch = [(case, level) for case, level in cases if level is not None]
     saturation = None
@@ -266,7 +264,7 @@ def _plots(out_dir: Path, by_item: dict, cases: list[tuple[str, float | None]], 
         for key, label, unit in (("error", "tracking error", "rad"), ("tau", "torque", "N m")):
             path = joint_panels(
                 out_dir / f"{NAME}_{case}_{'errors' if key == 'error' else 'torques'}.png",
-                t, {kind: by_item[(case, kind)][key] for kind in LAWS}, joints,
+                t, {kind: by_item[(case, kind)][key] for kind in COMPARED_LAWS}, joints,
                 title=f"H4 {case}: {label} per motor", ylabel=f"{label} ({unit})",
                 limits=limits if key == "tau" else None)
             plots.append(path.name)
@@ -289,7 +287,7 @@ def h4_pfc_vs_ctc(out_dir: Path | str, options: H4Options | None = None) -> dict
     start_q = robot.home[robot.actuated_indices]
     end_q = robot.solve_inverse(goal).q[robot.actuated_indices]
     reference = joint_quintic(start_q, end_q, duration_s=options.duration_s, start_s=options.start_s)
-    items = [(case, level, kind) for case, level in cases for kind in LAWS]
+    items = [(case, level, kind) for case, level in cases for kind in COMPARED_LAWS]
     results = fork_map(_job, (robot, nominal, reference, limits, options), items, workers=options.workers,
                        label=f"{NAME}: {len(items)} runs" if options.show_progress else None)
     by_item = {(case, kind): result for (case, _, kind), result in zip(items, results)}
@@ -320,7 +318,7 @@ def h4_pfc_vs_ctc(out_dir: Path | str, options: H4Options | None = None) -> dict
         "error_source": "true plant joint positions (MuJoCo state) vs the joint set point",
         "mismatch": "controllers' model = every nominal parameter (Table 1) times 1 + level/100; plant nominal",
         "joints": joints,
-        "results": {case: {kind: _summary(by_item[(case, kind)], joints) for kind in LAWS} for case, _ in cases},
+        "results": {case: {kind: _summary(by_item[(case, kind)], joints) for kind in COMPARED_LAWS} for case, _ in cases},
         "options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(options).items()},
         "plots": _plots(out_dir, by_item, cases, joints, limits),
         "elapsed_s": time.perf_counter() - clock,

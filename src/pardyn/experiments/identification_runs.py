@@ -9,7 +9,7 @@ as-built values, which the tests know; the nominal model is the "CAD" baseline
 of the validation.
 
 Each run follows its own exciting trajectory (:mod:`pardyn.trajectories.exciting`,
-seeded) under a joint PD tuned from a bandwidth (:mod:`pardyn.control.gains`)
+seeded, within the robot's bounds of :mod:`pardyn.trajectories.excitation`) under a joint PD tuned from a bandwidth (:mod:`pardyn.control.gains`)
 with the internal-stress projection on redundant robots, with encoder
 quantization and torque noise (:class:`pardyn.plants.measurement.MeasurementModel`),
 and is written as a rosbag2 MCAP bag with ``joint_states``.
@@ -34,32 +34,18 @@ from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.plants.pinocchio_plant import Payload
 from pardyn.robot import Robot, load_robot
+from pardyn.trajectories.excitation import excitation_settings
 from pardyn.trajectories.exciting import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 
 __all__ = [
     "DUALV_PAYLOAD",
-    "EXCITATION",
     "Run",
     "RecordedRuns",
     "as_built_parameters",
     "record_runs",
     "standard_runs",
 ]
-
-EXCITATION: dict[str, dict[str, object]] = {
-    # Fourier trajectories around home: amplitude (m, rad), rate bounds, 5 harmonics of f_0.
-    "dualv": dict(amplitude=[0.08, 0.06, 0.3], max_velocity=[6.7, 6.7, 26.7],
-                  max_acceleration=[40.0, 40.0, 160.0], base_frequency_hz=1.0),
-    "rrr3": dict(amplitude=[0.08, 0.08, 0.2], max_velocity=[5.0, 5.0, 15.0],
-                 max_acceleration=[30.0, 30.0, 100.0], base_frequency_hz=1.0),
-    "five_bar": dict(amplitude=[0.06, 0.06], max_velocity=[5.0, 5.0],
-                     max_acceleration=[30.0, 30.0], base_frequency_hz=1.0),
-    # Wu 2009 machine (x, y in m, alpha in rad) around home (0, 2.8 m, 0.5 rad): a heavy machine tool.
-    "wu3r": dict(amplitude=[0.15, 0.15, 0.3], max_velocity=[1.0, 1.0, 2.0],
-                 max_acceleration=[8.0, 8.0, 16.0], base_frequency_hz=0.5),
-}
-"""Default excitation per robot (``pardyn.trajectories.exciting.design_exciting_trajectory`` options)."""
 
 DUALV_PAYLOAD = Payload(mass=5.37, com=np.array([-0.02, 0.0, 0.0]), inertia=np.diag([0.01, 0.01, 0.012]))
 """The DualV paper's 5.37 kg payload (section 5.3); centre of mass 2 cm off the platform centre."""
@@ -132,7 +118,8 @@ def _controller(robot: Robot) -> JointPD:
 def _record_job(shared: tuple, run: Run) -> tuple[Path, dict[str, float]]:
     robot, truth, law, out_dir, rate_hz, counts_per_revolution, torque_noise, candidates, show_progress = shared
     design = design_exciting_trajectory(
-        robot, duration_s=run.duration_s, candidates=candidates, seed=run.seed, **EXCITATION[robot.name]
+        robot, duration_s=run.duration_s, candidates=candidates, seed=run.seed,
+        **excitation_settings(robot).design_options()
     )
     samples = joint_trajectory(robot, design.trajectory, rate_hz=100.0)
     recording = run_closed_loop(

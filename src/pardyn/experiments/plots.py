@@ -1,4 +1,4 @@
-"""Shared helpers of the control experiments: laws by name, error indices, JSON and PNG output.
+"""Shared helpers of the control experiments: the joints a law reads, error indices, JSON and PNG output.
 
 The experiments (:mod:`pardyn.experiments.tracking`, :mod:`pardyn.experiments.robustness`)
 write ``<out>/<name>.json`` and PNG figures; matplotlib is imported only when plotting
@@ -15,29 +15,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["error_indices", "gains_from_step_response", "joint_panels", "law_joints", "line_plot", "write_json"]
+__all__ = ["error_indices", "joint_panels", "law_joints", "line_plot", "write_json"]
 
 
 def law_joints(robot, law) -> tuple[str, ...]:
     """The measured joints a law reads (``law.joints``), the actuated ones for laws without it."""
     return tuple(getattr(law, "joints", None) or robot.actuated_names)
-
-
-def gains_from_step_response(*, overshoot: float, peak_time_s: float) -> tuple[float, float]:
-    """``(natural_frequency_hz, damping)`` of the 2nd-order error dynamics with this step response.
-
-    ``M_p = exp(-pi xi / sqrt(1 - xi^2))``  ->  ``xi = -ln M_p / sqrt(pi^2 + ln^2 M_p)``;
-    ``t_p = pi / (omega_n sqrt(1 - xi^2))`` ->  ``omega_n = pi / (t_p sqrt(1 - xi^2))``.
-    Zubizarreta 2010 section 4.8: 10 % overshoot, 0.1 s peak time (xi = 0.591, f_n = 6.20 Hz).
-    """
-    if not (0.0 < overshoot < 1.0) or not peak_time_s > 0.0:
-        from pardyn.errors import InputError  # noqa: PLC0415
-
-        raise InputError(f"overshoot must be in (0, 1) and peak time > 0, got {overshoot}, {peak_time_s}")
-    log = math.log(overshoot)
-    damping = -log / math.sqrt(math.pi**2 + log**2)
-    omega = math.pi / (peak_time_s * math.sqrt(1.0 - damping**2))
-    return omega / (2.0 * math.pi), damping
 
 
 def error_indices(t: np.ndarray, error: np.ndarray) -> dict[str, float]:

@@ -16,7 +16,7 @@ Protocol (the paper's, on the MuJoCo plant standing for the "real robot"):
   (:class:`~pardyn.control.computed_torque.ExtendedComputedTorque`), both with the
   robot's NOMINAL parameters (the model the controller believes) and the gains of
   a 2nd-order error dynamics with ``overshoot`` (10 %) and ``peak_time_s`` (0.1 s),
-  as the paper (:func:`pardyn.experiments.plots.gains_from_step_response`:
+  as the paper (:func:`pardyn.control.gains.gains_from_step_response`:
   damping 0.591, natural frequency 6.20 Hz).
 * **Real robot**: the plant robot's parameters perturbed by ``level`` % for every
   ``level`` in ``levels`` (1..5) with ``templates`` (10) random sign templates
@@ -56,7 +56,8 @@ from pardyn.dynamics.parameters import (
     standard_from_inertia,
 )
 from pardyn.errors import InputError, KinematicsError
-from pardyn.experiments.plots import error_indices, gains_from_step_response, law_joints, line_plot, write_json
+from pardyn.control.gains import gains_from_step_response
+from pardyn.experiments.plots import error_indices, law_joints, line_plot, write_json
 from pardyn.experiments.runner import run_closed_loop
 from pardyn.parallel import fork_map
 from pardyn.plants.measurement import MeasurementModel
@@ -64,9 +65,9 @@ from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import Circle, joint_trajectory
 
-__all__ = ["LAWS", "RobustnessOptions", "check_circle", "perturbed_parameters", "rrr3_robustness", "sign_templates"]
+__all__ = ["COMPARED_LAWS", "RobustnessOptions", "check_circle", "perturbed_parameters", "rrr3_robustness", "sign_templates"]
 
-LAWS = ("ctc", "ctc_extended")
+COMPARED_LAWS = ("ctc", "extended_ctc")
 """Classical CTC (actuated joints), extended CTC (actuated + sensed joints, eq. 59)."""
 
 INDICES = ("ISE", "IAE", "ITAE")
@@ -86,7 +87,7 @@ class RobustnessOptions:
         max_condition: reachability margin (closure-Jacobian condition numbers).
         check_points: points of the reachability check.
         counts_per_revolution, torque_noise, measurement_seed: measurement model.
-        laws: laws compared (subset of ``LAWS``).
+        laws: laws compared (subset of ``COMPARED_LAWS``, names of :mod:`pardyn.control.laws`).
         workers: parallel runs (default one per core); show_progress: stderr progress.
     """
 
@@ -105,7 +106,7 @@ class RobustnessOptions:
     counts_per_revolution: int = 2**17
     torque_noise: float = 0.01
     measurement_seed: int = 0
-    laws: tuple[str, ...] = LAWS
+    laws: tuple[str, ...] = COMPARED_LAWS
     workers: int | None = None
     show_progress: bool = True
 
@@ -204,9 +205,9 @@ def _slope(levels: np.ndarray, values: np.ndarray) -> float:
 def rrr3_robustness(out_dir: Path | str, options: RobustnessOptions | None = None) -> dict[str, Any]:
     """Run the experiment of the module docstring; writes ``out_dir/rrr3_robustness.json`` and PNGs."""
     options = options or RobustnessOptions()
-    unknown = sorted(set(options.laws) - set(LAWS))
+    unknown = sorted(set(options.laws) - set(COMPARED_LAWS))
     if unknown or not options.laws:
-        raise InputError(f"rrr3_robustness: unknown laws {unknown}; expected a subset of {list(LAWS)}")
+        raise InputError(f"rrr3_robustness: unknown laws {unknown}; expected a subset of {list(COMPARED_LAWS)}")
     if options.templates < 1 or not options.levels or any(not level > 0 for level in options.levels):
         raise InputError("rrr3_robustness: need >= 1 template and positive levels (%)")
     out_dir = Path(out_dir)
@@ -240,8 +241,8 @@ def rrr3_robustness(out_dir: Path | str, options: RobustnessOptions | None = Non
                   for name in INDICES}
         table[kind] = {"per_level": rows, "slope_per_pct": slopes}
     claim = None
-    if set(LAWS) <= set(options.laws) and len(levels) > 1:
-        claim = all(table["ctc_extended"]["slope_per_pct"][n] < table["ctc"]["slope_per_pct"][n] for n in INDICES)
+    if set(COMPARED_LAWS) <= set(options.laws) and len(levels) > 1:
+        claim = all(table["extended_ctc"]["slope_per_pct"][n] < table["ctc"]["slope_per_pct"][n] for n in INDICES)
     plots = []
     axis = [0.0, *levels]
     for name in INDICES:
@@ -264,7 +265,7 @@ def rrr3_robustness(out_dir: Path | str, options: RobustnessOptions | None = Non
                        "the classical CTC's",
         "claim_held": claim,
         "claim_definition": "for ISE, IAE and ITAE alike, slope of the least-squares line of the template-averaged "
-                            "index vs level (levels 1..5 %) smaller for ctc_extended than for ctc",
+                            "index vs level (levels 1..5 %) smaller for extended_ctc than for ctc",
         "centre_requested": list(options.centre),
         "centre_used": centre.tolist(),
         "centre_reachable": exact,

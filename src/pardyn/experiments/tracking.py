@@ -30,7 +30,7 @@ Protocol (the paper's, on the MuJoCo plant standing for the real robot):
    * (c) ``ctc_identified``: the same with the identified parameters;
 
    CTC error dynamics with the same bandwidth and damping
-   (:func:`pardyn.control.computed_torque.ctc_gains`).
+   (:func:`pardyn.control.gains.ctc_gains`).
 
 4. **Figures** (Table 4 layout): ``e_i = max_t |q_i^d(t) - q_i(t)|`` per actuated joint
    (rad), ``q_i`` the plant's *true* joint position, and the reductions
@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from pardyn.control.gains import pd_gains_from_bandwidth
-from pardyn.control.pd import JointPD
+from pardyn.control.laws import LawOptions, make_law
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import law_joints, line_plot, write_json
@@ -140,25 +140,17 @@ def tracking_trajectories(robot: Robot, options: TrackingOptions, *, rate_hz: fl
 
 def build_law(robot: Robot, kind: str, *, bandwidth_hz: float, damping: float,
               params: DynamicParameters | None = None, gain_scale: float = 1.0):
-    """A control law for ``robot`` with the dynamic parameters ``params`` (nominal by default).
+    """The law ``kind`` of the registry (:mod:`pardyn.control.laws`) for ``robot``, tuned to a bandwidth.
 
-    ``kind``: ``"pd"`` (JointPD, bandwidth gains from the nominal inertia, times ``gain_scale``),
-    ``"ctc"`` (ComputedTorque, actuated space), ``"ctc_task"`` (task space),
-    ``"ctc_extended"`` (ExtendedComputedTorque: actuated + sensed joints).
+    ``pd``: gains from the
+    nominal inertia seen by each drive (:func:`pardyn.control.gains.pd_gains_from_bandwidth`),
+    times ``gain_scale``; the model-based laws: error dynamics of natural frequency ``bandwidth_hz``
+    and ``damping`` (:func:`pardyn.control.gains.ctc_gains`), model with ``params`` (None: nominal).
     """
     if kind == "pd":
         kp, kd = pd_gains_from_bandwidth(robot, bandwidth_hz=bandwidth_hz, damping=damping)
-        return JointPD.for_robot(robot, gain_scale * kp, gain_scale * kd)
-    from pardyn.control import computed_torque  # noqa: PLC0415 - the other engineer's module
-
-    kp, kd = computed_torque.ctc_gains(bandwidth_hz, damping)
-    if kind == "ctc":
-        return computed_torque.ComputedTorque(robot, params, kp=kp, kd=kd, space="actuated")
-    if kind == "ctc_task":
-        return computed_torque.ComputedTorque(robot, params, kp=kp, kd=kd, space="task")
-    if kind == "ctc_extended":
-        return computed_torque.ExtendedComputedTorque(robot, params, kp=kp, kd=kd)
-    raise InputError(f"unknown law {kind!r}: expected pd, ctc, ctc_task or ctc_extended")
+        return make_law("pd", robot, options=LawOptions(kp=gain_scale * kp, kd=gain_scale * kd))
+    return make_law(kind, robot, params, LawOptions(natural_frequency_hz=bandwidth_hz, damping=damping))
 
 
 def _job(shared: tuple, item: tuple[str, str]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Helpers shared by pardyn's ROS 2 nodes.
 
-* :func:`descriptor`, :func:`declare`: parameters declared with a
-  ParameterDescriptor (description, type, read-only flag, ranges);
+* :func:`declare_parameters`: a node's parameters declared from its table
+  (:mod:`pardyn.nodes.parameters`) with ParameterDescriptors;
 * :class:`ReportThrottle` and :class:`Reporter`: at most one log report per
   period for each kind of problem, with the count of the ones held back;
 * :func:`run_node`: the ``main()`` of a node executable: init, spin, clean
@@ -29,6 +29,9 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
+from pardyn.errors import InputError
+from pardyn.nodes.parameters import NODE_PARAMETERS, ParameterSpec
+
 __all__ = [
     "COMMAND_TOPIC",
     "CONTROL_QOS",
@@ -38,8 +41,7 @@ __all__ = [
     "STATE_TOPIC",
     "Reporter",
     "ReportThrottle",
-    "declare",
-    "descriptor",
+    "declare_parameters",
     "ns_to_stamp",
     "period_ns",
     "run_node",
@@ -65,62 +67,59 @@ LATCHED_QOS = QoSProfile(
 
 
 # --------------------------------------------------------------------------- parameters
-def descriptor(description: str, kind: int, *, read_only: bool = False, **extra: Any) -> ParameterDescriptor:
-    """A ParameterDescriptor (``kind`` a ``ParameterType`` constant); ``extra`` e.g. ``floating_point_range``."""
-    return ParameterDescriptor(description=description, type=kind, read_only=read_only, **extra)
-
-
-_KINDS: dict[type, int] = {
-    bool: ParameterType.PARAMETER_BOOL,
-    int: ParameterType.PARAMETER_INTEGER,
-    float: ParameterType.PARAMETER_DOUBLE,
-    str: ParameterType.PARAMETER_STRING,
-}
-_ARRAYS: dict[str, tuple[int, Parameter.Type]] = {
+_ROS_TYPES: dict[str, tuple[int, Parameter.Type]] = {
+    "bool": (ParameterType.PARAMETER_BOOL, Parameter.Type.BOOL),
+    "integer": (ParameterType.PARAMETER_INTEGER, Parameter.Type.INTEGER),
+    "double": (ParameterType.PARAMETER_DOUBLE, Parameter.Type.DOUBLE),
+    "string": (ParameterType.PARAMETER_STRING, Parameter.Type.STRING),
+    "integer_array": (ParameterType.PARAMETER_INTEGER_ARRAY, Parameter.Type.INTEGER_ARRAY),
     "double_array": (ParameterType.PARAMETER_DOUBLE_ARRAY, Parameter.Type.DOUBLE_ARRAY),
     "string_array": (ParameterType.PARAMETER_STRING_ARRAY, Parameter.Type.STRING_ARRAY),
-    "integer_array": (ParameterType.PARAMETER_INTEGER_ARRAY, Parameter.Type.INTEGER_ARRAY),
 }
 
 
-def declare(
-    node: Node,
-    name: str,
-    default: Any,
-    description: str,
-    *,
-    read_only: bool = True,
-    low: float | None = None,
-    high: float | None = None,
-) -> Any:
-    """Declare a parameter with a descriptor and return its value.
-
-    Args:
-        default: the default value, whose Python type sets the parameter type
-            (``1.0`` double, ``1`` integer, ``True`` bool, ``"x"`` string), or one
-            of ``"double_array"``, ``"string_array"``, ``"integer_array"`` for an
-            array parameter without a default (ROS cannot type an empty list):
-            its value is then ``[]`` when no file or override sets it.
-        low, high: inclusive range of a number parameter.
-    """
-    if isinstance(default, str) and default in _ARRAYS:
-        kind, uninitialized = _ARRAYS[default]
-        value = node.declare_parameter(name, uninitialized, descriptor(description, kind, read_only=read_only)).value
-        return [] if value is None else list(value)
-    kind = _KINDS[type(default)]
+def _descriptor(spec: ParameterSpec) -> ParameterDescriptor:
+    """The ParameterDescriptor of a table entry: description, type, read-only flag, range of a number."""
+    kind, _ = _ROS_TYPES[spec.type]
     extra: dict[str, Any] = {}
-    if low is not None or high is not None:
-        if kind == ParameterType.PARAMETER_DOUBLE:
+    if spec.low is not None or spec.high is not None:
+        if spec.type == "double":
             extra["floating_point_range"] = [FloatingPointRange(
-                from_value=-math.inf if low is None else float(low),
-                to_value=math.inf if high is None else float(high),
+                from_value=-math.inf if spec.low is None else float(spec.low),
+                to_value=math.inf if spec.high is None else float(spec.high),
             )]
-        elif kind == ParameterType.PARAMETER_INTEGER:
+        elif spec.type == "integer":
             extra["integer_range"] = [IntegerRange(
-                from_value=-(2**63) if low is None else int(low), to_value=2**63 - 1 if high is None else int(high),
-                step=1,
+                from_value=-(2**63) if spec.low is None else int(spec.low),
+                to_value=2**63 - 1 if spec.high is None else int(spec.high), step=1,
             )]
-    return node.declare_parameter(name, default, descriptor(description, kind, read_only=read_only, **extra)).value
+    return ParameterDescriptor(description=spec.description, type=kind, read_only=spec.read_only,
+                               additional_constraints=spec.validation(), **extra)
+
+
+def declare_parameters(node: Node, name: str) -> dict[str, Any]:
+    """Declare the parameters of the node ``name`` from its table (:mod:`pardyn.nodes.parameters`); their values.
+
+    Each is declared with its descriptor (ROS enforces the types and number
+    ranges), then checked against the table (choices of a string): an array
+    without a default is ``[]`` when no file or override sets it.
+
+    Raises:
+        InputError: ``parameter <name>: <problem>`` for a value the table rejects.
+    """
+    values: dict[str, Any] = {}
+    for spec in NODE_PARAMETERS[name]:
+        _, uninitialized = _ROS_TYPES[spec.type]
+        array = spec.type.endswith("_array")
+        default = (list(spec.default) if spec.default else uninitialized) if array else spec.default
+        value = node.declare_parameter(spec.name, default, _descriptor(spec)).value
+        if array:
+            value = [] if value is None else list(value)
+        problems = spec.problems(value)
+        if problems:
+            raise InputError(f"parameter {spec.name}: {'; '.join(problems)}")
+        values[spec.name] = value
+    return values
 
 
 # --------------------------------------------------------------------------- reports

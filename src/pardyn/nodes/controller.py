@@ -7,30 +7,14 @@ from the ``sim`` node or a hardware driver):
     tau = law(q_j, qdot_j, reference(t))      t = the state's header.stamp   # (n_a,)
 
 (``q_j`` the joints the law reads, ``law.joints``) so that in the sim's
-lockstep mode the whole loop is deterministic. Laws (parameter ``law``):
-
-* ``"pd"``: :class:`pardyn.control.pd.JointPD`
-  (``tau = sat(Kp (q_ref - q) + Kd (qdot_ref - qdot))``, gains ``kp``, ``kd``);
-* ``"augmented_pd"``: :class:`pardyn.control.feedforward.AugmentedPD`, the DualV
-  controller of Briot et al. 2015, Fig. 4 (bandwidth ``natural_frequency_hz``,
-  ``damping``, filtered derivative, inverse-dynamics ``feedforward``);
-* ``"ctc"``, ``"ctc_task"``: :class:`pardyn.control.computed_torque.ComputedTorque`
-  in actuated or task space (Vivas et al. 2003, eqs. 35-37);
-* ``"pfc"``: :class:`pardyn.control.pfc.PredictiveFunctionalControl`, predictive
-  functional control on the feedback-linearized robot (Vivas & Poignet 2003, section 3,
-  Fig. 6): inner gains ``pfc_kp``, ``pfc_kv`` (50, 68), CLTR ``pfc_response_periods``
-  (18 periods of ``1/rate``), coincidence points ``pfc_points``, error extrapolation
-  ``pfc_degree`` over ``pfc_error_window`` past errors; stateful (one call per state);
-* ``"extended_ctc"``: :class:`pardyn.control.computed_torque.ExtendedComputedTorque`
-  (Zubizarreta et al. 2010, eq. 59): reads the sensed passive joints too
-  (from ``joint_states``, as the sim publishes them); the actuated reference
-  is lifted to every measured joint by the forward kinematics
-  (:class:`pardyn.control.computed_torque.MeasuredReference`).
-
-The model-based laws use ``parameters_file`` (identified parameters, JSON of
-:func:`pardyn.dynamics.parameters.read_parameter_file`; empty: the nominal
-ones) and the gains ``ctc_kp``, ``ctc_kd`` (1/s^2, 1/s), or when empty
-``Kp = w^2``, ``Kd = 2 xi w`` from ``natural_frequency_hz`` and ``damping``.
+lockstep mode the whole loop is deterministic. The law (parameter ``law``)
+comes from the registry :mod:`pardyn.control.laws` (``pd``, ``augmented_pd``,
+``ctc``, ``ctc_task``, ``extended_ctc``, ``pfc``), built from the node's
+parameters (:data:`pardyn.nodes.parameters.CONTROLLER`). A law that reads
+more joints than the actuated ones (``extended_ctc``: the sensed passive
+joints too, from ``joint_states`` as the sim publishes them) gets the actuated
+reference lifted to every joint it reads by the forward kinematics
+(:class:`pardyn.control.computed_torque.MeasuredReference`).
 
 Topics (relative names):
 
@@ -78,16 +62,17 @@ import numpy as np
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from pardyn.control import ControlLaw, JointReference, actuator_limits, saturate
-from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference, ctc_gains
+from pardyn.control import ControlLaw, JointReference, saturate
+from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference
 from pardyn.control.feedforward import AugmentedPD
+from pardyn.control.laws import LawOptions, make_law, needs_model
 from pardyn.control.pd import JointPD
 from pardyn.control.pfc import PredictiveFunctionalControl
-from pardyn.dynamics.parameters import DynamicParameters, read_parameter_file
 from pardyn.control.redundancy import InternalStressProjection
+from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError, PardynError
 from pardyn.nodes.common import (
     COMMAND_TOPIC,
@@ -95,118 +80,27 @@ from pardyn.nodes.common import (
     LATCHED_QOS,
     STATE_TOPIC,
     Reporter,
-    declare,
+    declare_parameters,
     period_ns,
     run_node,
     stamp_to_ns,
     step_of_stamp,
 )
+from pardyn.nodes.messages import command_message, joint_readings, reference_from_message
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference
 
-__all__ = ["ControllerNode", "LAWS", "REFERENCE_TOPIC", "actuated_readings", "command_message", "main",
-           "reference_from_message"]
+__all__ = ["ControllerNode", "REFERENCE_TOPIC", "main"]
 
 NODE_NAME = "controller"
 REFERENCE_TOPIC = "reference/trajectory"
-LAWS = ("pd", "augmented_pd", "ctc", "ctc_task", "extended_ctc", "pfc")
-
-
-# --------------------------------------------------------------------------- message <-> arrays
-def actuated_readings(
-    message: JointState, names: tuple[str, ...], *, what: str = "actuated"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Positions and velocities (k,) of ``names`` (the law's ``joints``) in a JointState.
-
-    Raises:
-        InputError: missing names, lengths that differ, no velocities, NaN/inf.
-    """
-    given = list(message.name)
-    if len(message.position) != len(given) or len(message.velocity) != len(given):
-        raise InputError(
-            f"{len(given)} names but {len(message.position)} positions and {len(message.velocity)} velocities "
-            "(the controller needs both)"
-        )
-    missing = [name for name in names if name not in given]
-    if missing:
-        raise InputError(f"missing {what} joints {missing}, got {given}")
-    where = [given.index(name) for name in names]
-    position = np.array([message.position[i] for i in where], dtype=float)
-    velocity = np.array([message.velocity[i] for i in where], dtype=float)
-    bad = [name for name, p, v in zip(names, position, velocity) if not (math.isfinite(p) and math.isfinite(v))]
-    if bad:
-        raise InputError(f"non-finite position or velocity of {bad}")
-    return position, velocity
-
-
-def command_message(tau: np.ndarray, names: tuple[str, ...], tag: int) -> Float64MultiArray:
-    """Float64MultiArray of the torques ``tau`` (n_a,), labelled with the joint names, tagged ``tag``."""
-    message = Float64MultiArray()
-    message.layout.dim = [MultiArrayDimension(label="joints", size=len(names), stride=len(names))]
-    message.layout.data_offset = int(tag)
-    message.data = [float(v) for v in tau]
-    return message
-
-
-def reference_from_message(message: JointTrajectory, names: tuple[str, ...]) -> SampledReference:
-    """The reference of ``names`` (k,) in a JointTrajectory, in time from its start (s, ``time_from_start``).
-
-    Times stay relative to the start: absolute wall-clock seconds (~1.8e9 s) as
-    doubles would only resolve ~0.2 microseconds.
-
-    Raises:
-        InputError: missing joints, points with the wrong number of values, times
-            not increasing, NaN/inf.
-    """
-    given = list(message.joint_names)
-    missing = [name for name in names if name not in given]
-    if missing:
-        raise InputError(f"trajectory lacks joints {missing}, has {given}")
-    if not message.points:
-        raise InputError("trajectory has no points")
-    where = [given.index(name) for name in names]
-    times, positions, velocities, accelerations = [], [], [], []
-    for index, point in enumerate(message.points):
-        if len(point.positions) != len(given):
-            raise InputError(f"point {index}: {len(point.positions)} positions for {len(given)} joints")
-        for field, values, store in (("velocities", point.velocities, velocities),
-                                     ("accelerations", point.accelerations, accelerations)):
-            if len(values) not in (0, len(given)):
-                raise InputError(f"point {index}: {len(values)} {field} for {len(given)} joints")
-            store.append([values[i] for i in where] if len(values) else [0.0] * len(names))
-        times.append(point.time_from_start.sec + point.time_from_start.nanosec * 1e-9)
-        positions.append([point.positions[i] for i in where])
-    return SampledReference(np.array(times), np.array(positions), np.array(velocities), np.array(accelerations))
 
 
 # --------------------------------------------------------------------------- node
 class ControllerNode(Node):
     """The ``controller`` node (see the module docstring for topics and safety).
 
-    Parameters (``config/controller.yaml``; all read-only):
-        robot (string): robot name or YAML path; "dualv".
-        law (string): control law, one of :data:`LAWS`; "pd".
-        rate (double): control rate (Hz), the sim's: sets the lockstep tags and the watchdog period; 1000.
-        kp, kd (double[]): PD gains (law pd), one per actuator or one for all (N m/rad, N m s/rad).
-        parameters_file (string): identified parameters (JSON) of the model-based laws; empty: nominal.
-        natural_frequency_hz (double): CTC error dynamics / augmented PD bandwidth (Hz); 10.
-        damping (double): their damping ratio; 1.
-        ctc_kp, ctc_kd (double[]): CTC gains (1/s^2, 1/s), one per coordinate or one for all;
-            empty: from natural_frequency_hz and damping.
-        feedforward (bool): augmented_pd: add the inverse dynamics of the reference; true.
-        pfc_kp, pfc_kv (double): PFC inner-loop gains (1/s^2, 1/s); 50, 68.
-        pfc_response_periods (double): PFC closed-loop response time CLTR (control periods); 18.
-        pfc_points (int[]): PFC coincidence points (control periods); [6, 12, 18].
-        pfc_degree (int): degree of the PFC error extrapolation (eq. 29); 1.
-        pfc_error_window (int): past errors the extrapolation is fitted to; 20.
-        effort_limits (double[]): per-actuator torque limits (N m); empty: the URDF's.
-        setpoint (double[]): fixed reference of the actuated joints (rad); empty: see setpoint_task.
-        setpoint_task (double[]): fixed task pose (m, rad) solved for the actuated joints; empty:
-            hold the first measured position.
-        watchdog_periods (int): control periods without a state before zero torque; 50.
-        log_period (double): minimum time between two reports of one kind of problem (s); 1.
-        internal_stress_projection (bool): on actuation-redundant robots, remove the torques
-            that only load the structure (Briot et al. 2015, eq. 50); true.
+    Parameters: :data:`pardyn.nodes.parameters.CONTROLLER` (all read-only; defaults in ``config/controller.yaml``).
 
     Raises:
         PardynError: unknown robot or law, gains or limits of the wrong size.
@@ -214,66 +108,21 @@ class ControllerNode(Node):
 
     def __init__(self, **node_options) -> None:
         super().__init__(NODE_NAME, **node_options)
-        robot_name = declare(self, "robot", "dualv", "robot name (config/robots/<name>.yaml) or robot YAML path")
-        law = declare(self, "law", "pd", f"control law, one of {list(LAWS)}")
-        rate = declare(self, "rate", 1000.0, "control rate (Hz): the sim's, for lockstep tags and the watchdog",
-                       low=1e-3, high=1e6)
-        kp = declare(self, "kp", "double_array", "proportional gains (N m/rad), one per actuator or one for all")
-        kd = declare(self, "kd", "double_array", "derivative gains (N m s/rad), one per actuator or one for all")
-        parameters_file = declare(self, "parameters_file", "",
-                                  "identified parameters (JSON) of the model-based laws; empty: nominal")
-        natural_frequency = declare(self, "natural_frequency_hz", 10.0,
-                                    "CTC error dynamics natural frequency / augmented PD bandwidth (Hz)",
-                                    low=1e-6, high=1e5)
-        damping = declare(self, "damping", 1.0, "damping ratio of the CTC error dynamics / augmented PD",
-                          low=1e-6, high=100.0)
-        ctc_kp = declare(self, "ctc_kp", "double_array",
-                         "CTC gains Kp (1/s^2); empty: (2 pi natural_frequency_hz)^2")
-        ctc_kd = declare(self, "ctc_kd", "double_array",
-                         "CTC gains Kd (1/s); empty: 2 damping (2 pi natural_frequency_hz)")
-        feedforward = declare(self, "feedforward", True,
-                              "augmented_pd: add the inverse dynamics of the reference (Briot et al. 2015, Fig. 4)")
-        pfc = dict(
-            kp=declare(self, "pfc_kp", 50.0, "PFC inner-loop proportional gain (1/s^2)", low=1e-9, high=1e9),
-            kv=declare(self, "pfc_kv", 68.0, "PFC inner-loop derivative gain (1/s)", low=0.0, high=1e9),
-            response_periods=declare(self, "pfc_response_periods", 18.0,
-                                     "PFC closed-loop response time CLTR (control periods)", low=1e-3, high=1e6),
-            points=declare(self, "pfc_points", "integer_array", "PFC coincidence points (control periods)")
-            or [6, 12, 18],
-            degree=declare(self, "pfc_degree", 1, "PFC error extrapolation degree (eq. 29)", low=0, high=5),
-            error_window=declare(self, "pfc_error_window", 20, "past errors the PFC extrapolation is fitted to",
-                                 low=1, high=10_000),
-        )
-        limits = declare(self, "effort_limits", "double_array",
-                         "per-actuator torque limits (N m); empty: the URDF <limit effort>")
-        setpoint = declare(self, "setpoint", "double_array",
-                           "fixed reference of the actuated joints (rad, m) until a trajectory arrives")
-        setpoint_task = declare(self, "setpoint_task", "double_array",
-                                "fixed task pose (m, rad) if 'setpoint' is empty; both empty: hold the first reading")
-        watchdog_periods = declare(self, "watchdog_periods", 50,
-                                   "control periods without a joint state before the controller outputs zero torque",
-                                   low=1, high=1_000_000)
-        log_period = declare(self, "log_period", 1.0, "minimum time between two reports of one kind of problem (s)",
-                             low=0.0, high=3600.0)
-        projection = declare(self, "internal_stress_projection", True,
-                             "actuation-redundant robots: remove the torques in the null space of J^T (eq. 50)")
-
-        self.robot: Robot = load_robot(robot_name)
+        p = declare_parameters(self, NODE_NAME)
+        self.robot: Robot = load_robot(p["robot"])
         self.names = tuple(self.robot.actuated_names)
-        self.period_ns = period_ns(rate)
-        self.law = self._make_law(law, kp, kd, limits, parameters_file=parameters_file,
-                                  natural_frequency_hz=natural_frequency, damping=damping,
-                                  ctc_kp=ctc_kp, ctc_kd=ctc_kd, feedforward=feedforward, rate=rate, pfc=pfc)
+        self.period_ns = period_ns(p["rate"])
+        self.law = self._make_law(p)
         self.joints = tuple(self.law.joints) if self.law.joints else self.names
         self._lift = MeasuredReference(self.robot) if self.joints != self.names else None
         redundant = len(self.robot.actuated_names) > len(self.robot.task_names)
-        use_projection = projection and redundant and not self.law.minimum_norm
+        use_projection = p["internal_stress_projection"] and redundant and not self.law.minimum_norm
         self._projection = InternalStressProjection(self.robot) if use_projection else None
-        self.watchdog_s = watchdog_periods * self.period_ns * 1e-9
-        self._hold = self._fixed_setpoint(setpoint, setpoint_task)
+        self.watchdog_s = p["watchdog_periods"] * self.period_ns * 1e-9
+        self._hold = self._fixed_setpoint(p["setpoint"], p["setpoint_task"])
         self._trajectory: SampledReference | None = None  # in time from its start
         self._trajectory_start_ns = 0
-        self._reporter = Reporter(self, log_period, what="more")
+        self._reporter = Reporter(self, p["log_period"], what="more")
         self._last_state_wall: float | None = None
         self._last_tag = 0
         self._last_answer: tuple[int, np.ndarray] | None = None  # (stamp ns, tau) of the last command
@@ -286,42 +135,28 @@ class ControllerNode(Node):
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._watchdog = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._check_watchdog, clock=steady)
         self.get_logger().info(
-            f"robot {self.robot.name}, law {law} ({self._describe_law()}), limits {self.law.limits.tolist()} N m (N for prismatic joints): "
+            f"robot {self.robot.name}, law {p['law']} ({self._describe_law()}), limits {self.law.limits.tolist()} N m (N for prismatic joints): "
             f"{self._states.topic_name} -> {self._publisher.topic_name}; reference {self._reference.topic_name}; "
-            f"watchdog {watchdog_periods} periods of {self.period_ns * 1e-6:g} ms"
+            f"watchdog {p['watchdog_periods']} periods of {self.period_ns * 1e-6:g} ms"
         )
 
     # ------------------------------------------------------------ setup
-    def _make_law(
-        self, law: str, kp: list[float], kd: list[float], limits: list[float], *, parameters_file: str,
-        natural_frequency_hz: float, damping: float, ctc_kp: list[float], ctc_kd: list[float],
-        feedforward: bool, rate: float, pfc: dict,
-    ) -> ControlLaw:
-        if law not in LAWS:
-            raise InputError(f"parameter law: unknown control law {law!r}, expected one of {list(LAWS)}")
-        robot = self.robot
+    def _make_law(self, p: dict) -> ControlLaw:
+        """The law of the registry (:mod:`pardyn.control.laws`) the parameters ``p`` name."""
+        pfc = {"kp": p["pfc_kp"], "kv": p["pfc_kv"], "response_periods": p["pfc_response_periods"],
+               "degree": p["pfc_degree"], "error_window": p["pfc_error_window"]}
+        if p["pfc_points"]:
+            pfc["points"] = p["pfc_points"]
+        options = LawOptions(
+            kp=p["kp"], kd=p["kd"], natural_frequency_hz=p["natural_frequency_hz"], damping=p["damping"],
+            ctc_kp=p["ctc_kp"], ctc_kd=p["ctc_kd"], feedforward=p["feedforward"], period_s=1.0 / p["rate"],
+            limits=p["effort_limits"], pfc=pfc,
+        )
         try:
-            if law == "pd":
-                if not kp or not kd:
-                    raise InputError(f"parameters kp and kd: the PD law needs gains for {list(self.names)}, "
-                                     f"got {kp}, {kd}")
-                return JointPD(kp, kd, limits=actuator_limits(robot, limits), joints=self.names)
-            params: DynamicParameters | None = None
-            if parameters_file:
-                params = read_parameter_file(parameters_file, robot)
-            limits = limits or None
-            if law == "augmented_pd":
-                return AugmentedPD(robot, params, bandwidth_hz=natural_frequency_hz, damping=damping,
-                                   feedforward=feedforward, period_s=1.0 / rate, limits=limits)
-            if law == "pfc":
-                return PredictiveFunctionalControl(robot, params, period_s=1.0 / rate, limits=limits, **pfc)
-            if bool(ctc_kp) != bool(ctc_kd):
-                raise InputError(f"parameters ctc_kp and ctc_kd: give both or neither, got {ctc_kp}, {ctc_kd}")
-            gains = (ctc_kp, ctc_kd) if ctc_kp else ctc_gains(natural_frequency_hz, damping)
-            if law == "extended_ctc":
-                return ExtendedComputedTorque(robot, params, kp=gains[0], kd=gains[1], limits=limits)
-            space = "task" if law == "ctc_task" else "actuated"
-            return ComputedTorque(robot, params, kp=gains[0], kd=gains[1], space=space, limits=limits)
+            params = None
+            if p["parameters_file"] and needs_model(p["law"]):
+                params = read_parameter_file(p["parameters_file"], self.robot)
+            return make_law(p["law"], self.robot, params, options)
         except InputError as error:
             raise InputError(f"controller parameters: {error}") from error
 
@@ -374,7 +209,7 @@ class ControllerNode(Node):
 
     def _on_state(self, message: JointState) -> None:
         try:
-            position, velocity = actuated_readings(
+            position, velocity = joint_readings(
                 message, self.joints, what="actuated" if self._lift is None else "measured")
         except InputError as error:
             self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")

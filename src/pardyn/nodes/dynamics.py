@@ -18,10 +18,7 @@ for model-based control:
   the reference of ``reference/trajectory`` (the ``trajectory`` node) closed
   by the forward problem and eqs. (21), (24).
 
-Parameters (``config/dynamics.yaml``; read-only): ``robot``,
-``parameters_file`` (identified parameters, a ``pardyn identify`` result;
-empty: the YAML's nominal ones), ``rate`` (Hz, for the tags),
-``acceleration_cutoff`` (Hz), ``log_period`` (s). Bad input (missing joints,
+Parameters: :data:`pardyn.nodes.parameters.DYNAMICS` (``config/dynamics.yaml``). Bad input (missing joints,
 NaN, unreachable references) is logged, throttled, and dropped.
 
 Run: ``ros2 run pardyn dynamics --ros-args --params-file config/dynamics.yaml``.
@@ -29,25 +26,32 @@ Run: ``ros2 run pardyn dynamics --ros-args --params-file config/dynamics.yaml``.
 
 from __future__ import annotations
 
-import math
 import sys
 
-import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from pardyn.control import JointReference
 from pardyn.dynamics.inverse import InverseDynamics
+from pardyn.dynamics.monitor import DynamicsMonitor
 from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError, PardynError
-from pardyn.nodes.common import CONTROL_QOS, LATCHED_QOS, Reporter, declare, period_ns, run_node, stamp_to_ns, step_of_stamp
-from pardyn.nodes.controller import actuated_readings, command_message, reference_from_message
-from pardyn.robot import Robot, load_robot
+from pardyn.nodes.common import (
+    CONTROL_QOS,
+    LATCHED_QOS,
+    Reporter,
+    declare_parameters,
+    period_ns,
+    run_node,
+    stamp_to_ns,
+    step_of_stamp,
+)
+from pardyn.nodes.messages import command_message, joint_readings, reference_from_message
+from pardyn.robot import load_robot
 from pardyn.trajectories import SampledReference
 
-__all__ = ["DynamicsMonitor", "DynamicsNode", "main"]
+__all__ = ["DynamicsNode", "main"]
 
 NODE_NAME = "dynamics"
 STATE_TOPIC = "closed_loop/joint_states"
@@ -56,59 +60,14 @@ MODEL_TOPIC = "dynamics/model_effort"
 FEEDFORWARD_TOPIC = "dynamics/feedforward"
 
 
-class DynamicsMonitor:
-    """The node's computations, without ROS.
-
-    Args:
-        robot: the robot.
-        dynamics: its inverse dynamic model (nominal or identified parameters).
-        acceleration_cutoff_hz: low-pass of the task-acceleration estimate (Hz).
-    """
-
-    def __init__(self, robot: Robot, dynamics: InverseDynamics, *, acceleration_cutoff_hz: float) -> None:
-        if not acceleration_cutoff_hz > 0.0:
-            raise InputError(f"acceleration_cutoff must be positive (Hz), got {acceleration_cutoff_hz}")
-        self.robot = robot
-        self.dynamics = dynamics
-        self.cutoff_hz = acceleration_cutoff_hz
-        self._previous: tuple[int, np.ndarray] | None = None  # (stamp ns, task velocity)
-        self._task_acceleration = np.zeros(len(robot.task_names))
-        self._reference_q = robot.home.copy()
-
-    def model_effort(self, stamp_ns: int, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
-        """Model torques (n_a,) of the closed state ``q``, ``qdot`` (nv,) at ``stamp_ns``."""
-        task_velocity = qdot[self.robot.task_indices]
-        if self._previous is not None and stamp_ns > self._previous[0]:
-            dt = (stamp_ns - self._previous[0]) * 1e-9
-            smoothing = math.exp(-2 * math.pi * self.cutoff_hz * dt)
-            difference = (task_velocity - self._previous[1]) / dt
-            self._task_acceleration = smoothing * self._task_acceleration + (1 - smoothing) * difference
-        self._previous = (stamp_ns, task_velocity.copy())
-        return self.dynamics.torques_from_task(q, task_velocity, self._task_acceleration)
-
-    def feedforward(self, reference: JointReference) -> np.ndarray:
-        """Torques (n_a,) of the actuated-joint reference: closed by eqs. (21), (24), then the IDM."""
-        robot = self.robot
-        self._reference_q = robot.solve_forward(reference.position, start=self._reference_q).q
-        qdot, qddot = robot.differential.states_from(
-            self._reference_q, robot.actuated_indices, reference.velocity, reference.acceleration
-        )
-        return self.dynamics.torques(self._reference_q, qdot, qddot)
-
-
 class DynamicsNode(Node):
     """The ``dynamics`` node (module docstring for topics and parameters)."""
 
     def __init__(self, **node_options) -> None:
         super().__init__(NODE_NAME, **node_options)
-        robot_name = declare(self, "robot", "dualv", "robot name (config/robots/<name>.yaml) or robot YAML path")
-        parameters_file = declare(self, "parameters_file", "",
-                                  "identified parameters (pardyn identify result JSON); empty: the YAML's nominal")
-        rate = declare(self, "rate", 1000.0, "control rate (Hz), for the feedforward tags", low=1e-3, high=1e6)
-        cutoff = declare(self, "acceleration_cutoff", 20.0, "low-pass of the task acceleration estimate (Hz)",
-                         low=1e-3, high=1e6)
-        log_period = declare(self, "log_period", 1.0, "minimum time between two reports of one kind of problem (s)",
-                             low=0.0, high=3600.0)
+        p = declare_parameters(self, NODE_NAME)
+        robot_name, parameters_file, rate = p["robot"], p["parameters_file"], p["rate"]
+        cutoff, log_period = p["acceleration_cutoff"], p["log_period"]
         self.robot = load_robot(robot_name)
         params = read_parameter_file(parameters_file, self.robot) if parameters_file else None
         self.monitor = DynamicsMonitor(self.robot, InverseDynamics(self.robot, params), acceleration_cutoff_hz=cutoff)
@@ -137,7 +96,7 @@ class DynamicsNode(Node):
 
     def _on_state(self, message: JointState) -> None:
         try:
-            q, qdot = actuated_readings(message, tuple(self.robot.joint_names))
+            q, qdot = joint_readings(message, tuple(self.robot.joint_names))
             stamp_ns = stamp_to_ns(message.header.stamp)
             effort = self.monitor.model_effort(stamp_ns, q, qdot)
         except PardynError as error:

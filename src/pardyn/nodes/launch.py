@@ -1,7 +1,7 @@
 """The launch description shared by ``launch/{sim,hardware,identification}.launch.py``.
 
 Each of those files names its bringup file (``config/bringup/<kind>.yaml``, format:
-:mod:`pardyn.cli.bringup`); this builds one ``launch_ros`` Node per entry of it, with
+:mod:`pardyn.nodes.bringup`); this builds one ``launch_ros`` Node per entry of it, with
 its parameters and remappings, so ``ros2 launch pardyn <kind>.launch.py`` starts
 exactly what ``pardyn bringup config/bringup/<kind>.yaml`` runs in one process.
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from pardyn.cli.bringup import load_bringup
+from pardyn.nodes.bringup import load_bringup
 
 __all__ = ["bringup_launch_description", "bringup_nodes"]
 

@@ -40,7 +40,7 @@ Bag timestamps (``timestamp_source``):
 The header stamps themselves are always kept in the messages (the readers of
 :mod:`pardyn.bags.reader` use them for ``t``).
 
-Parameters: ``config/recorder.yaml``, see :class:`RecorderNode`. A message
+Parameters: :data:`pardyn.nodes.parameters.RECORDER` (``config/recorder.yaml``). A message
 that cannot be recorded (malformed data, write error) is reported (at most
 once per second) and dropped, a topic that cannot be (unknown type, type hash
 of another definition, several types) is refused with an error; the bag stays
@@ -58,7 +58,6 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rcl_interfaces.msg import ParameterType
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -74,14 +73,11 @@ from pardyn.bags.writer import (
     typestore_for,
 )
 from pardyn.errors import InputError, PardynError
-from pardyn.nodes.common import declare, descriptor, run_node
+from pardyn.nodes.common import declare_parameters, run_node
 
 __all__ = ["RecorderNode", "main", "to_bag_qos"]
 
 NODE_NAME = "recorder"
-DEFAULT_TOPICS = ["joint_states", "effort_controller/commands"]
-TIMESTAMP_SOURCES = ("receive", "header")
-RELIABILITIES = ("auto", "reliable", "best_effort")
 REPORT_PERIOD_S = 1.0
 
 
@@ -139,21 +135,8 @@ class _TopicPlan:
 class RecorderNode(Node):
     """The ``recorder`` node (see the module docstring for topics and services).
 
-    Parameters (read-only unless said otherwise):
-        topics (string array): topics to record; ["joint_states", "effort_controller/commands"].
-        types (string array): their message types (``pkg/msg/Type``), one per topic, "" to take
-            it from the graph; [] (or only ""): all from the graph; [].
-        bag_path (string, dynamic): bag directory of the next ``~/start``; "bags/recording".
-        autostart (bool): start recording at once; true.
-        timestamp_source (string): ``receive`` or ``header`` (see the module docstring); receive.
-        reliability (string): ``auto`` (adapt to the publishers), ``reliable`` or ``best_effort``; auto.
-        queue_depth (int): depth of each subscription (keep last); 1000.
-        chunk_messages (int): messages per MCAP chunk (what a kill can lose at most); 100.
-        chunk_bytes (int): ... or bytes per chunk; 1048576.
-        flush_period (double): ... or age of the oldest unwritten message (s), 0 = no limit; 1.0.
-        fsync (bool): fsync the file after each chunk; false.
-        distro (string): ROS 2 distribution of the message definitions (jazzy, kilted); kilted.
-        discovery_period (double): how often the graph is checked for topics still unknown (s); 0.2.
+    Parameters: :data:`pardyn.nodes.parameters.RECORDER` (read-only but ``bag_path``; defaults in
+    ``config/recorder.yaml``).
 
     Raises:
         PardynError: a parameter has an invalid value.
@@ -161,46 +144,13 @@ class RecorderNode(Node):
 
     def __init__(self, **node_options) -> None:
         super().__init__(NODE_NAME, **node_options)
-        topics = self.declare_parameter(
-            "topics",
-            list(DEFAULT_TOPICS),
-            descriptor(
-                "topics to record (relative names: node namespace)",
-                ParameterType.PARAMETER_STRING_ARRAY,
-                read_only=True,
-            ),
-        ).value
-        types = declare(self, "types", "string_array", "message types of the topics ('' or none: from the graph)")
-        declare(self, "bag_path", "bags/recording", "bag directory of the next recording (suffixed if it exists)",
-                read_only=False)
-        autostart = declare(self, "autostart", True, "start recording when the node starts")
-        self.timestamp_source = declare(
-            self, "timestamp_source", "receive", "bag timestamps: 'receive' (node clock) or 'header' (header stamp)"
-        )
-        self.reliability = declare(
-            self, "reliability", "auto", "subscription reliability: 'auto' (as the publishers), 'reliable', 'best_effort'"
-        )
-        self.queue_depth = declare(self, "queue_depth", 1000, "subscription depth (keep last)", low=1, high=1_000_000)
-        chunk_messages = declare(
-            self, "chunk_messages", 100, "messages per MCAP chunk (at most this many are lost if the recorder is killed)",
-            low=1, high=1_000_000,
-        )
-        chunk_bytes = declare(self, "chunk_bytes", 1 << 20, "bytes of records per MCAP chunk", low=1, high=1 << 20)
-        flush_period = declare(
-            self, "flush_period", 1.0, "write the pending chunk when its oldest message is this old (s); 0: never",
-            low=0.0, high=3600.0,
-        )
-        fsync = declare(self, "fsync", False, "fsync the bag after each chunk (survives power loss)")
-        distro = declare(self, "distro", "kilted", "ROS 2 distribution of the message definitions")
-        discovery_period = declare(
-            self, "discovery_period", 0.2, "period of the graph checks for topics not yet subscribed (s)",
-            low=0.01, high=60.0,
-        )
+        p = declare_parameters(self, NODE_NAME)
+        topics, types, autostart = p["topics"], p["types"], p["autostart"]
+        self.timestamp_source, self.reliability, self.queue_depth = (p["timestamp_source"], p["reliability"],
+                                                                     p["queue_depth"])
+        chunk_messages, chunk_bytes, flush_period = p["chunk_messages"], p["chunk_bytes"], p["flush_period"]
+        fsync, distro, discovery_period = p["fsync"], p["distro"], p["discovery_period"]
 
-        if self.timestamp_source not in TIMESTAMP_SOURCES:
-            raise InputError(f"parameter timestamp_source: {self.timestamp_source!r} not in {list(TIMESTAMP_SOURCES)}")
-        if self.reliability not in RELIABILITIES:
-            raise InputError(f"parameter reliability: {self.reliability!r} not in {list(RELIABILITIES)}")
         if not topics or any(not name.strip() for name in topics):
             raise InputError(f"parameter topics: needs non-empty topic names, got {list(topics)}")
         if not any(name.strip() for name in types):

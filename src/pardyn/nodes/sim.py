@@ -83,127 +83,45 @@ from pardyn.nodes.common import (
     SEQUENCE_MODULUS,
     STATE_TOPIC,
     Reporter,
-    declare,
+    declare_parameters,
     ns_to_stamp,
     period_ns,
     run_node,
 )
-from pardyn.plants import Plant, PlantState
-from pardyn.plants.measurement import VELOCITY_MODES, MeasurementModel
-from pardyn.robot import Robot, load_robot
+from pardyn.nodes.messages import check_command
+from pardyn.plants import PlantState
+from pardyn.plants.measurement import MeasurementModel
+from pardyn.plants.registry import make_plant
+from pardyn.robot import load_robot
 
-__all__ = ["GROUND_TRUTH_TOPIC", "MOTOR_STATE_TOPIC", "PLANTS", "SimNode", "check_command", "main", "make_plant"]
+__all__ = ["GROUND_TRUTH_TOPIC", "MOTOR_STATE_TOPIC", "SimNode", "main"]
 
 NODE_NAME = "sim"
 GROUND_TRUTH_TOPIC = "ground_truth/joint_states"
-PLANTS = ("mujoco", "pinocchio", "flexible")
 MOTOR_STATE_TOPIC = "motor_states"
 STALE_WINDOW = 1000  # older tags within this many steps are duplicates, dropped silently
-
-
-def check_command(data, size: int, names) -> np.ndarray:
-    """A command's torques (size,), or InputError naming the problem (wrong length, NaN/inf)."""
-    values = np.asarray(data, dtype=float)
-    if values.size != size:
-        raise InputError(f"expected {size} torques {list(names)}, got {values.size}")
-    bad = [name for name, value in zip(names, values) if not math.isfinite(value)]
-    if bad:
-        raise InputError(f"non-finite torques for {bad}: {values.tolist()}")
-    return values
-
-
-def make_plant(robot: Robot, kind: str, params=None, *, payload=None, timestep: float = 0.0,
-               coulomb_width: float = 0.0) -> Plant:
-    """A plant of ``kind`` (:data:`PLANTS`) for ``robot`` simulating the dynamic parameters ``params``.
-
-    ``params``: ``robot.nominal_parameters`` by default (the pinocchio plant adds the
-    drive offsets ``tau_off``; MuJoCo builds counterweights as bodies, see
-    :mod:`pardyn.plants.mujoco_plant`); ``timestep`` 0 keeps the plant's default;
-    ``coulomb_width`` is the pinocchio plant's friction smoothing (rad/s).
-    """
-    options = {} if timestep <= 0.0 else {"timestep": timestep}
-    if kind == "flexible":
-        from pardyn.dynamics.rotor import load_rotor_model  # noqa: PLC0415
-        from pardyn.plants.flexible_joint import FlexibleJointPlant  # noqa: PLC0415
-
-        if payload is not None:
-            raise InputError("parameter payload_mass: the flexible-joint plant carries no payload")
-        return FlexibleJointPlant(robot, load_rotor_model(robot), params=params, **options)
-    if kind == "mujoco":
-        from pardyn.plants.mujoco_plant import MujocoPlant  # noqa: PLC0415 - mujoco only when asked for
-
-        return MujocoPlant(robot, params, payload=payload, **options)
-    if kind == "pinocchio":
-        from pardyn.plants.pinocchio_plant import PinocchioPlant  # noqa: PLC0415
-
-        return PinocchioPlant(robot, params, payload=payload, coulomb_width=coulomb_width, **options)
-    raise InputError(f"parameter plant: unknown plant {kind!r}, expected one of {list(PLANTS)}")
 
 
 class SimNode(Node):
     """The ``sim`` node (see the module docstring for topics, lockstep protocol and safety).
 
-    Parameters (``config/sim.yaml``; all read-only):
-        robot (string): robot name or YAML path; "dualv".
-        plant (string): one of :data:`PLANTS`; "mujoco".
-        parameters_file (string): dynamic parameters of the simulated robot (a JSON
-            result file, :func:`pardyn.dynamics.parameters.read_parameter_file`); empty: the YAML's.
-        rate (double): control rate (Hz); 1000.
-        lockstep (bool): lockstep with the controller (true) or free-running at wall-clock rate; true.
-        watchdog_periods (int): periods without a command before zero torque / an error; 50.
-        effort_limits (double[]): per-actuator torque limits (N m); empty: the URDF's.
-        initial_task (double[]): task pose at t = 0 (m, rad); empty: the robot's home.
-        plant_timestep (double): integration step of the plant (s); 0: the plant's default.
-        coulomb_width (double): friction smoothing of the pinocchio plant (rad/s); 0.01.
-        payload_mass (double): mass of a payload fixed to the platform (kg); 0: none.
-        payload_com (double[]): its centre of mass in the platform frame (m); empty: the origin.
-        payload_inertia (double[]): its inertia about the centre of mass, (ixx, iyy, izz, ixy, ixz, iyz)
-            in the platform frame (kg m^2); empty: a point mass.
-        counts_per_revolution, length_resolution, torque_noise, torque_noise_floor, velocities, seed:
-            the measurement model (:class:`pardyn.plants.measurement.MeasurementModel`: encoders
-            2^17 counts per turn, effort noise 1 % + 1e-3 N m, velocities by backward differences
-            of the quantized positions).
-        publish_clock (bool): publish /clock; true.
-        publish_ground_truth (bool): publish ground_truth/joint_states; true.
-        history_depth (int): queue depth (reliable, keep last) of joint_states and the ground truth; 10.
-        closure_tolerance (double): closure violation logged as an error above it (m, rad); 1e-6.
-        log_period (double): minimum time between two reports of one kind of problem (s); 1.
+    Parameters: :data:`pardyn.nodes.parameters.SIM` (all read-only; defaults in ``config/sim.yaml``); the
+    measurement model's are those of :class:`pardyn.plants.measurement.MeasurementModel`.
     """
 
     def __init__(self, **node_options) -> None:
         super().__init__(NODE_NAME, **node_options)
-        robot_name = declare(self, "robot", "dualv", "robot name (config/robots/<name>.yaml) or robot YAML path")
-        plant_kind = declare(self, "plant", "mujoco", f"simulated plant, one of {list(PLANTS)}")
-        parameters_file = declare(self, "parameters_file", "",
-                                  "dynamic parameters of the simulated robot (JSON result file); empty: the YAML's")
-        rate = declare(self, "rate", 1000.0, "control rate (Hz)", low=1e-3, high=1e6)
-        self.lockstep = declare(self, "lockstep", True,
-                                "advance one period per command of the current step (true) or free-running (false)")
-        watchdog_periods = declare(self, "watchdog_periods", 50,
-                                   "control periods without a command before zero torque (free) or an error (lockstep)",
-                                   low=1, high=1_000_000)
-        limits = declare(self, "effort_limits", "double_array",
-                         "per-actuator torque limits (N m); empty: the URDF <limit effort>")
-        initial_task = declare(self, "initial_task", "double_array", "task pose at t = 0 (m, rad); empty: home")
-        plant_timestep = declare(self, "plant_timestep", 0.0, "plant integration step (s); 0: the plant's default",
-                                 low=0.0, high=1.0)
-        coulomb_width = declare(self, "coulomb_width", 0.01,
-                                "Coulomb friction smoothing of the pinocchio plant (rad/s)", low=0.0, high=1e3)
-        payload_mass = declare(self, "payload_mass", 0.0, "payload fixed to the platform (kg); 0: none",
-                               low=0.0, high=1e6)
-        payload_com = declare(self, "payload_com", "double_array", "payload centre of mass in the platform frame (m)")
-        payload_inertia = declare(self, "payload_inertia", "double_array",
-                                  "payload inertia about its com, ixx iyy izz ixy ixz iyz (kg m^2); empty: point mass")
-        measurement = self._declare_measurement()
-        publish_clock = declare(self, "publish_clock", True, "publish /clock (simulated time)")
-        publish_truth = declare(self, "publish_ground_truth", True, f"publish {GROUND_TRUTH_TOPIC} (every joint)")
-        depth = declare(self, "history_depth", 10,
-                        "queue depth of joint_states and ground truth: raise it so that a slow subscriber "
-                        "(a recorder, a test) misses nothing", low=1, high=1_000_000)
-        self.closure_tolerance = declare(self, "closure_tolerance", 1e-6,
-                                         "closure violation logged as an error above it (m, rad)", low=0.0, high=1.0)
-        log_period = declare(self, "log_period", 1.0, "minimum time between two reports of one kind of problem (s)",
-                             low=0.0, high=3600.0)
+        p = declare_parameters(self, NODE_NAME)
+        robot_name, plant_kind, parameters_file, rate = p["robot"], p["plant"], p["parameters_file"], p["rate"]
+        self.lockstep = p["lockstep"]
+        self.closure_tolerance = p["closure_tolerance"]
+        watchdog_periods, limits, initial_task = p["watchdog_periods"], p["effort_limits"], p["initial_task"]
+        plant_timestep, coulomb_width = p["plant_timestep"], p["coulomb_width"]
+        payload_mass, payload_com, payload_inertia = p["payload_mass"], p["payload_com"], p["payload_inertia"]
+        measurement = {key: p[key] for key in ("counts_per_revolution", "length_resolution", "torque_noise",
+                                                "torque_noise_floor", "velocities", "seed")}
+        publish_clock, publish_truth, depth, log_period = (p["publish_clock"], p["publish_ground_truth"],
+                                                           p["history_depth"], p["log_period"])
 
         self.robot = load_robot(robot_name)
         robot = self.robot
@@ -275,27 +193,7 @@ class SimNode(Node):
             matrix = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=float)
         return Payload(mass, com, matrix)
 
-    def _declare_measurement(self) -> dict:
-        return {
-            "counts_per_revolution": declare(self, "counts_per_revolution", 2**17,
-                                             "encoder counts per turn of a measured revolute joint",
-                                             low=1, high=2**62),
-            "length_resolution": declare(self, "length_resolution", 1e-6,
-                                         "encoder step of a measured prismatic joint (m)", low=1e-12, high=1.0),
-            "torque_noise": declare(self, "torque_noise", 0.01,
-                                    "relative standard deviation of the effort noise (0.01 = 1 % of |tau|)",
-                                    low=0.0, high=10.0),
-            "torque_noise_floor": declare(self, "torque_noise_floor", 1e-3,
-                                          "absolute standard deviation of the effort noise (N m)", low=0.0, high=1e6),
-            "velocities": declare(self, "velocities", "difference",
-                                  f"published joint velocities, one of {list(VELOCITY_MODES)}"),
-            "seed": declare(self, "seed", 0, "seed of the effort noise", low=0, high=2**31 - 1),
-        }
-
     def _make_measurement(self, options: dict) -> MeasurementModel:
-        if options["velocities"] == "none":
-            raise InputError("parameter velocities: 'none' leaves the controller without velocities; "
-                             "use 'difference' (the drive's estimate) or 'exact'")
         model = MeasurementModel(self.robot, **options)
         actuated = set(self.names)
         self._effort_rows = [model.torque_names.index(n) if n in actuated else None for n in model.names]

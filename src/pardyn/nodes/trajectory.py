@@ -28,58 +28,31 @@ from __future__ import annotations
 
 import sys
 
-from builtin_interfaces.msg import Duration
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
 from pardyn.errors import InputError
-from pardyn.nodes.common import LATCHED_QOS, declare, ns_to_stamp, run_node
+from pardyn.nodes.common import LATCHED_QOS, declare_parameters, run_node
+from pardyn.nodes.messages import trajectory_message
+from pardyn.nodes.parameters import TRAJECTORY_KINDS
 from pardyn.robot import load_robot
-from pardyn.trajectories import Circle, JointSamples, PointToPoint, TaskTrajectory, joint_trajectory
+from pardyn.trajectories import Circle, PointToPoint, TaskTrajectory, joint_trajectory
+from pardyn.trajectories.excitation import excitation_settings
 
-__all__ = ["KINDS", "TOPIC", "TrajectoryNode", "main", "trajectory_message"]
+__all__ = ["TOPIC", "TrajectoryNode", "main"]
 
 NODE_NAME = "trajectory"
 TOPIC = "reference/trajectory"
-KINDS = ("circle", "point_to_point", "exciting")
-
-
-def trajectory_message(samples: JointSamples, indices, names, start_ns: int) -> JointTrajectory:
-    """A JointTrajectory of the joints ``indices`` (named ``names``) starting at ``start_ns``."""
-    message = JointTrajectory()
-    message.header.stamp = ns_to_stamp(start_ns)
-    message.joint_names = list(names)
-    for k, t in enumerate(samples.times):
-        point = JointTrajectoryPoint()
-        point.positions = samples.q[k, indices].tolist()
-        point.velocities = samples.qdot[k, indices].tolist()
-        point.accelerations = samples.qddot[k, indices].tolist()
-        whole = int(round(float(t) * 1e9))
-        point.time_from_start = Duration(sec=whole // 1_000_000_000, nanosec=whole % 1_000_000_000)
-        message.points.append(point)
-    return message
 
 
 class TrajectoryNode(Node):
     """The ``trajectory`` node.
 
-    Parameters (``config/trajectory.yaml``; all read-only):
-        robot (string): robot name or YAML path; "dualv".
-        kind (string): one of :data:`KINDS`; "circle".
-        start_task (double[]): task pose at the start (m, rad); empty: the robot's home.
-        goal_task (double[]): end pose of ``point_to_point`` (m, rad).
-        radius (double): circle radius (m); 0.02.
-        turns (double): circle revolutions (counter-clockwise if positive); 1.
-        start_angle (double): angle of the start point seen from the circle's centre (rad); 0.
-        duration (double): duration of the motion (s); 2.
-        sample_rate (double): points per second (Hz); 100.
-        start_time (double): absolute start time (s) on the node's clock if > 0; 0.
-        start_delay (double): otherwise the start is the publication time plus this (s); 0.5.
-        seed, base_frequency, harmonics, amplitude, max_velocity, max_acceleration,
-        candidates, optimize_iterations: the ``exciting`` kind
-        (:func:`pardyn.trajectories.exciting.design_exciting_trajectory`; ``optimize_iterations`` > 0
-        optimises the best draw's coefficients by SLSQP, 0 keeps the best draw).
+    Parameters: :data:`pardyn.nodes.parameters.TRAJECTORY` (all read-only; defaults in
+    ``config/trajectory.yaml``); those of the ``exciting`` kind go to
+    :func:`pardyn.trajectories.exciting.design_exciting_trajectory` (``optimize_iterations`` > 0
+    optimises the best draw's coefficients by SLSQP, 0 keeps the best draw).
 
     Raises:
         PardynError: bad parameters, or a sample the robot cannot reach (named).
@@ -87,35 +60,14 @@ class TrajectoryNode(Node):
 
     def __init__(self, **node_options) -> None:
         super().__init__(NODE_NAME, **node_options)
-        robot_name = declare(self, "robot", "dualv", "robot name (config/robots/<name>.yaml) or robot YAML path")
-        kind = declare(self, "kind", "circle", f"trajectory kind, one of {list(KINDS)}")
-        start_task = declare(self, "start_task", "double_array", "task pose at the start (m, rad); empty: home")
-        goal_task = declare(self, "goal_task", "double_array", "end task pose of point_to_point (m, rad)")
-        radius = declare(self, "radius", 0.02, "circle radius (m)", low=0.0, high=10.0)
-        turns = declare(self, "turns", 1.0, "circle revolutions (counter-clockwise if positive)", low=-1e6, high=1e6)
-        start_angle = declare(self, "start_angle", 0.0, "angle of the start point seen from the centre (rad)")
-        duration = declare(self, "duration", 2.0, "duration of the motion (s)", low=0.0, high=1e6)
-        sample_rate = declare(self, "sample_rate", 100.0, "points per second (Hz)", low=0.0, high=1e6)
-        start_time = declare(self, "start_time", 0.0, "absolute start time (s) on the node's clock if > 0",
-                             low=0.0, high=1e12)
-        self._start_delay = declare(self, "start_delay", 0.5,
-                                    "if start_time is 0: start this long after publication (s)", low=0.0, high=1e6)
+        p = declare_parameters(self, NODE_NAME)
+        robot_name, kind, start_task, goal_task = p["robot"], p["kind"], p["start_task"], p["goal_task"]
+        radius, turns, start_angle, duration = p["radius"], p["turns"], p["start_angle"], p["duration"]
+        sample_rate, start_time, self._start_delay = p["sample_rate"], p["start_time"], p["start_delay"]
         excitation = {
-            "seed": declare(self, "seed", 0, "exciting: seed of the random Fourier coefficients", low=0, high=2**31 - 1),
-            "base_frequency_hz": declare(self, "base_frequency", 0.0,
-                                         "exciting: fundamental frequency (Hz); 0: the robot's default", low=0.0, high=1e3),
-            "harmonics": declare(self, "harmonics", 5, "exciting: number of harmonics", low=1, high=100),
-            "amplitude": declare(self, "amplitude", "double_array",
-                                 "exciting: largest deviation per task coordinate (m, rad); empty: the robot's default"),
-            "max_velocity": declare(self, "max_velocity", "double_array",
-                                    "exciting: velocity bound per task coordinate; empty: the robot's default"),
-            "max_acceleration": declare(self, "max_acceleration", "double_array",
-                                        "exciting: acceleration bound per task coordinate; empty: the robot's default"),
-            "candidates": declare(self, "candidates", 6, "exciting: random draws, the best-exciting is kept",
-                                  low=1, high=1000),
-            "max_iterations": declare(self, "optimize_iterations", 0,
-                                      "exciting: SLSQP iterations optimising the best draw (0: none)",
-                                      low=0, high=10000),
+            "seed": p["seed"], "base_frequency_hz": p["base_frequency"], "harmonics": p["harmonics"],
+            "amplitude": p["amplitude"], "max_velocity": p["max_velocity"], "max_acceleration": p["max_acceleration"],
+            "candidates": p["candidates"], "max_iterations": p["optimize_iterations"],
         }
         self.robot = load_robot(robot_name)
         robot = self.robot
@@ -139,20 +91,15 @@ class TrajectoryNode(Node):
 
     def _exciting(self, robot, center, duration: float, options: dict) -> TaskTrajectory:
         """A Fourier exciting trajectory (pardyn.trajectories.exciting) around ``center``."""
-        from pardyn.experiments.identification_runs import EXCITATION  # noqa: PLC0415 - heavy, on demand
-        from pardyn.trajectories.exciting import design_exciting_trajectory  # noqa: PLC0415
+        from pardyn.trajectories.exciting import design_exciting_trajectory  # noqa: PLC0415 - heavy, on demand
 
-        defaults = dict(EXCITATION.get(robot.name, {}))
-        for key in ("amplitude", "max_velocity", "max_acceleration", "base_frequency_hz"):
-            if options[key]:
-                defaults[key] = options[key]
-        missing = [k for k in ("amplitude", "max_velocity", "max_acceleration", "base_frequency_hz") if k not in defaults]
-        if missing:
-            raise InputError(f"parameters {missing}: {robot.name} has no default excitation; set them")
+        settings = excitation_settings(robot, amplitude=options["amplitude"], max_velocity=options["max_velocity"],
+                                       max_acceleration=options["max_acceleration"],
+                                       base_frequency_hz=options["base_frequency_hz"])
         design = design_exciting_trajectory(
             robot, center=center, duration_s=duration, harmonics=options["harmonics"],
             candidates=options["candidates"], seed=options["seed"], optimize=options["max_iterations"] > 0,
-            max_iterations=max(options["max_iterations"], 1), **defaults,
+            max_iterations=max(options["max_iterations"], 1), **settings.design_options(),
         )
         self.get_logger().info(
             f"exciting trajectory: condition number {design.condition_number:.4g} (best draw "
@@ -169,7 +116,7 @@ class TrajectoryNode(Node):
             if not goal:
                 raise InputError("parameter goal_task: point_to_point needs a goal task pose")
             return PointToPoint(start, goal, duration_s=duration)
-        raise InputError(f"parameter kind: unknown trajectory kind {kind!r}, expected one of {list(KINDS)}")
+        raise InputError(f"parameter kind: unknown trajectory kind {kind!r}, expected one of {list(TRAJECTORY_KINDS)}")
 
     def _publish_once(self) -> None:
         self._timer.cancel()

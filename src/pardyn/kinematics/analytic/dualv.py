@@ -23,7 +23,7 @@ Eq. (57) as printed has a typo: its ``k_j`` numerator reads
     k_j = (x_Bj+1^2 + y_Bj+1^2 - x_Bj^2 - y_Bj^2) / (2 (x_Bj+1 - x_Bj))
 
 (``p_j``, ``g_j``, ``r_j`` are right). The implementation uses the equivalent
-vector form of :func:`~pardyn.kinematics.analytic.five_bar.circle_intersection`,
+vector form of :func:`~pardyn.kinematics.analytic.planar_geometry.circle_intersection`,
 which also holds when ``x_Bj+1 = x_Bj`` (where eq. 56 divides by zero).
 
 Eq. (55) is written here for any attachment offsets ``c_1``, ``c_3`` of the
@@ -47,7 +47,8 @@ import numpy as np
 
 from pardyn.errors import DescriptionError
 from pardyn.kinematics.analytic import register
-from pardyn.kinematics.analytic.five_bar import PlanarClosedForm, _angle, _cross, _rotate, circle_intersection
+from pardyn.kinematics.analytic.planar_geometry import angle_of, circle_intersection, cross, rotate
+from pardyn.kinematics.analytic.planar_legs import PlanarClosedForm
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -82,14 +83,14 @@ class DualVKinematics(PlanarClosedForm):
             a, b = self.legs[j], self.legs[k]
             b_j, b_k = a.elbow(home[a.joints[0]]), b.elbow(home[b.joints[0]])
             tip = a.tip(home[a.joints[0]], home[a.joints[1]])
-            sides.append(1 if _cross(b_k - b_j, tip - b_j) > 0.0 else -1)
+            sides.append(1 if cross(b_k - b_j, tip - b_j) > 0.0 else -1)
         self._home_assembly = tuple(sides)
 
     def pose_from_points(self, c1: np.ndarray, c3: np.ndarray) -> np.ndarray:
         """Task pose (3,) (m, m, rad) from the platform points ``C_1``, ``C_3`` (2,): eq. (55)."""
         anchor_1, anchor_3 = self._anchors
-        angle = _angle(c1 - c3) - _angle(anchor_1 - anchor_3)
-        position = 0.5 * (c1 + c3) - _rotate(angle, 0.5 * (anchor_1 + anchor_3))
+        angle = angle_of(c1 - c3) - angle_of(anchor_1 - anchor_3)
+        position = 0.5 * (c1 + c3) - rotate(angle, 0.5 * (anchor_1 + anchor_3))
         return self.platform.pose(position, angle)
 
     def loop_points(self, actuated: np.ndarray, sides: tuple[int, int], *, what: str) -> tuple[np.ndarray, np.ndarray]:

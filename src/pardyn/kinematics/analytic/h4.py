@@ -37,7 +37,7 @@ import pinocchio as pin
 
 from pardyn.errors import ConvergenceError, DescriptionError, InputError, SingularityError, WorkingModeError
 from pardyn.kinematics.analytic import AnalyticKinematics, register
-from pardyn.kinematics.analytic.five_bar import wrap_angle
+from pardyn.kinematics.analytic.planar_geometry import wrap_angle
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot

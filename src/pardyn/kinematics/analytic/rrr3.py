@@ -27,7 +27,7 @@ phi_i), sin(theta + phi_i))`` (eq. 28).
 * forward from the active joints alone: the paper gives no closed form (it is
   a polynomial of degree 6), so this falls back to the generic Newton solver.
 * inverse: eq. (35) for ``q_ai`` and eq. (36) for ``q_pi``, as the 2R leg
-  inverse problem of :class:`~pardyn.kinematics.analytic.five_bar.PlanarLeg`
+  inverse problem of :class:`~pardyn.kinematics.analytic.planar_legs.PlanarLeg`
   (same roots; the sign is the working mode, chosen by the YAML conditions).
 """
 
@@ -40,7 +40,8 @@ import numpy as np
 
 from pardyn.errors import DescriptionError
 from pardyn.kinematics.analytic import register
-from pardyn.kinematics.analytic.five_bar import PlanarClosedForm, _angle, _rotate, wrap_angle
+from pardyn.kinematics.analytic.planar_geometry import angle_of, rotate, wrap_angle
+from pardyn.kinematics.analytic.planar_legs import PlanarClosedForm
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -59,7 +60,7 @@ class RRR3Kinematics(PlanarClosedForm):
             raise DescriptionError(f"{source}: analytic: rrr3 needs at least two legs and a task (x, y, theta)")
         anchors = np.array([leg.anchor for leg in self.legs])  # c_i (n_legs, 2), m
         self._anchor_mean = anchors.mean(axis=0)
-        self._anchor_angles = np.array([_angle(c - self._anchor_mean) for c in anchors])
+        self._anchor_angles = np.array([angle_of(c - self._anchor_mean) for c in anchors])
         if np.min(np.linalg.norm(anchors - self._anchor_mean, axis=1)) < 1e-9:
             raise DescriptionError(f"{source}: closures: an attachment point is at the platform's centroid")
         sensed = list(robot.sensed_names)
@@ -70,10 +71,10 @@ class RRR3Kinematics(PlanarClosedForm):
     def pose_from_points(self, points: np.ndarray) -> np.ndarray:
         """Task pose (3,) (m, m, rad) from the platform vertices ``C_i`` (n_legs, 2): eqs. (32)-(34)."""
         centroid = points.mean(axis=0)
-        angles = [_angle(p - centroid) - a for p, a in zip(points, self._anchor_angles)]
+        angles = [angle_of(p - centroid) - a for p, a in zip(points, self._anchor_angles)]
         reference = angles[0]
         angle = reference + float(np.mean([wrap_angle(a, reference) - reference for a in angles]))
-        return self.platform.pose(centroid - _rotate(angle, self._anchor_mean), angle)
+        return self.platform.pose(centroid - rotate(angle, self._anchor_mean), angle)
 
     def forward(self, actuated: np.ndarray, sensed: np.ndarray | None = None) -> np.ndarray:
         """Every joint (nv,) from the active angles (3,) and the passive readings (3,), rad.

@@ -39,10 +39,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pardyn.dynamics.virtual_work import BodyMotion
 from pardyn.errors import DescriptionError, InputError, SingularityError
 from pardyn.kinematics.analytic import AnalyticKinematics, register
-from pardyn.kinematics.analytic.five_bar import circle_intersection
+from pardyn.kinematics.analytic.planar_geometry import circle_intersection
+from pardyn.kinematics.body_motion import BodyMotion
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot

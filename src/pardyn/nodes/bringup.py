@@ -1,0 +1,260 @@
+"""Bringup files: the single description of a node set, run in ONE process or launched.
+
+A bringup file (``config/bringup/*.yaml``) names the nodes of a system;
+``launch/{sim,hardware,identification}.launch.py`` build their launch_ros ``Node``
+actions from the same file (:mod:`pardyn.nodes.launch`, with :func:`load_bringup`),
+and ``pardyn bringup`` (:mod:`pardyn.cli.bringup`) runs them with
+:func:`run_nodes`, so what runs here is what ``ros2 launch`` starts::
+
+    # parameters of every node, applied after the node's own: they win (optional)
+    parameters:
+      - {robot: dualv}
+    nodes:
+      - executable: sim                    # a pardyn console script (pardyn.nodes.registry)
+        name: sim                          # optional: node name (default: the class's)
+        parameters:                        # applied in order, later ones win
+          - config/sim.yaml                # a ROS parameters file, relative to the pardyn share
+          - {lockstep: true}               # inline values
+        remappings: {joint_states: /robot/joint_states}   # optional
+
+:func:`run_nodes` makes every node an object of its class (:mod:`pardyn.nodes.registry`)
+in one rclpy context, spun by one single-threaded executor. Parameters files
+are passed as ``--params-file`` (the launch_ros semantics: a file's keys
+select the nodes it applies to); inline values are written to a temporary
+``/**`` parameters file, as launch_ros does. The nodes keep their own
+``use_sim_time`` and timers; Ctrl-C, SIGTERM or a duration stop them all
+cleanly.
+
+This module imports rclpy only inside :func:`run_nodes`: reading a bringup file does not need it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pardyn.errors import DescriptionError
+from pardyn.resources import resolve_path, share_directory
+
+__all__ = ["Bringup", "NodeSpec", "load_bringup", "run_nodes"]
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node of a bringup file.
+
+    Attributes:
+        executable: the pardyn console script (``ros2 run pardyn <executable>``).
+        name: node name, or None for the class's default.
+        parameters: in order, paths of ROS parameters files and dicts of values.
+        remappings: ``(from, to)`` topic remappings.
+    """
+
+    executable: str
+    name: str | None = None
+    parameters: tuple[Path | dict[str, Any], ...] = ()
+    remappings: tuple[tuple[str, str], ...] = ()
+
+    def launch_parameters(self) -> list[str | dict[str, Any]]:
+        """``parameters=`` of a launch_ros ``Node``: file paths as strings, dicts as they are."""
+        return [str(p) if isinstance(p, Path) else dict(p) for p in self.parameters]
+
+
+@dataclass(frozen=True)
+class Bringup:
+    """A node set read from a bringup file."""
+
+    source: Path
+    nodes: tuple[NodeSpec, ...] = field(default_factory=tuple)
+
+    def with_parameters(self, overrides: Mapping[str, Mapping[str, Any]]) -> Bringup:
+        """A copy where node ``name`` (or executable) gets ``overrides[name]`` applied last (it wins)."""
+        known = {spec.name or spec.executable for spec in self.nodes}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise DescriptionError(f"{self.source}: no nodes {unknown} to override; nodes: {sorted(known)}")
+        nodes = tuple(
+            replace(spec, parameters=spec.parameters + (dict(overrides[spec.name or spec.executable]),))
+            if (spec.name or spec.executable) in overrides else spec
+            for spec in self.nodes
+        )
+        return replace(self, nodes=nodes)
+
+    def describe(self) -> str:
+        """One line per node, as the ``ros2 run`` command it stands for."""
+        lines = []
+        for spec in self.nodes:
+            arguments = []
+            if spec.name:
+                arguments += ["-r", f"__node:={spec.name}"]
+            for parameter in spec.parameters:
+                if isinstance(parameter, Path):
+                    arguments += ["--params-file", str(parameter)]
+                else:
+                    arguments += [item for key, value in parameter.items() for item in ("-p", f"{key}:={_yaml(value)}")]
+            for source, target in spec.remappings:
+                arguments += ["-r", f"{source}:={target}"]
+            suffix = f" --ros-args {' '.join(arguments)}" if arguments else ""
+            lines.append(f"ros2 run pardyn {spec.executable}{suffix}")
+        return "\n".join(lines)
+
+
+def _yaml(value: Any) -> str:
+    """``value`` as the one-line YAML of a ``-p name:=value`` argument."""
+    return yaml.safe_dump(value, default_flow_style=True).removesuffix("...\n").strip()
+
+
+def _parameters(raw: Any, where: str, source: Path) -> tuple[Path | dict[str, Any], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise DescriptionError(f"{source}: {where}: expected a list of parameter files and mappings, got {raw!r}")
+    items: list[Path | dict[str, Any]] = []
+    for index, item in enumerate(raw):
+        if isinstance(item, str):
+            path = resolve_path(item, relative_to=share_directory())
+            if not path.is_file():
+                raise DescriptionError(f"{source}: {where}[{index}]: parameters file {item!r} not found ({path})")
+            items.append(path)
+        elif isinstance(item, Mapping) and all(isinstance(k, str) for k in item):
+            items.append(dict(item))
+        else:
+            raise DescriptionError(f"{source}: {where}[{index}]: expected a file path or a mapping, got {item!r}")
+    return tuple(items)
+
+
+def load_bringup(path: str | Path) -> Bringup:
+    """Read and check a bringup file (format in the module docstring).
+
+    Relative parameters-file paths (and ``package://pardyn/...``) are taken
+    from the pardyn share directory (:func:`pardyn.resources.share_directory`).
+
+    Raises:
+        DescriptionError: unreadable file, unknown keys, bad entries (named).
+        OSError: the file cannot be read.
+    """
+    source = Path(path)
+    try:
+        raw = yaml.safe_load(source.read_text())
+    except yaml.YAMLError as error:
+        raise DescriptionError(f"{source}: not valid YAML: {error}") from error
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("nodes"), list) or not raw["nodes"]:
+        raise DescriptionError(f"{source}: expected a mapping with a non-empty 'nodes' list")
+    unknown = sorted(set(raw) - {"nodes", "parameters"})
+    if unknown:
+        raise DescriptionError(f"{source}: unknown keys {unknown}; expected 'nodes' and optionally 'parameters'")
+    common = _parameters(raw.get("parameters"), "parameters", source)
+    nodes = []
+    for index, entry in enumerate(raw["nodes"]):
+        where = f"nodes[{index}]"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("executable"), str):
+            raise DescriptionError(f"{source}: {where}: expected a mapping with an 'executable' string, got {entry!r}")
+        unknown = sorted(set(entry) - {"executable", "name", "parameters", "remappings"})
+        if unknown:
+            raise DescriptionError(f"{source}: {where}: unknown keys {unknown}")
+        name = entry.get("name")
+        if name is not None and not isinstance(name, str):
+            raise DescriptionError(f"{source}: {where}.name: expected a string, got {name!r}")
+        remappings = entry.get("remappings") or {}
+        if not isinstance(remappings, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in remappings.items()
+        ):
+            raise DescriptionError(f"{source}: {where}.remappings: expected a mapping of topic names")
+        nodes.append(NodeSpec(
+            executable=entry["executable"],
+            name=name,
+            parameters=_parameters(entry.get("parameters"), f"{where}.parameters", source) + common,
+            remappings=tuple(remappings.items()),
+        ))
+    names = [spec.name or spec.executable for spec in nodes]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise DescriptionError(f"{source}: nodes {duplicated} appear twice: give them different 'name's")
+    return Bringup(source=source, nodes=tuple(nodes))
+
+
+def _cli_arguments(spec: NodeSpec, scratch: Path) -> list[str]:
+    """The ``--ros-args`` of one node: its name, parameter files (inline values written to ``scratch``), remaps."""
+    arguments = ["--ros-args"]
+    if spec.name:
+        arguments += ["-r", f"__node:={spec.name}"]
+    for index, parameter in enumerate(spec.parameters):
+        if isinstance(parameter, Path):
+            arguments += ["--params-file", str(parameter)]
+        else:
+            file = scratch / f"{spec.name or spec.executable}_{index}.yaml"
+            file.write_text(yaml.safe_dump({"/**": {"ros__parameters": parameter}}))
+            arguments += ["--params-file", str(file)]
+    for source, target in spec.remappings:
+        arguments += ["-r", f"{source}:={target}"]
+    return arguments
+
+
+def run_nodes(
+    bringup: Bringup,
+    *,
+    namespace: str = "",
+    duration_s: float | None = None,
+    until: Callable[[dict[str, Any]], bool] | None = None,
+) -> dict[str, Any]:
+    """Run the nodes of ``bringup`` in this process until a stop; the nodes by executable name.
+
+    Stops on Ctrl-C/SIGTERM, after ``duration_s`` seconds of wall-clock time, or
+    as soon as ``until(nodes)`` is true (checked between callbacks), then
+    destroys the nodes (the recorder closes its bag) and shuts rclpy down.
+    The returned nodes are destroyed: read figures from them, do not spin them.
+    """
+    import rclpy  # noqa: PLC0415 - only here: loading a bringup file needs no rclpy
+    from rclpy.exceptions import ParameterException  # noqa: PLC0415
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor  # noqa: PLC0415
+
+    from pardyn.errors import PardynError  # noqa: PLC0415
+    from pardyn.nodes.registry import node_class  # noqa: PLC0415
+
+    context = rclpy.Context()
+    # rclpy installs its SIGINT/SIGTERM handlers only for the default context unless asked: without
+    # them SIGTERM kills the process before the nodes are destroyed (the recorder's bag left open),
+    # and SIGINT is ignored when the parent started us with it ignored (a background job)
+    rclpy.init(args=[], context=context, signal_handler_options=rclpy.signals.SignalHandlerOptions.ALL)
+    logger = rclpy.logging.get_logger("bringup")
+    executor = SingleThreadedExecutor(context=context)
+    nodes: dict[str, Any] = {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="pardyn_bringup_") as scratch:
+            for spec in bringup.nodes:
+                try:
+                    node = node_class(spec.executable)(
+                        context=context,
+                        cli_args=_cli_arguments(spec, Path(scratch)),
+                        namespace=namespace or None,
+                        use_global_arguments=False,
+                    )
+                except (PardynError, ParameterException) as error:
+                    raise DescriptionError(
+                        f"{bringup.source}: cannot start {spec.executable}: {type(error).__name__}: {error}"
+                    ) from error
+                nodes[spec.name or spec.executable] = node
+                executor.add_node(node)
+        logger.info(f"{bringup.source}: running {[n.get_fully_qualified_name() for n in nodes.values()]}")
+        deadline = None if duration_s is None else time.monotonic() + duration_s
+        while context.ok() and (deadline is None or time.monotonic() < deadline):
+            if until is not None and until(nodes):
+                break
+            executor.spin_once(timeout_sec=0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception:
+        if context.ok():
+            raise
+        # SIGINT/SIGTERM shut the context down while a callback was publishing: a clean stop
+    finally:
+        executor.shutdown()
+        for node in reversed(list(nodes.values())):
+            node.destroy_node()
+        rclpy.try_shutdown(context=context, uninstall_handlers=True)  # Ctrl-C is Python's again after us
+    return nodes

@@ -1,0 +1,120 @@
+"""Conversions between the messages pardyn's nodes exchange and arrays, shared by the nodes.
+
+* ``sensor_msgs/JointState`` -> positions and velocities of named joints (:func:`joint_readings`);
+* ``std_msgs/Float64MultiArray`` <-> actuator torques with the lockstep tag in
+  ``layout.data_offset`` (:func:`command_message`, :func:`check_command`);
+* ``trajectory_msgs/JointTrajectory`` <-> sampled joint references
+  (:func:`trajectory_message`, :func:`reference_from_message`).
+
+Every reader raises :class:`pardyn.errors.InputError` naming what is wrong
+(missing names, lengths that differ, NaN/inf); the nodes log and drop.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from pardyn.errors import InputError
+from pardyn.nodes.common import ns_to_stamp
+from pardyn.trajectories import JointSamples, SampledReference
+
+__all__ = ["check_command", "command_message", "joint_readings", "reference_from_message", "trajectory_message"]
+
+
+def joint_readings(
+    message: JointState, names: tuple[str, ...], *, what: str = "actuated"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and velocities (k,) of the joints ``names`` (a law's ``joints``, every joint of a state) in a JointState.
+
+    Raises:
+        InputError: missing names, lengths that differ, no velocities, NaN/inf.
+    """
+    given = list(message.name)
+    if len(message.position) != len(given) or len(message.velocity) != len(given):
+        raise InputError(
+            f"{len(given)} names but {len(message.position)} positions and {len(message.velocity)} velocities "
+            "(the controller needs both)"
+        )
+    missing = [name for name in names if name not in given]
+    if missing:
+        raise InputError(f"missing {what} joints {missing}, got {given}")
+    where = [given.index(name) for name in names]
+    position = np.array([message.position[i] for i in where], dtype=float)
+    velocity = np.array([message.velocity[i] for i in where], dtype=float)
+    bad = [name for name, p, v in zip(names, position, velocity) if not (math.isfinite(p) and math.isfinite(v))]
+    if bad:
+        raise InputError(f"non-finite position or velocity of {bad}")
+    return position, velocity
+
+
+def command_message(tau: np.ndarray, names: tuple[str, ...], tag: int) -> Float64MultiArray:
+    """Float64MultiArray of the torques ``tau`` (n_a,), labelled with the joint names, tagged ``tag``."""
+    message = Float64MultiArray()
+    message.layout.dim = [MultiArrayDimension(label="joints", size=len(names), stride=len(names))]
+    message.layout.data_offset = int(tag)
+    message.data = [float(v) for v in tau]
+    return message
+
+
+def reference_from_message(message: JointTrajectory, names: tuple[str, ...]) -> SampledReference:
+    """The reference of ``names`` (k,) in a JointTrajectory, in time from its start (s, ``time_from_start``).
+
+    Times stay relative to the start: absolute wall-clock seconds (~1.8e9 s) as
+    doubles would only resolve ~0.2 microseconds.
+
+    Raises:
+        InputError: missing joints, points with the wrong number of values, times
+            not increasing, NaN/inf.
+    """
+    given = list(message.joint_names)
+    missing = [name for name in names if name not in given]
+    if missing:
+        raise InputError(f"trajectory lacks joints {missing}, has {given}")
+    if not message.points:
+        raise InputError("trajectory has no points")
+    where = [given.index(name) for name in names]
+    times, positions, velocities, accelerations = [], [], [], []
+    for index, point in enumerate(message.points):
+        if len(point.positions) != len(given):
+            raise InputError(f"point {index}: {len(point.positions)} positions for {len(given)} joints")
+        for field, values, store in (("velocities", point.velocities, velocities),
+                                     ("accelerations", point.accelerations, accelerations)):
+            if len(values) not in (0, len(given)):
+                raise InputError(f"point {index}: {len(values)} {field} for {len(given)} joints")
+            store.append([values[i] for i in where] if len(values) else [0.0] * len(names))
+        times.append(point.time_from_start.sec + point.time_from_start.nanosec * 1e-9)
+        positions.append([point.positions[i] for i in where])
+    return SampledReference(np.array(times), np.array(positions), np.array(velocities), np.array(accelerations))
+
+
+def check_command(data, size: int, names) -> np.ndarray:
+    """A command's torques (size,), or InputError naming the problem (wrong length, NaN/inf)."""
+    values = np.asarray(data, dtype=float)
+    if values.size != size:
+        raise InputError(f"expected {size} torques {list(names)}, got {values.size}")
+    bad = [name for name, value in zip(names, values) if not math.isfinite(value)]
+    if bad:
+        raise InputError(f"non-finite torques for {bad}: {values.tolist()}")
+    return values
+
+
+def trajectory_message(samples: JointSamples, indices, names, start_ns: int) -> JointTrajectory:
+    """A JointTrajectory of the joints ``indices`` (named ``names``) starting at ``start_ns``."""
+    message = JointTrajectory()
+    message.header.stamp = ns_to_stamp(start_ns)
+    message.joint_names = list(names)
+    for k, t in enumerate(samples.times):
+        point = JointTrajectoryPoint()
+        point.positions = samples.q[k, indices].tolist()
+        point.velocities = samples.qdot[k, indices].tolist()
+        point.accelerations = samples.qddot[k, indices].tolist()
+        whole = int(round(float(t) * 1e9))
+        point.time_from_start = Duration(sec=whole // 1_000_000_000, nanosec=whole % 1_000_000_000)
+        message.points.append(point)
+    return message

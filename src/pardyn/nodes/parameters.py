@@ -1,0 +1,432 @@
+"""Every node parameter, stated once: one table per node (name, type, default, description, validation).
+
+From these tables follow, in the spirit of ``generate_parameter_library`` (its
+idea, not its C++ build):
+
+* the declarations: :func:`pardyn.nodes.common.declare_parameters` declares a
+  node's table with ParameterDescriptors (description, type, read-only flag,
+  ranges) and checks the values (ranges, choices);
+* the check of the shipped YAML (:func:`check_parameters_file`,
+  :func:`check_bringup_file`): an unknown key, a value of the wrong type or
+  one that fails validation is an error naming the file and the key;
+* the documentation: :func:`markdown` renders the tables of the README's
+  "Node parameters" section (``python -m pardyn.nodes.parameters`` prints it).
+
+Types are the ROS parameter types: ``bool``, ``integer``, ``double``,
+``string``, ``integer_array``, ``double_array``, ``string_array``; a double
+must be written as a float in YAML (``1.0``, not ``1``), as rclpy requires. An
+array parameter whose default is empty has no ROS default (ROS cannot type an
+empty list): its value is then ``[]``.
+
+This module never imports rclpy.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pardyn.control.laws import LAWS
+from pardyn.errors import DescriptionError
+from pardyn.plants.measurement import VELOCITY_MODES
+from pardyn.plants.registry import PLANTS
+
+__all__ = [
+    "BUILTIN",
+    "NODE_PARAMETERS",
+    "ParameterSpec",
+    "check_bringup_file",
+    "check_parameters_file",
+    "check_values",
+    "markdown",
+    "table",
+]
+
+TYPES = ("bool", "integer", "double", "string", "integer_array", "double_array", "string_array")
+TRAJECTORY_KINDS = ("circle", "point_to_point", "exciting")
+TIMESTAMP_SOURCES = ("receive", "header")
+RELIABILITIES = ("auto", "reliable", "best_effort")
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def _is_type(value: Any, kind: str) -> bool:
+    if kind.endswith("_array"):
+        return isinstance(value, (list, tuple)) and all(_is_type(item, kind[:-6]) for item in value)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "double":
+        return isinstance(value, float)
+    return isinstance(value, str)
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """One node parameter.
+
+    Attributes:
+        name: the ROS parameter name.
+        type: one of :data:`TYPES`.
+        default: the value when no file or override sets it (a tuple for arrays; ``()``: none, ``[]``).
+        description: what it is, with its unit.
+        read_only: declared read-only (the node reads it once, at start).
+        low, high: inclusive range of a number (of each element of a number array).
+        choices: the allowed values of a string.
+    """
+
+    name: str
+    type: str
+    default: Any
+    description: str
+    read_only: bool = True
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.type not in TYPES:
+            raise ValueError(f"parameter {self.name}: unknown type {self.type!r}, expected one of {TYPES}")
+        problems = self.problems(list(self.default) if self.type.endswith("_array") else self.default)
+        if problems:
+            raise ValueError(f"parameter {self.name}: default {self.default!r}: {'; '.join(problems)}")
+
+    def problems(self, value: Any) -> list[str]:
+        """What is wrong with ``value`` for this parameter (type, range, choice); empty if nothing."""
+        if not _is_type(value, self.type):
+            return [f"expected {self.type}, got {type(value).__name__} {value!r}"]
+        values = list(value) if self.type.endswith("_array") else [value]
+        problems = []
+        if self.low is not None or self.high is not None:
+            low = -math.inf if self.low is None else self.low
+            high = math.inf if self.high is None else self.high
+            outside = [v for v in values if not low <= v <= high]
+            if outside:
+                problems.append(f"{outside[0]!r} outside [{low:g}, {high:g}]")
+        if self.choices:
+            unknown = [v for v in values if v not in self.choices]
+            if unknown:
+                problems.append(f"{unknown[0]!r} is not one of {list(self.choices)}")
+        return problems
+
+    def validation(self) -> str:
+        """The validation in words (range or choices), empty if none."""
+        if self.choices:
+            return "one of " + ", ".join(f"`{c}`" for c in self.choices)
+        if self.low is None and self.high is None:
+            return ""
+        low = "-inf" if self.low is None else _number(self.low)
+        high = "inf" if self.high is None else _number(self.high)
+        return f"[{low}, {high}]"
+
+
+def _spec(name: str, kind: str, default: Any, description: str, **validation: Any) -> ParameterSpec:
+    return ParameterSpec(name, kind, tuple(default) if kind.endswith("_array") else default, description, **validation)
+
+
+ROBOT = _spec("robot", "string", "dualv", "robot name (config/robots/<name>.yaml) or robot YAML path")
+LOG_PERIOD = _spec("log_period", "double", 1.0, "minimum time between two reports of one kind of problem (s)",
+                   low=0.0, high=3600.0)
+PARAMETERS_FILE = "identified parameters (a `pardyn identify` RESULT.json) of the {what}; empty: the robot YAML's nominal"
+
+BUILTIN: tuple[ParameterSpec, ...] = (
+    _spec("use_sim_time", "bool", False, "ROS: the node's clock follows /clock", read_only=False),
+)
+"""Parameters every rclpy node declares itself."""
+
+CLOSURE_SOLVER = (
+    ROBOT,
+    _spec("frame_id", "string", "base_link", "header.frame_id of platform/pose (the robot's base frame)",
+          read_only=False),
+    _spec("max_condition", "double", 1e6,
+          "condition number of a closure Jacobian block above which a configuration is singular (message dropped)",
+          low=1.0, high=1e16),
+    _spec("log_period", "double", 1.0, "minimum time between two reports of the same kind of dropped message (s)",
+          low=0.0, high=3600.0),
+)
+
+CONTROLLER = (
+    ROBOT,
+    _spec("law", "string", "pd", "control law (pardyn.control.laws)", choices=LAWS),
+    _spec("rate", "double", 1000.0, "control rate (Hz): the sim's, for lockstep tags and the watchdog",
+          low=1e-3, high=1e6),
+    _spec("kp", "double_array", (), "pd: proportional gains (N m/rad), one per actuator or one for all"),
+    _spec("kd", "double_array", (), "pd: derivative gains (N m s/rad), one per actuator or one for all"),
+    _spec("parameters_file", "string", "", PARAMETERS_FILE.format(what="model-based laws")),
+    _spec("natural_frequency_hz", "double", 10.0,
+          "CTC error dynamics natural frequency / augmented PD bandwidth (Hz)", low=1e-6, high=1e5),
+    _spec("damping", "double", 1.0, "damping ratio of the CTC error dynamics / augmented PD", low=1e-6, high=100.0),
+    _spec("ctc_kp", "double_array", (), "CTC gains Kp (1/s^2), one per coordinate or one for all; "
+          "empty: (2 pi natural_frequency_hz)^2"),
+    _spec("ctc_kd", "double_array", (), "CTC gains Kd (1/s); empty: 2 damping (2 pi natural_frequency_hz)"),
+    _spec("feedforward", "bool", True,
+          "augmented_pd: add the inverse dynamics of the reference (Briot et al. 2015, Fig. 4)"),
+    _spec("pfc_kp", "double", 50.0, "PFC inner-loop proportional gain (1/s^2)", low=1e-9, high=1e9),
+    _spec("pfc_kv", "double", 68.0, "PFC inner-loop derivative gain (1/s)", low=0.0, high=1e9),
+    _spec("pfc_response_periods", "double", 18.0, "PFC closed-loop response time CLTR (control periods)",
+          low=1e-3, high=1e6),
+    _spec("pfc_points", "integer_array", (), "PFC coincidence points (control periods); empty: 6, 12, 18"),
+    _spec("pfc_degree", "integer", 1, "PFC error extrapolation degree (eq. 29)", low=0, high=5),
+    _spec("pfc_error_window", "integer", 20, "past errors the PFC extrapolation is fitted to", low=1, high=10_000),
+    _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m); empty: the URDF <limit effort>"),
+    _spec("setpoint", "double_array", (),
+          "fixed reference of the actuated joints (rad, m) until a trajectory arrives"),
+    _spec("setpoint_task", "double_array", (),
+          "fixed task pose (m, rad) if 'setpoint' is empty; both empty: hold the first reading"),
+    _spec("watchdog_periods", "integer", 50,
+          "control periods without a joint state before the controller outputs zero torque", low=1, high=1_000_000),
+    LOG_PERIOD,
+    _spec("internal_stress_projection", "bool", True,
+          "actuation-redundant robots: remove the torques in the null space of J^T (Briot et al. 2015, eq. 50)"),
+)
+
+DYNAMICS = (
+    ROBOT,
+    _spec("parameters_file", "string", "", PARAMETERS_FILE.format(what="model")),
+    _spec("rate", "double", 1000.0, "control rate (Hz), for the feedforward tags", low=1e-3, high=1e6),
+    _spec("acceleration_cutoff", "double", 20.0, "low-pass of the task acceleration estimate (Hz)", low=1e-3, high=1e6),
+    LOG_PERIOD,
+)
+
+RECORDER = (
+    _spec("topics", "string_array", ("joint_states", "effort_controller/commands"),
+          "topics to record (relative names: node namespace)"),
+    _spec("types", "string_array", (), "message types (pkg/msg/Type) of the topics, one per topic; '' or none: "
+          "from the graph (the publishers' type, checked against their type hash)"),
+    _spec("bag_path", "string", "bags/recording", "bag directory of the next recording (suffixed if it exists)",
+          read_only=False),
+    _spec("autostart", "bool", True, "start recording when the node starts (else call ~/start)"),
+    _spec("timestamp_source", "string", "receive",
+          "bag timestamps: 'receive' (node clock) or 'header' (header stamp)", choices=TIMESTAMP_SOURCES),
+    _spec("reliability", "string", "auto",
+          "subscription reliability: 'auto' (as the publishers), 'reliable', 'best_effort'", choices=RELIABILITIES),
+    _spec("queue_depth", "integer", 1000, "subscription depth (keep last)", low=1, high=1_000_000),
+    _spec("chunk_messages", "integer", 100,
+          "messages per MCAP chunk (at most this many are lost if the recorder is killed)", low=1, high=1_000_000),
+    _spec("chunk_bytes", "integer", 1 << 20, "bytes of records per MCAP chunk", low=1, high=1 << 20),
+    _spec("flush_period", "double", 1.0, "write the pending chunk when its oldest message is this old (s); 0: never",
+          low=0.0, high=3600.0),
+    _spec("fsync", "bool", False, "fsync the bag after each chunk (survives power loss)"),
+    _spec("distro", "string", "kilted", "ROS 2 distribution of the message definitions and type hashes"),
+    _spec("discovery_period", "double", 0.2, "period of the graph checks for topics not yet subscribed (s)",
+          low=0.01, high=60.0),
+)
+
+SIM = (
+    ROBOT,
+    _spec("plant", "string", "mujoco", "simulated plant (pardyn.plants.registry)", choices=PLANTS),
+    _spec("parameters_file", "string", "", PARAMETERS_FILE.format(what="simulated robot")),
+    _spec("rate", "double", 1000.0, "control rate (Hz): one plant step of 1/rate s per command", low=1e-3, high=1e6),
+    _spec("lockstep", "bool", True,
+          "advance one period per command of the current step (true) or free-running (false)"),
+    _spec("watchdog_periods", "integer", 50,
+          "control periods without a command before zero torque (free) or an error (lockstep)", low=1, high=1_000_000),
+    _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m); empty: the URDF <limit effort>"),
+    _spec("initial_task", "double_array", (), "task pose at t = 0 (m, rad); empty: home"),
+    _spec("plant_timestep", "double", 0.0, "plant integration step (s); 0: the plant's default", low=0.0, high=1.0),
+    _spec("coulomb_width", "double", 0.01, "Coulomb friction smoothing of the pinocchio plant (rad/s)",
+          low=0.0, high=1e3),
+    _spec("payload_mass", "double", 0.0, "payload fixed to the platform (kg); 0: none", low=0.0, high=1e6),
+    _spec("payload_com", "double_array", (), "payload centre of mass in the platform frame (m); empty: the origin"),
+    _spec("payload_inertia", "double_array", (),
+          "payload inertia about its com, ixx iyy izz ixy ixz iyz (kg m^2); empty: point mass"),
+    _spec("counts_per_revolution", "integer", 2**17, "encoder counts per turn of a measured revolute joint",
+          low=1, high=2**62),
+    _spec("length_resolution", "double", 1e-6, "encoder step of a measured prismatic joint (m)", low=1e-12, high=1.0),
+    _spec("torque_noise", "double", 0.01, "relative standard deviation of the effort noise (0.01 = 1 % of |tau|)",
+          low=0.0, high=10.0),
+    _spec("torque_noise_floor", "double", 1e-3, "absolute standard deviation of the effort noise (N m)",
+          low=0.0, high=1e6),
+    _spec("velocities", "string", "difference",
+          "published joint velocities: backward differences of the quantized positions, or exact (not 'none': "
+          "the controller needs velocities)", choices=tuple(mode for mode in VELOCITY_MODES if mode != "none")),
+    _spec("seed", "integer", 0, "seed of the effort noise", low=0, high=2**31 - 1),
+    _spec("publish_clock", "bool", True, "publish /clock (simulated time)"),
+    _spec("publish_ground_truth", "bool", True, "publish ground_truth/joint_states (every joint, exact)"),
+    _spec("history_depth", "integer", 10, "queue depth of joint_states and ground truth: raise it so that a slow "
+          "subscriber (a recorder, a test) misses nothing", low=1, high=1_000_000),
+    _spec("closure_tolerance", "double", 1e-6, "closure violation logged as an error above it (m, rad)",
+          low=0.0, high=1.0),
+    LOG_PERIOD,
+)
+
+TRAJECTORY = (
+    ROBOT,
+    _spec("kind", "string", "circle", "trajectory kind", choices=TRAJECTORY_KINDS),
+    _spec("start_task", "double_array", (), "task pose at the start (m, rad); empty: home"),
+    _spec("goal_task", "double_array", (), "end task pose of point_to_point (m, rad)"),
+    _spec("radius", "double", 0.02, "circle radius (m)", low=0.0, high=10.0),
+    _spec("turns", "double", 1.0, "circle revolutions (counter-clockwise if positive)", low=-1e6, high=1e6),
+    _spec("start_angle", "double", 0.0, "angle of the start point seen from the centre (rad)"),
+    _spec("duration", "double", 2.0, "duration of the motion (s)", low=0.0, high=1e6),
+    _spec("sample_rate", "double", 100.0, "points per second (Hz)", low=0.0, high=1e6),
+    _spec("start_time", "double", 0.0, "absolute start time (s) on the node's clock if > 0", low=0.0, high=1e12),
+    _spec("start_delay", "double", 0.5, "if start_time is 0: start this long after publication (s)",
+          low=0.0, high=1e6),
+    _spec("seed", "integer", 0, "exciting: seed of the random Fourier coefficients", low=0, high=2**31 - 1),
+    _spec("base_frequency", "double", 0.0, "exciting: fundamental frequency (Hz); 0: the robot's default "
+          "(pardyn.trajectories.excitation)", low=0.0, high=1e3),
+    _spec("harmonics", "integer", 5, "exciting: number of harmonics", low=1, high=100),
+    _spec("amplitude", "double_array", (),
+          "exciting: largest deviation per task coordinate (m, rad); empty: the robot's default"),
+    _spec("max_velocity", "double_array", (),
+          "exciting: velocity bound per task coordinate (m/s, rad/s); empty: the robot's default"),
+    _spec("max_acceleration", "double_array", (),
+          "exciting: acceleration bound per task coordinate (m/s^2, rad/s^2); empty: the robot's default"),
+    _spec("candidates", "integer", 6, "exciting: random draws, the best-exciting is kept", low=1, high=1000),
+    _spec("optimize_iterations", "integer", 0, "exciting: SLSQP iterations optimising the best draw (0: none)",
+          low=0, high=10000),
+)
+
+NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
+    "sim": SIM,
+    "controller": CONTROLLER,
+    "trajectory": TRAJECTORY,
+    "closure_solver": CLOSURE_SOLVER,
+    "dynamics": DYNAMICS,
+    "recorder": RECORDER,
+}
+"""The parameter table of each node, by executable name (= default node name)."""
+
+
+def table(node: str) -> dict[str, ParameterSpec]:
+    """The parameters of ``node`` by name (its own, not :data:`BUILTIN`).
+
+    Raises:
+        DescriptionError: no such node.
+    """
+    if node not in NODE_PARAMETERS:
+        raise DescriptionError(f"no parameter table for node {node!r}; nodes: {sorted(NODE_PARAMETERS)}")
+    return {spec.name: spec for spec in NODE_PARAMETERS[node]}
+
+
+def check_values(node: str, values: Mapping[str, Any], where: str) -> None:
+    """Check parameter values meant for ``node`` against its table (and :data:`BUILTIN`).
+
+    Raises:
+        DescriptionError: ``<where>: <key>: <problem>`` for an unknown key, a wrong type or a failed validation.
+    """
+    specs = table(node) | {spec.name: spec for spec in BUILTIN}
+    errors = []
+    for key, value in values.items():
+        spec = specs.get(key)
+        if spec is None:
+            errors.append(f"{where}: {key}: unknown parameter of node {node}; known: {sorted(specs)}")
+            continue
+        errors += [f"{where}: {key}: {problem}" for problem in spec.problems(value)]
+    if errors:
+        raise DescriptionError("\n".join(errors))
+
+
+def _load(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise DescriptionError(f"{path}: not valid YAML: {error}") from error
+
+
+def _node_of(section: str) -> str | None:
+    """The node a parameters-file section applies to (``/**/controller`` -> controller), None for ``/**``."""
+    name = section.rstrip("/").rsplit("/", 1)[-1]
+    return None if name in ("**", "*", "") else name
+
+
+def check_parameters_file(path: str | Path, *, nodes: Sequence[str] | None = None) -> None:
+    """Check a ROS parameters file (``<node>: {ros__parameters: {...}}`` sections) against the tables.
+
+    A section for all nodes (``/**``) must set parameters that one of ``nodes``
+    (all the tables by default) declares, with the right type and value.
+
+    Raises:
+        DescriptionError: naming the file, the section and the key at fault.
+    """
+    path = Path(path)
+    raw = _load(path)
+    if not isinstance(raw, Mapping):
+        raise DescriptionError(f"{path}: expected a mapping of node sections")
+    for section, content in raw.items():
+        if not isinstance(content, Mapping) or set(content) != {"ros__parameters"}:
+            raise DescriptionError(f"{path}: {section}: expected a mapping with only 'ros__parameters'")
+        values = content["ros__parameters"] or {}
+        node = _node_of(str(section))
+        if node is not None:
+            check_values(node, values, f"{path}: {section}")
+        else:
+            _check_common(values, list(nodes or NODE_PARAMETERS), f"{path}: {section}")
+
+
+def _check_common(values: Mapping[str, Any], nodes: Sequence[str], where: str) -> None:
+    """Values applied to every node of ``nodes``: each key declared by one of them at least, valid for all that do."""
+    for key, value in values.items():
+        owners = [node for node in nodes if key in table(node) | {spec.name: spec for spec in BUILTIN}]
+        if not owners:
+            raise DescriptionError(f"{where}: {key}: no node of {sorted(set(nodes))} declares it")
+        for node in owners:
+            check_values(node, {key: value}, where)
+
+
+def check_bringup_file(path: str | Path) -> None:
+    """Check the parameters a bringup file (:mod:`pardyn.nodes.bringup`) sets inline, and the files it names.
+
+    Raises:
+        DescriptionError: naming the file, the entry and the key at fault.
+    """
+    from pardyn.nodes.bringup import load_bringup  # noqa: PLC0415 - the format's own checks first
+
+    path = Path(path)
+    bringup = load_bringup(path)
+    raw = _load(path)
+    executables = [spec.executable for spec in bringup.nodes]
+    for index, item in enumerate(raw.get("parameters") or []):
+        if isinstance(item, Mapping):
+            _check_common(item, executables, f"{path}: parameters[{index}]")
+    for index, entry in enumerate(raw["nodes"]):
+        for position, item in enumerate(entry.get("parameters") or []):
+            where = f"{path}: nodes[{index}] ({entry['executable']}).parameters[{position}]"
+            if isinstance(item, Mapping):
+                check_values(entry["executable"], item, where)
+    for spec in bringup.nodes:
+        for item in spec.parameters:
+            if isinstance(item, Path):
+                check_parameters_file(item, nodes=[spec.executable])
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_cell(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        return f'"{value}"'
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def markdown(nodes: Sequence[str] | None = None) -> str:
+    """The parameter tables of ``nodes`` (all by default) as Markdown, one table per node."""
+    parts = []
+    for node in nodes or NODE_PARAMETERS:
+        lines = [f"`{node}` (`config/{node}.yaml`):", "",
+                 "| parameter | type | default | valid | description |", "|---|---|---|---|---|"]
+        for spec in NODE_PARAMETERS[node]:
+            writable = "" if spec.read_only else " (writable)"
+            lines.append(f"| `{spec.name}` | {spec.type}{writable} | `{_cell(spec.default)}` | {spec.validation()} | "
+                         f"{_escape(spec.description)} |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.stdout.write(markdown())

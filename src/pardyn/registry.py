@@ -1,0 +1,52 @@
+"""Named implementations of one kind of thing: the registries of control laws and plants share this.
+
+    LAWS = Registry("control law")
+
+    @LAWS.register("pd")
+    def _pd(...): ...
+
+    LAWS.get("pd")          # the factory; InputError listing the known names for another name
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from pardyn.errors import InputError
+
+__all__ = ["Registry"]
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Implementations of one kind (``what``, e.g. ``"control law"``) by name, in registration order."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._items: dict[str, T] = {}
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator: make the decorated object available as ``name``."""
+
+        def decorate(item: T) -> T:
+            self._items[name] = item
+            return item
+
+        return decorate
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The registered names."""
+        return tuple(self._items)
+
+    def get(self, name: str) -> T:
+        """The implementation registered as ``name``.
+
+        Raises:
+            InputError: ``unknown <what> <name>, expected one of [...]``.
+        """
+        if name not in self._items:
+            raise InputError(f"unknown {self.what} {name!r}, expected one of {list(self._items)}")
+        return self._items[name]

@@ -1,0 +1,83 @@
+"""The node parameter tables (pardyn.nodes.parameters) against every shipped YAML and the README.
+
+The check is independent of the nodes' own reading: an unknown key in a ROS
+parameters file is silently ignored by rclpy, a typo would go unnoticed; here
+every key of every shipped file must be in the table of the node it addresses,
+with the type rclpy would accept and a value the table's validation accepts.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pardyn.errors import DescriptionError
+from pardyn.nodes.parameters import (
+    NODE_PARAMETERS,
+    check_bringup_file,
+    check_parameters_file,
+    markdown,
+    table,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULTS = sorted((REPO / "config").glob("*.yaml"))
+CONTROLLERS = sorted((REPO / "config" / "controllers").glob("*.yaml"))
+BRINGUPS = sorted((REPO / "config" / "bringup").rglob("*.yaml"))
+
+
+def test_every_node_has_a_complete_defaults_file():
+    assert sorted(path.stem for path in DEFAULTS) == sorted(NODE_PARAMETERS)
+    for path in DEFAULTS:
+        check_parameters_file(path)
+        (section,) = yaml.safe_load(path.read_text()).values()
+        assert set(section["ros__parameters"]) == set(table(path.stem)), path  # every parameter, no other
+
+
+@pytest.mark.parametrize("path", CONTROLLERS + BRINGUPS, ids=lambda p: str(p.relative_to(REPO)))
+def test_shipped_files_match_the_tables(path):
+    if path.is_relative_to(REPO / "config" / "bringup"):
+        check_bringup_file(path)
+    else:
+        check_parameters_file(path)
+
+
+def test_errors_name_the_file_and_the_key(tmp_path):
+    cases = {
+        "/**/controller:\n  ros__parameters:\n    lwa: pd\n": "/**/controller: lwa: unknown parameter of node controller",
+        "controller:\n  ros__parameters:\n    rate: 1000\n": "controller: rate: expected double, got int 1000",
+        "sim:\n  ros__parameters:\n    plant: gazebo\n": "sim: plant: 'gazebo' is not one of ['mujoco', 'pinocchio', 'flexible']",
+        "sim:\n  ros__parameters:\n    rate: -1.0\n": "sim: rate: -1.0 outside [0.001, 1e+06]",
+        "sim:\n  ros__parameters:\n    effort_limits: [1.0, a]\n": "sim: effort_limits: expected double_array",
+        "/**:\n  ros__parameters:\n    frame: x\n": "/**: frame: no node of",
+    }
+    for index, (text, message) in enumerate(cases.items()):
+        path = tmp_path / f"case{index}.yaml"
+        path.write_text(text)
+        with pytest.raises(DescriptionError) as caught:
+            check_parameters_file(path)
+        assert str(caught.value).startswith(f"{path}: "), caught.value
+        assert message in str(caught.value), caught.value
+    bringup = tmp_path / "bringup.yaml"
+    bringup.write_text("parameters:\n  - {robot: dualv}\nnodes:\n  - executable: recorder\n"
+                       "  - executable: trajectory\n    parameters:\n      - {kind: spiral}\n")
+    with pytest.raises(DescriptionError, match=r"nodes\[1\] \(trajectory\)\.parameters\[0\]: kind: 'spiral' is not one"):
+        check_bringup_file(bringup)
+
+
+def test_readme_documents_the_tables():
+    text = (REPO / "README.md").read_text()
+    begin, end = "<!-- node-parameters: begin (python -m pardyn.nodes.parameters) -->\n", "<!-- node-parameters: end -->"
+    assert begin in text and end in text
+    assert text.split(begin, 1)[1].split(end, 1)[0] == markdown(), "regenerate: python -m pardyn.nodes.parameters"
+
+
+def test_tables_import_without_rclpy():
+    code = "import sys, pardyn.nodes.parameters; print('rclpy' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
