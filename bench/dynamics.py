@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Closed-loop dynamics timings, as ratios to pinocchio's tree algorithms timed in the same run.
 
-Run with ``make bench`` (or ``.venv/bin/python bench/dynamics.py``). For dualv
-and rrr3 it prints microseconds per sample and the ratio to one
+Run with ``make bench`` (or ``.venv/bin/python bench/dynamics.py``). For dualv,
+rrr3, the Delta and the hexapod (3D point closures) it prints microseconds per sample and the ratio to one
 ``pinocchio.rnea`` on the same tree, for:
 
 * pinocchio RNEA and ABA on the open tree (the floor: one recursive pass);
@@ -83,8 +83,8 @@ def closed_loop_rows(robot: pardyn.Robot, q, qdot, qddot) -> list[tuple[str, flo
 
 def main() -> None:
     rng = np.random.default_rng(0)
-    print(f"{'robot':6s} {'operation':40s} {'us/sample':>10s} {'x rnea':>8s}")
-    for name in ("dualv", "rrr3"):
+    print(f"{'robot':7s} {'operation':40s} {'us/sample':>10s} {'x rnea':>8s}")
+    for name in ("dualv", "rrr3", "delta", "hexapod"):
         robot = pardyn.load_robot(name)
         model = robot.model.copy()
         data = model.createData()
@@ -123,9 +123,9 @@ def main() -> None:
         rows += closed_loop_rows(robot, q, qdot, qddot)
         for label, micros in rows:
             if micros is None:
-                print(f"{name:6s} {label:40s} {'not available':>19s}")
+                print(f"{name:7s} {label:40s} {'not available':>19s}")
             else:
-                print(f"{name:6s} {label:40s} {micros:10.1f} {micros / reference:8.1f}")
+                print(f"{name:7s} {label:40s} {micros:10.1f} {micros / reference:8.1f}")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def per_call(function, repeat: int) -> float:
 def main() -> None:
     rng = np.random.default_rng(0)
     print(f"{'robot':9s} {'operation':34s} {'us/call':>9s} {'x pin pass':>10s}")
-    for name in ("five_bar", "dualv", "rrr3"):
+    for name in ("five_bar", "dualv", "rrr3", "delta", "hexapod"):
         robot = pardyn.load_robot(name)
         model, data = robot.model, robot.model.createData()
         q = robot.home.copy()
@@ -52,6 +52,8 @@ def main() -> None:
                 lambda k: robot.differential.velocities_from(solutions[k % 50].q, robot.actuated_indices, np.ones(len(robot.actuated_indices))), 1000)),
         ]
         if robot.analytic is not None:
+            rows.append(("inverse, analytic (closed form)", per_call(
+                lambda k: robot.solve_inverse(poses[k % 50], method="analytic"), 300)))
             rows.append(("forward, analytic", per_call(
                 lambda k: robot.solve_forward(actuated[k % 50], method="analytic") if not robot.sensed_names
                 else robot.solve_forward(actuated[k % 50], sensed=solutions[k % 50].q[robot.sensed_indices], method="analytic"), 300)))

@@ -18,7 +18,7 @@ def pardyn(*args: str) -> subprocess.CompletedProcess:
 def test_robots_lists_the_shipped_robots():
     result = pardyn("robots")
     assert result.returncode == 0, result.stderr
-    assert {"five_bar", "dualv", "rrr3", "wu3r", "wu3n", "h4", "ur5e"} <= set(result.stdout.split())
+    assert {"five_bar", "dualv", "rrr3", "wu3r", "wu3n", "h4", "ur5e", "delta", "hexapod"} <= set(result.stdout.split())
 
 
 def test_robots_json_has_redundancy():
@@ -80,3 +80,27 @@ def test_experiment_through_the_cli_prints_its_claim_and_writes_its_json(tmp_pat
     report = json.loads((tmp_path / "wu_redundancy.json").read_text())
     assert f"claim held in this run: {report['claim_held']}" in result.stdout
     assert all((tmp_path / name).is_file() for name in report["plots"])
+
+
+def test_spatial_kinematics_through_the_cli():
+    """Delta inverse problem: every bar of Williams' geometry has length l = 1.244 m."""
+    inverse = pardyn("kinematics", "--robot", "delta", "--task", "0.1,0.05,-1.15")
+    assert inverse.returncode == 0, inverse.stderr
+    joints = json.loads(inverse.stdout)["joints"]
+    w_b, w_p, arm = 0.567 / (2 * math.sqrt(3)), 0.076 / (2 * math.sqrt(3)), 0.524
+    for i in range(3):
+        alpha, q = 2 * math.pi * i / 3, joints[f"motor{i + 1}"]
+        e_r = np.array([math.cos(alpha), math.sin(alpha), 0.0])
+        elbow = (w_b + arm * math.cos(q)) * e_r - arm * math.sin(q) * np.array([0.0, 0.0, 1.0])
+        assert np.linalg.norm(np.array([0.1, 0.05, -1.15]) + w_p * e_r - elbow) == pytest.approx(1.244, abs=1e-12)
+
+
+def test_animate_writes_its_files_and_rejects_bad_options_in_one_line(tmp_path, capsys):
+    from pardyn.cli import main  # in process: a subprocess costs a second import of matplotlib and pinocchio
+
+    assert main(["animate", "--robot", "hexapod", "--frames", "3", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "hexapod_poses.png").stat().st_size > 1000 and (tmp_path / "hexapod.gif").stat().st_size > 1000
+    capsys.readouterr()
+    assert main(["animate", "--robot", "hexapod", "--frames", "1", "--out", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "--frames" in error

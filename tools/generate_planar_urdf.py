@@ -139,8 +139,10 @@ def _link(name: str, body: Body | None = None) -> str:
 
 
 def _joint(name: str, kind: str, parent: str, child: str, xyz=(0.0, 0.0, 0.0), yaw=0.0, axis="0 0 1",
-           drive: Drive | None = None, roll: float = 0.0, limit: tuple[float, float] = (1000.0, 100.0)) -> str:
-    """A URDF joint; ``roll``/``yaw`` (rad) of its origin, ``limit`` = (effort N m, velocity rad/s)."""
+           drive: Drive | None = None, roll: float = 0.0, limit: tuple[float, float] = (1000.0, 100.0),
+           prismatic_limit: tuple[float, float] = (10000.0, 100.0)) -> str:
+    """A URDF joint; ``roll``/``yaw`` (rad) of its origin, ``limit`` = (effort N m, velocity rad/s) of a
+    revolute, ``prismatic_limit`` = (effort N, velocity m/s) of a prismatic joint."""
     text = (
         f'  <joint name="{name}" type="{kind}">\n'
         f'    <parent link="{parent}"/>\n    <child link="{child}"/>\n'
@@ -150,7 +152,9 @@ def _joint(name: str, kind: str, parent: str, child: str, xyz=(0.0, 0.0, 0.0), y
         text += (f'    <axis xyz="{axis}"/>\n    <limit lower="-6.2831853" upper="6.2831853" '
                  f'effort="{limit[0]:.17g}" velocity="{limit[1]:.17g}"/>\n')
     elif kind == "prismatic":
-        text += f'    <axis xyz="{axis}"/>\n    <limit lower="-5" upper="5" effort="10000" velocity="100"/>\n'
+        effort, velocity = prismatic_limit
+        text += (f'    <axis xyz="{axis}"/>\n    <limit lower="-5" upper="5" effort="{effort:.17g}" '
+                 f'velocity="{velocity:.17g}"/>\n')
     if drive is not None and (drive.damping or drive.friction):
         text += f'    <dynamics damping="{drive.damping:.17g}" friction="{drive.friction:.17g}"/>\n'
     return text + "  </joint>\n"
@@ -169,6 +173,21 @@ def _translation_chain(prefix: str, axes: str = "xy") -> tuple[list[str], str]:
         parts.append(_joint(f"{prefix}_{a}", "prismatic", parent, link, axis={"x": "1 0 0", "y": "0 1 0", "z": "0 0 1"}[a]))
         parent = link
     return parts, parent
+
+
+def _orientation_chain(parent: str, nominal: Nominal, child: str = "platform") -> list[str]:
+    """Revolutes ``platform_yaw`` (z) -> ``platform_pitch`` (y) -> ``platform_roll`` (x) below ``parent``.
+
+    The rotations of a spatial platform's virtual chain, R = Rz(yaw) Ry(pitch) Rx(roll) (the URDF
+    rpy convention; gimbal lock at pitch = +-90 deg); the last link is ``child`` (with its body).
+    """
+    parts = []
+    for name, axis, link in (("yaw", "0 0 1", "platform_yaw_link"), ("pitch", "0 1 0", "platform_pitch_link"),
+                             ("roll", "1 0 0", child)):
+        parts.append(_link(link, nominal.body(link)))
+        parts.append(_joint(f"platform_{name}", "revolute", parent, link, axis=axis))
+        parent = link
+    return parts
 
 
 def urdf(robot: PlanarRobot) -> str:

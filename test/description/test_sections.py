@@ -113,6 +113,10 @@ def test_shipped_robots_have_typed_sections(load):
     assert h4.description.limits.effort == {f"motor{i}": 15.0 for i in range(1, 5)}
     # the URDF generated from it carries the same limits (tools/generate_h4_urdf.py)
     np.testing.assert_array_equal(h4.model.effortLimit[h4.actuated_indices], 15.0)
+    hexapod = load("hexapod")
+    assert hexapod.description.limits.velocity == {f"leg{j}_length": 0.2 for j in range(1, 7)}  # m/s
+    np.testing.assert_array_equal(hexapod.model.velocityLimit[hexapod.actuated_indices], 0.2)
+    np.testing.assert_array_equal(hexapod.model.effortLimit[hexapod.actuated_indices], 500.0)  # N
 
 
 def test_excitation_section_is_the_robots_default_excitation(tmp_path):

@@ -353,3 +353,30 @@ def test_launch_description_builds(monkeypatch, tmp_path):
     (node,) = [e for e in description.entities if isinstance(e, Node)]
     assert node.node_package == "pardyn"
     assert node.node_executable == NODE_NAME
+
+
+@pytest.mark.parametrize(
+    ("name", "task"),
+    [("delta", (0.12, -0.08, -1.15)),  # x, y, z (m)
+     ("hexapod", (0.01, -0.015, 0.16, 0.12, -0.08, 0.1))],  # x, y, z (m), yaw, pitch, roll (rad)
+)
+def test_spatial_robots_complete_their_joint_states(launch_node, ros_client, name, task):
+    """Delta and hexapod: every joint and the spatial pose (orientation against scipy's ZYX Euler angles)."""
+    from scipy.spatial.transform import Rotation
+
+    robot = load_robot(name)
+    node = launch_node(NODE_NAME, params={"robot": name})
+    try:
+        link = SolverLink(ros_client, node)
+        q = robot.solve_inverse(task, method="analytic").q  # closed form: another path than the node's Newton
+        message = joint_state(robot.actuated_names, q[robot.actuated_indices])
+        joints, pose = link.request(message)
+        np.testing.assert_allclose(np.array(joints.position), q, atol=POSITION_TOL, rtol=0)
+        p, o = pose.pose.position, pose.pose.orientation
+        np.testing.assert_allclose([p.x, p.y, p.z], task[:3], atol=POSITION_TOL, rtol=0)
+        angles = task[3:] if len(task) == 6 else (0.0, 0.0, 0.0)
+        expected = Rotation.from_euler("ZYX", angles).as_matrix()
+        np.testing.assert_allclose(Rotation.from_quat([o.x, o.y, o.z, o.w]).as_matrix(), expected, atol=1e-12)
+    finally:
+        code = node.stop(signal.SIGINT)
+    assert code == 0, node.output()

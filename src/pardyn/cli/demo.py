@@ -11,7 +11,7 @@
    ``trajectory`` (exciting) and ``recorder`` in one process): the robot *as
    built* (nominal parameters perturbed, :mod:`pardyn.experiments.identification_runs`)
    follows an exciting trajectory without, then with a payload (DualV: the
-   paper's 5.37 kg), then a validation trajectory, each recorded to a bag;
+   paper's 5.37 kg; Delta 1 kg, hexapod 2 kg: ``PAYLOADS``), then a validation trajectory, each recorded to a bag;
    ``pardyn identify`` then identifies the parameters. Writes ``bags/``,
    ``truth.json``, ``result.json`` and ``report/``.
 """
@@ -55,9 +55,10 @@ def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndar
     pose[:, 1] += radius * np.sin(omega * times)
     rate[:, 0] = -radius * omega * np.sin(omega * times)
     rate[:, 1] = radius * omega * np.cos(omega * times)
-    if n > 2:  # orientation swings by +-0.2 rad
-        pose[:, 2] += 0.2 * np.sin(2 * omega * times)
-        rate[:, 2] = 0.4 * omega * np.cos(2 * omega * times)
+    angles = [k for k, i in enumerate(robot.task_indices) if robot.solver.angles[i]]
+    if angles:  # the first orientation angle swings by +-0.2 rad
+        pose[:, angles[0]] += 0.2 * np.sin(2 * omega * times)
+        rate[:, angles[0]] = 0.4 * omega * np.cos(2 * omega * times)
     return pose, rate
 
 
@@ -140,13 +141,22 @@ def _plot(robot, times, poses, joints, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    from pardyn.visualization import draw_planar_robot  # noqa: PLC0415
+    from pardyn.visualization import draw_planar_robot, poses_figure  # noqa: PLC0415
 
+    spatial = "z" in robot.task_names
+    if spatial:  # a 3D picture of its own, the joints alone here
+        poses_figure(robot, joints, path.with_name("poses_3d.png"), count=4)
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5))
-    for k, alpha in zip(np.linspace(0, len(times) - 1, 4).astype(int), (1.0, 0.6, 0.4, 0.25)):
-        draw_planar_robot(left, robot, joints[k], alpha=alpha)
-    left.plot(poses[:, 0], poses[:, 1], "C3--", linewidth=1, label="platform path")
-    left.set_title(f"{robot.name}: four poses along the circle")
+    if spatial:
+        for name, index in zip(robot.task_names, robot.task_indices):
+            left.plot(times, poses[:, list(robot.task_indices).index(index)], label=name)
+        left.set_xlabel("t (s)")
+        left.set_title(f"{robot.name}: task coordinates (m, rad; 3D poses in poses_3d.png)")
+    else:
+        for k, alpha in zip(np.linspace(0, len(times) - 1, 4).astype(int), (1.0, 0.6, 0.4, 0.25)):
+            draw_planar_robot(left, robot, joints[k], alpha=alpha)
+        left.plot(poses[:, 0], poses[:, 1], "C3--", linewidth=1, label="platform path")
+        left.set_title(f"{robot.name}: four poses along the circle")
     left.legend(loc="best")
     for name, index in zip(robot.actuated_names, robot.actuated_indices):
         right.plot(times, joints[:, index], label=name)
@@ -186,7 +196,7 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
     from pardyn.nodes.bringup import load_bringup  # noqa: PLC0415
     from pardyn.control.gains import pd_gains_from_bandwidth  # noqa: PLC0415
     from pardyn.dynamics.parameters import write_parameter_file  # noqa: PLC0415
-    from pardyn.experiments.identification_runs import DUALV_PAYLOAD, as_built_parameters  # noqa: PLC0415
+    from pardyn.experiments.identification_runs import PAYLOADS, as_built_parameters  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
     from pardyn.identification.report import write_report  # noqa: PLC0415
     from pardyn.resources import share_directory  # noqa: PLC0415
@@ -200,7 +210,7 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
     kp, kd = pd_gains_from_bandwidth(robot, bandwidth_hz=15.0, damping=0.7)
     bringup = load_bringup(share_directory() / "config" / "bringup" / "identification.yaml")
     start_s = 0.5
-    payload = DUALV_PAYLOAD if robot.name == "dualv" else None
+    payload = PAYLOADS.get(robot.name)
     runs = [("unloaded", 1, duration_s, None)]
     if payload is not None:
         runs.append(("loaded", 2, duration_s, payload))

@@ -11,6 +11,11 @@
 * ``ur5e_calibration`` (:mod:`pardyn.experiments.ur5e_calibration`): UR5e paper, sections 3-5:
   base parameter counts, identification with and without rotor dynamics compensation on the
   flexible-joint plant, NMSE of CAD vs calibrated models on three held-out trajectories.
+* ``delta_pick_and_place`` (:mod:`pardyn.experiments.delta_pick_and_place`): the standard
+  25/305/25 mm cycle on the Delta, PD vs CTC (simplified model), with and without payload,
+  peak torques vs limits, exact vs simplified model torques.
+* ``hexapod_identification`` (:mod:`pardyn.experiments.hexapod_identification`): record,
+  identify (known payload), validate on a held-out bag, CTC with the nominal vs identified model.
 
 Each writes ``<out>/<name>.json`` (figures, options, whether the paper's claim held in
 this run) and PNG plots, and prints a summary.
@@ -33,8 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--templates", type=int, help="rrr3_robustness: sign templates per level (default 10)")
     parser.add_argument("--identification-s", type=float,
                         help="dualv_tracking: length of the identification run in s (default 30); "
-                             "ur5e_calibration: the exciting run (default 31)")
-    parser.add_argument("--validation-s", type=float, help="ur5e_calibration: length of each held-out run in s (default 15)")
+                             "ur5e_calibration: the exciting run (default 31); hexapod_identification: "
+                             "each exciting run (default 20)")
+    parser.add_argument("--validation-s", type=float, help="ur5e_calibration: length of each held-out run in s (default 15); "
+                             "hexapod_identification: the held-out run (default 10)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -124,6 +131,45 @@ def _ur5e(args: argparse.Namespace) -> dict:
     return report
 
 
+def _delta(args: argparse.Namespace) -> dict:
+    from pardyn.experiments.delta_pick_and_place import DeltaOptions, delta_pick_and_place  # noqa: PLC0415
+
+    report = delta_pick_and_place(args.out, DeltaOptions(workers=args.workers, show_progress=not args.quiet))
+    cycle = report["cycle"]
+    print(f"cycle {1e3 * cycle['up_m']:.0f}/{1e3 * cycle['across_m']:.0f}/{1e3 * cycle['up_m']:.0f} mm in "
+          f"{cycle['cycle_s']} s: peak {cycle['peak_speed_m_s']:.2f} m/s, {cycle['peak_acceleration_m_s2']:.1f} m/s^2; "
+          f"torque limits {[float(v) for v in report['torque_limits_nm'].values()]} N m")
+    for case, entry in report["results"].items():
+        model = report["model_difference_pct"][case]
+        print(f"{case}: exact vs simplified (Codourey) torques: max {model['max_pct']:.1f} %, RMS {model['rms_pct']:.1f} %")
+        for law, figures in entry.items():
+            torques = " ".join(f"{v:6.1f}" for v in figures["max_torque_nm"])
+            print(f"  {law:3s} max/RMS position error {figures['max_position_error_mm']:.2f}/"
+                  f"{figures['rms_position_error_mm']:.2f} mm | peak torques {torques} N m | at a limit "
+                  f"{100 * figures['saturation']:.1f} % of samples")
+    return report
+
+
+def _hexapod(args: argparse.Namespace) -> dict:
+    from pardyn.experiments.hexapod_identification import HexapodOptions, hexapod_identification  # noqa: PLC0415
+
+    given = {"identification_s": args.identification_s, "validation_s": args.validation_s}
+    options = HexapodOptions(workers=args.workers, show_progress=not args.quiet,
+                             **{k: v for k, v in given.items() if v is not None})
+    report = hexapod_identification(args.out, options)
+    identification, validation, payload = report["identification"], report["validation"], report["payload"]
+    print(f"identification ({identification['model']}): {identification['base_parameters']} base parameters, "
+          f"cond {identification['condition_number']:.4g}, fit error {100 * identification['fit_relative_error_norm']:.2f} %")
+    print(f"held-out torques: identified {100 * validation['identified_relative_error']:.2f} %, nominal "
+          f"{100 * validation['nominal_relative_error']:.2f} %")
+    if payload["identified_kg"] is not None:
+        print(f"payload: {payload['identified_kg']:.4f} kg (true {payload['true_kg']} kg, {payload['error_pct']:+.2f} %)")
+    for case, entry in report["control"].items():
+        print(f"{case}: max leg errors (1e-6 m) " + " ".join(f"{1e6 * v:7.2f}" for v in entry["max_error_m"])
+              + " | RMS " + " ".join(f"{1e6 * v:6.2f}" for v in entry["rms_error_m"]))
+    return report
+
+
 # name -> function running it from the parsed arguments and printing its figures; returns the report
 EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "dualv_tracking": _tracking,
@@ -131,6 +177,8 @@ EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "wu_redundancy": _wu,
     "h4_pfc_vs_ctc": _h4,
     "ur5e_calibration": _ur5e,
+    "delta_pick_and_place": _delta,
+    "hexapod_identification": _hexapod,
 }
 
 

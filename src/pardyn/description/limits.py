@@ -1,12 +1,13 @@
 """The ``limits:`` section of a robot YAML: per-actuator limits, typed.
 
-Optional. Today it holds the effort limits, N m for a revolute joint, N for a
-prismatic one, one per actuated joint::
+Optional. Effort limits (N m for a revolute joint, N for a prismatic one) and
+velocity limits (rad/s, m/s), one per actuated joint::
 
     limits:
       effort: {motor1: 15.0, motor2: 15.0, motor3: 15.0, motor4: 15.0}   # actuated joint -> limit (> 0)
+      velocity: {motor1: 100.0, ...}                                     # optional
 
-Without the section, the URDF's ``<limit effort>``.
+Without the section, the URDF's ``<limit effort velocity>``.
 """
 
 from __future__ import annotations
@@ -22,26 +23,33 @@ __all__ = ["Limits", "parse_limits"]
 
 @dataclass(frozen=True)
 class Limits:
-    """``effort``: ``{actuated joint: limit}`` (N m, or N for a prismatic joint), every actuated joint or none."""
+    """Per actuated joint, every one or none: ``effort`` (N m, or N for a prismatic joint) and
+    ``velocity`` (rad/s, or m/s for a prismatic joint)."""
 
     effort: dict[str, float] = field(default_factory=dict)
+    velocity: dict[str, float] = field(default_factory=dict)
+
+
+def _per_actuator(reader: YamlFields, raw: Any, key: str, actuated: Sequence[str], unit: str) -> dict[str, float]:
+    values = {}
+    for joint, value in reader.mapping(raw, key).items():
+        if joint not in actuated:
+            raise reader.fail(f"{key}.{joint}", f"{joint!r} is not an actuated joint {list(actuated)}")
+        values[joint] = reader.number(value, f"{key}.{joint}")
+        if not values[joint] > 0.0:
+            raise reader.fail(f"{key}.{joint}", f"must be positive ({unit}), got {values[joint]}")
+    missing = [joint for joint in actuated if joint not in values]
+    if values and missing:
+        raise reader.fail(key, f"no limit for the actuated joints {missing} (one per actuated joint)")
+    return values
 
 
 def parse_limits(reader: YamlFields, raw: Any, *, actuated: Sequence[str]) -> Limits:
-    """The typed ``limits:`` section (one positive limit per actuated joint)."""
+    """The typed ``limits:`` section (one positive limit per actuated joint in each given kind)."""
     if raw is None:
         return Limits()
     section = reader.mapping(raw, "limits")
-    reader.check_keys(section, "limits", {"effort"})
-    effort = {}
-    for joint, value in reader.mapping(section.get("effort", {}), "limits.effort").items():
-        key = f"limits.effort.{joint}"
-        if joint not in actuated:
-            raise reader.fail(key, f"{joint!r} is not an actuated joint {list(actuated)}")
-        effort[joint] = reader.number(value, key)
-        if not effort[joint] > 0.0:
-            raise reader.fail(key, f"must be positive (N m, N), got {effort[joint]}")
-    missing = [joint for joint in actuated if joint not in effort]
-    if missing:
-        raise reader.fail("limits.effort", f"no limit for the actuated joints {missing} (one per actuated joint)")
-    return Limits(effort=effort)
+    reader.check_keys(section, "limits", {"effort", "velocity"})
+    return Limits(effort=_per_actuator(reader, section.get("effort", {}), "limits.effort", actuated, "N m, N"),
+                  velocity=_per_actuator(reader, section.get("velocity", {}), "limits.velocity", actuated,
+                                         "rad/s, m/s"))

@@ -40,6 +40,7 @@ from pardyn.trajectories.joint import joint_trajectory
 
 __all__ = [
     "DUALV_PAYLOAD",
+    "PAYLOADS",
     "Run",
     "RecordedRuns",
     "as_built_parameters",
@@ -49,6 +50,15 @@ __all__ = [
 
 DUALV_PAYLOAD = Payload(mass=5.37, com=np.array([-0.02, 0.0, 0.0]), inertia=np.diag([0.01, 0.01, 0.012]))
 """The DualV paper's 5.37 kg payload (section 5.3); centre of mass 2 cm off the platform centre."""
+
+PAYLOADS: dict[str, Payload] = {
+    "dualv": DUALV_PAYLOAD,
+    # the rated load of the IRB 360-1/1600 (1 kg), 3 cm below the platform centre
+    "delta": Payload(mass=1.0, com=np.array([0.0, 0.0, -0.03]), inertia=np.diag([2e-4, 2e-4, 2e-4])),
+    # a 2 kg load on the hexapod's platform, 1 cm off centre, 3 cm above it
+    "hexapod": Payload(mass=2.0, com=np.array([0.01, 0.0, 0.03]), inertia=np.diag([1e-3, 1e-3, 1.5e-3])),
+}
+"""Known loads of the identification runs with payload (``pardyn demo``), per robot."""
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ velocities with the pseudo-inverse of the measured rows of the velocity map
 
     qdot = W (W_I^+ qdot_I),    W = [I ; -K_D^-1 K_x]              # (nv, n), eq. (9)
 
-The platform pose of a planar robot (:class:`PlanarPose`) is read from the task
-coordinates of the answer.
+The platform pose (:class:`PlanarPose`) is read from the task coordinates of the
+answer: x, y (and z), with one angle a rotation about z, with several angles the
+rotation of the last joint of the task's virtual chain (the hexapod's yaw-pitch-roll).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pinocchio as pin
 
 from pardyn.errors import DescriptionError, InputError, SingularityError
 from pardyn.kinematics.solver import Solution
@@ -52,19 +54,25 @@ class JointStateError(InputError):
 
 @dataclass(frozen=True)
 class PlanarPose:
-    """Pose of the platform of a planar robot in the base frame.
+    """Pose of the platform in the base frame.
 
     Attributes:
-        x_m, y_m: platform reference point (m).
-        angle_rad: rotation about ``z`` (rad), None for a robot whose task has no angle.
+        x_m, y_m: platform reference point (m); z_m: its height (m, 0 for a planar robot).
+        angle_rad: rotation about ``z`` (rad), None for a robot whose task has no angle
+            or more than one (then ``orientation`` holds the rotation).
+        orientation: ``(x, y, z, w)`` quaternion of a spatial platform's rotation, or None.
     """
 
     x_m: float
     y_m: float
     angle_rad: float | None
+    z_m: float = 0.0
+    orientation: tuple[float, float, float, float] | None = None
 
     def quaternion(self) -> tuple[float, float, float, float]:
-        """``(x, y, z, w)`` of the rotation about ``z`` by ``angle_rad`` (identity without angle)."""
+        """``(x, y, z, w)`` of the platform's rotation (identity without angle)."""
+        if self.orientation is not None:
+            return self.orientation
         if self.angle_rad is None:
             return (0.0, 0.0, 0.0, 1.0)
         half = 0.5 * self.angle_rad
@@ -98,11 +106,12 @@ class ClosureTracker:
     assembly mode; a reading that fails leaves it unchanged.
 
     Args:
-        robot: the robot; its task must name ``x`` and ``y`` (planar platform)
-            and at most one angle coordinate.
+        robot: the robot; its task must name ``x`` and ``y`` (and may name ``z``);
+            with one angle it is a rotation about ``z``, with more the rotation of
+            the last joint of the task's virtual chain (e.g. the hexapod's yaw-pitch-roll).
 
     Raises:
-        DescriptionError: the robot's task is not a planar pose.
+        DescriptionError: the robot's task has no platform position.
     """
 
     def __init__(self, robot: Robot) -> None:
@@ -116,13 +125,13 @@ class ClosureTracker:
             )
         self._x_index = int(robot.task_indices[task.index("x")])
         self._y_index = int(robot.task_indices[task.index("y")])
+        self._z_index = int(robot.task_indices[task.index("z")]) if "z" in task else None
         angles = [int(i) for i in robot.task_indices if robot.solver.angles[i]]
-        if len(angles) > 1:
-            raise DescriptionError(
-                f"{robot.description.source}: task: the closure tracker expects at most one angle (rotation about z), "
-                f"got {[robot.joint_names[i] for i in angles]}"
-            )
-        self._angle_index = angles[0] if angles else None
+        self._angle_index = angles[0] if len(angles) == 1 else None
+        # several angles: the orientation is that of the last joint of the virtual chain (one-dof joints:
+        # joint id = coordinate index + 1)
+        self._frame_joint = 1 + max(int(i) for i in robot.task_indices) if len(angles) > 1 else None
+        self._data = robot.model.createData()
         self._start = robot.home.copy()  # (nv,)
 
     @property
@@ -133,7 +142,13 @@ class ClosureTracker:
     def pose(self, q: np.ndarray) -> PlanarPose:
         """Platform pose read from the task coordinates of ``q`` (nv,)."""
         angle = None if self._angle_index is None else float(q[self._angle_index])
-        return PlanarPose(float(q[self._x_index]), float(q[self._y_index]), angle)
+        z = 0.0 if self._z_index is None else float(q[self._z_index])
+        orientation = None
+        if self._frame_joint is not None:
+            pin.forwardKinematics(self.robot.model, self._data, q)
+            coefficients = pin.Quaternion(self._data.oMi[self._frame_joint].rotation).coeffs()  # (x, y, z, w)
+            orientation = tuple(float(c) for c in coefficients)
+        return PlanarPose(float(q[self._x_index]), float(q[self._y_index]), angle, z, orientation)
 
     def _readings(
         self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float]

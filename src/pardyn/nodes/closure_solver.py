@@ -13,8 +13,10 @@ Topics (relative names, so ``__ns`` remapping moves them all):
   of the tree, names :attr:`pardyn.Robot.joint_names`, the input's header;
   velocities when the input has velocities for the joints it used.
 * publishes ``platform/pose`` (geometry_msgs/PoseStamped) in ``frame_id``:
-  ``(x, y, 0)`` and the rotation about ``z`` by the task angle (``phi``,
-  ``theta``) if the robot has one, identity otherwise.
+  ``(x, y, z)`` (``z = 0`` for a planar robot) and the platform's orientation: the
+  rotation of the last joint of the task's virtual chain (about ``z`` by ``phi`` or
+  ``theta`` for the planar robots and the H4, yaw-pitch-roll for the hexapod), identity
+  for a translational platform (five-bar, Delta).
 
 Parameters: :data:`pardyn.nodes.parameters.CLOSURE_SOLVER` (``config/closure_solver.yaml``).
 
@@ -118,7 +120,7 @@ class ClosureSolverNode(Node):
         pose.header.frame_id = self.get_parameter("frame_id").value
         pose.pose.position.x = state.pose.x_m
         pose.pose.position.y = state.pose.y_m
-        pose.pose.position.z = 0.0
+        pose.pose.position.z = state.pose.z_m
         qx, qy, qz, qw = state.pose.quaternion()
         pose.pose.orientation.x = qx
         pose.pose.orientation.y = qy

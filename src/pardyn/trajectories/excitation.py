@@ -35,6 +35,15 @@ DEFAULT_EXCITATION: dict[str, ExcitationSettings] = {
     # Wu 2009 machine (x, y in m, alpha in rad) around home (0, 2.8 m, 0.5 rad): a heavy machine tool.
     "wu3r": ExcitationSettings(amplitude=(0.15, 0.15, 0.3), max_velocity=(1.0, 1.0, 2.0),
                                max_acceleration=(8.0, 8.0, 16.0), base_frequency_hz=0.5),
+    # Delta (x, y, z in m) around home (0, 0, -1.2 m): +-0.15 m across, +-0.08 m in height (working
+    # mode |q_i| < 90 deg everywhere; the closure-Jacobian condition bound keeps it off singularities).
+    "delta": ExcitationSettings(amplitude=(0.15, 0.15, 0.08), max_velocity=(2.0, 2.0, 1.5),
+                                max_acceleration=(25.0, 25.0, 20.0), base_frequency_hz=1.0),
+    # Hexapod (x, y, z in m; yaw, pitch, roll in rad) around home (z = 0.15 m): legs within
+    # [0.13, 0.21] m, leg speed <= 0.2 m/s (Wolfram maxSpeed), universal-joint tilt <= 45 deg.
+    "hexapod": ExcitationSettings(amplitude=(0.02, 0.02, 0.015, 0.2, 0.2, 0.2),
+                                  max_velocity=(0.12, 0.12, 0.1, 1.0, 1.0, 1.0),
+                                  max_acceleration=(3.0, 3.0, 3.0, 25.0, 25.0, 25.0), base_frequency_hz=1.0),
 }
 """Default excitation of the shipped robots, by robot name."""
 

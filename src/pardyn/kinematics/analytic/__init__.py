@@ -66,4 +66,4 @@ def analytic_kinematics(robot: Robot) -> AnalyticKinematics | None:
             f"{robot.description.source}: analytic: unknown closed form {name!r}; known: {sorted(_REGISTRY)}"
         )
     return _REGISTRY[name](robot)
-from pardyn.kinematics.analytic import dualv, five_bar, h4, rrr3, wu  # noqa: E402,F401  (registers the closed forms)
+from pardyn.kinematics.analytic import delta, dualv, five_bar, h4, hexapod, rrr3, wu  # noqa: E402,F401  (registers the closed forms)
