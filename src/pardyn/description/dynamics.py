@@ -31,13 +31,22 @@ import numpy as np
 
 from pardyn.description.fields import YamlFields
 
-__all__ = ["BodyValues", "DRIVE_NAMES", "DriveValues", "DynamicsSection", "parse_dynamics"]
+__all__ = ["BodyValues", "DRIVE_NAMES", "DriveValues", "DynamicsSection", "parse_dynamics", "standard_from_com"]
 
 DRIVE_NAMES: tuple[str, ...] = ("ia", "fv", "fs", "offset")
 """The 4 drive-chain parameters of a joint, eq. (2) order (``offset`` is tau_off): the keys of a
 ``dynamics.drives`` entry besides ``joints`` (each optional, 0 by default)."""
 
 _INERTIA_KEYS = ("xx", "xy", "xz", "yy", "yz", "zz")
+
+
+def standard_from_com(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
+    """Standard parameters ``[xx xy xz yy yz zz mx my mz m]`` at the frame origin, shape (10,), of a body of
+    ``mass`` (kg) with its centre of mass at ``com`` (3,) m and inertia ``inertia_com`` (3, 3) kg m^2 about it
+    (parallel-axis theorem, DualV paper eqs. 2-4)."""
+    origin = inertia_com + mass * (com @ com * np.eye(3) - np.outer(com, com))
+    return np.array([origin[0, 0], origin[0, 1], origin[0, 2], origin[1, 1], origin[1, 2], origin[2, 2],
+                     *(mass * com), mass])
 
 
 @dataclass(frozen=True)
@@ -57,10 +66,7 @@ class BodyValues:
 
     def standard(self) -> np.ndarray:
         """``[xx xy xz yy yz zz mx my mz m]`` at the link origin (DualV paper eqs. 2-4), shape (10,)."""
-        com, mass = self.com, self.mass
-        origin = self.inertia_com + mass * (com @ com * np.eye(3) - np.outer(com, com))  # parallel axes
-        return np.array([origin[0, 0], origin[0, 1], origin[0, 2], origin[1, 1], origin[1, 2], origin[2, 2],
-                         *(mass * com), mass])
+        return standard_from_com(self.mass, self.com, self.inertia_com)
 
 
 @dataclass(frozen=True)
