@@ -18,6 +18,7 @@ demo: $(STAMP)
 	$(VENV)/bin/pardyn demo
 
 test: $(STAMP)
+	@pkg-config --exists sdformat12 2>/dev/null || echo "note: test/export needs libsdformat (Gazebo's SDF parser): apt-get install libsdformat-dev g++ pkg-config (as root; .ci/run does it)"
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

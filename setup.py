@@ -65,6 +65,7 @@ setup(
             "sim = pardyn.nodes.sim:main",
             "controller = pardyn.nodes.controller:main",
             "trajectory = pardyn.nodes.trajectory:main",
+            "gazebo_joint_states = pardyn.nodes.gazebo_joint_states:main",
         ],
     },
 )

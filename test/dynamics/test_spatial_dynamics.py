@@ -142,3 +142,16 @@ def test_base_parameters(load):
     relation = next(r for r in base.relations if r.startswith("m_platformR"))
     assert all(f"+ 1.0*m_leg{j}_piston" in relation for j in range(1, 7))
     print(f"base parameters: delta simplified 19, hexapod {base.n_base}")
+
+
+def test_split_bar_masses_names_what_it_cannot_split(load):
+    from pardyn.errors import InputError
+
+    robot = load("delta")
+    params = robot.nominal_parameters
+    with pytest.raises(InputError, match="no body 'leg9_bar1'"):
+        split_bar_masses(robot, params, ["leg9_bar1"])
+    with pytest.raises(InputError, match="platform: no body above it"):
+        split_bar_masses(robot, params, ["platform"])
+    with pytest.raises(InputError, match="arm1: no body above it"):  # the arm hangs on the base
+        split_bar_masses(robot, params, ["arm1"])

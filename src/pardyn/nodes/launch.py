@@ -12,32 +12,40 @@ exactly what ``pardyn bringup config/bringup/<kind>.yaml`` runs in one process.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import Any
 
-from pardyn.nodes.bringup import load_bringup
+from pardyn.nodes.bringup import Bringup, load_bringup
 
-__all__ = ["bringup_launch_description", "bringup_nodes"]
+__all__ = ["bringup_launch_description", "bringup_nodes", "launch_nodes"]
 
 
-def bringup_nodes(context) -> list:
-    """One launch_ros Node per entry of the bringup file of the ``config`` launch argument."""
-    from launch.substitutions import LaunchConfiguration  # noqa: PLC0415 - ROS 2 install only
-    from launch_ros.actions import Node  # noqa: PLC0415
+def launch_nodes(bringup: Bringup, namespace: str = "", overrides: Mapping[str, Any] | None = None) -> list:
+    """One launch_ros Node per entry of ``bringup``; ``overrides`` are applied last to every node (they win)."""
+    from launch_ros.actions import Node  # noqa: PLC0415 - ROS 2 install only
 
-    bringup = load_bringup(LaunchConfiguration("config").perform(context))
-    namespace = LaunchConfiguration("namespace").perform(context)
+    extra = [dict(overrides)] if overrides else []
     return [
         Node(
             package="pardyn",
             executable=spec.executable,
             name=spec.name,
             namespace=namespace,
-            parameters=spec.launch_parameters(),
+            parameters=[*spec.launch_parameters(), *extra],
             remappings=list(spec.remappings),
             output="screen",
             emulate_tty=True,
         )
         for spec in bringup.nodes
     ]
+
+
+def bringup_nodes(context) -> list:
+    """One launch_ros Node per entry of the bringup file of the ``config`` launch argument."""
+    from launch.substitutions import LaunchConfiguration  # noqa: PLC0415 - ROS 2 install only
+
+    bringup = load_bringup(LaunchConfiguration("config").perform(context))
+    return launch_nodes(bringup, LaunchConfiguration("namespace").perform(context))
 
 
 def bringup_launch_description(kind: str):

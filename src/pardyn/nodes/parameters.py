@@ -287,6 +287,11 @@ TRAJECTORY = (
           low=0, high=10000),
 )
 
+GAZEBO_JOINT_STATES = (
+    ROBOT,
+    LOG_PERIOD,
+)
+
 NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
     "sim": SIM,
     "controller": CONTROLLER,
@@ -294,6 +299,7 @@ NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
     "closure_solver": CLOSURE_SOLVER,
     "dynamics": DYNAMICS,
     "recorder": RECORDER,
+    "gazebo_joint_states": GAZEBO_JOINT_STATES,
 }
 """The parameter table of each node, by executable name (= default node name)."""
 

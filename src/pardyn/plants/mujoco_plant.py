@@ -100,6 +100,7 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
+from pardyn.description.tree import joint_axis, link_names, physical_inertia, plane_normals
 from pardyn.dynamics.forward import ForwardDynamics
 from pardyn.errors import DescriptionError, InputError
 from pardyn.plants import Plant, PlantState
@@ -117,14 +118,13 @@ INTEGRATORS = ("RK4", "implicitfast", "implicit", "Euler")
 DEFAULT_SOLIMP: tuple[float, float, float, float, float] = (0.9999, 0.9999, 0.001, 0.5, 2.0)
 """``solimp`` of the closure equalities: impedance 0.9999 (MuJoCo's maximum) at any violation."""
 
-_AXIS_JOINTS = {
-    "RX": ("hinge", (1.0, 0.0, 0.0)),
-    "RY": ("hinge", (0.0, 1.0, 0.0)),
-    "RZ": ("hinge", (0.0, 0.0, 1.0)),
-    "PX": ("slide", (1.0, 0.0, 0.0)),
-    "PY": ("slide", (0.0, 1.0, 0.0)),
-    "PZ": ("slide", (0.0, 0.0, 1.0)),
-}
+_MUJOCO_JOINTS = {"revolute": "hinge", "prismatic": "slide"}
+
+
+def _joint_kind(model: pin.Model, joint_id: int) -> tuple[str, np.ndarray]:
+    """(``hinge`` | ``slide``, axis (3,) in the joint frame) of a one-dof pinocchio joint."""
+    kind, axis = joint_axis(model, joint_id)
+    return _MUJOCO_JOINTS[kind], axis
 
 
 def _numbers(values: Sequence[float]) -> str:
@@ -135,98 +135,6 @@ def _quaternion(rotation: np.ndarray) -> list[float]:
     """MuJoCo's ``w x y z`` quaternion of a rotation matrix."""
     x, y, z, w = pin.Quaternion(np.asarray(rotation)).normalized().coeffs()
     return [w, x, y, z]
-
-
-def _joint_kind(model: pin.Model, joint_id: int) -> tuple[str, np.ndarray]:
-    """(``hinge`` | ``slide``, axis (3,) in the joint frame) of a one-dof pinocchio joint."""
-    joint = model.joints[joint_id]
-    short = joint.shortname()
-    suffix = short.removeprefix("JointModel")
-    if suffix in _AXIS_JOINTS:
-        kind, axis = _AXIS_JOINTS[suffix]
-        return kind, np.array(axis)
-    if suffix in ("RevoluteUnaligned", "PrismaticUnaligned"):
-        axis = np.asarray(joint.extract().axis, dtype=float)
-        return ("hinge" if suffix.startswith("Revolute") else "slide"), axis / np.linalg.norm(axis)
-    raise DescriptionError(
-        f"joint {model.names[joint_id]!r}: pinocchio type {short} has no MuJoCo counterpart here "
-        "(revolute and prismatic joints only)"
-    )
-
-
-def _body_names(model: pin.Model) -> list[str]:
-    """MuJoCo body name of each pinocchio joint (index 0: world): the URDF child link when known."""
-    names = ["world"]
-    used: set[str] = set()
-    for joint_id in range(1, model.njoints):
-        name = model.names[joint_id]
-        for frame in model.frames:
-            if (
-                frame.type == pin.FrameType.BODY
-                and frame.parentJoint == joint_id
-                and model.frames[frame.parentFrame].type == pin.FrameType.JOINT
-                and model.frames[frame.parentFrame].parentJoint == joint_id
-            ):
-                name = frame.name
-                break
-        if name in used:
-            name = f"{name}_{model.names[joint_id]}"
-        used.add(name)
-        names.append(name)
-    return names
-
-
-def _plane_normals(model: pin.Model) -> list[np.ndarray | None]:
-    """For a planar tree (all hinge axes parallel in the world), the common axis in each joint frame.
-
-    Such a tree's bodies only rotate about that axis ``n``, so their inertia about
-    the axes normal to ``n`` never enters the dynamics. ``None`` entries when the
-    tree is not planar.
-    """
-    data = model.createData()
-    pin.forwardKinematics(model, data, pin.neutral(model))
-    axes = []
-    for joint_id in range(1, model.njoints):
-        kind, axis = _joint_kind(model, joint_id)
-        if kind == "hinge":
-            axes.append(data.oMi[joint_id].rotation @ axis)
-    if not axes or any(np.linalg.norm(np.cross(axes[0], a)) > 1e-9 for a in axes):
-        return [None] * model.njoints
-    return [data.oMi[j].rotation.T @ axes[0] for j in range(model.njoints)]
-
-
-def _satisfies_triangle(inertia: np.ndarray) -> bool:
-    a, b, c = np.linalg.eigvalsh(inertia)
-    return bool(a + b >= c * (1.0 + 1e-9))
-
-
-def _physical_inertia(inertia: np.ndarray, normal: np.ndarray | None, body: str) -> np.ndarray:
-    """Make a rotational inertia satisfy MuJoCo's triangle inequality ``A + B >= C``.
-
-    The planar robots' YAML gives e.g. the platform ``xx = yy = 1e-4``,
-    ``zz = 0.0206`` kg m^2 (only ``zz`` enters planar dynamics), which no rigid body
-    has. For a planar tree with rotation axis ``n`` (body frame) the inertia
-    ``I + delta (E - n n^T)`` has the same angular momentum ``I omega`` for every
-    ``omega`` along ``n``, hence the same dynamics: ``delta`` is raised until the
-    inequality holds. For non-planar trees the inertia is rejected.
-    """
-    if _satisfies_triangle(inertia):
-        return inertia
-    if normal is None:
-        a, b, c = np.linalg.eigvalsh(inertia)
-        if a + b >= c * (1.0 - 1e-9):  # a thin plate (A + B = C) up to rounding: MuJoCo judges
-            return inertia
-        raise DescriptionError(
-            f"body {body!r}: inertia {np.diag(inertia).tolist()} (principal moments "
-            f"{np.linalg.eigvalsh(inertia).tolist()}) violates A + B >= C, which MuJoCo refuses; "
-            "give physical inertias in the plant's parameters"
-        )
-    a, b, c = np.linalg.eigvalsh(inertia)
-    delta = 0.5 * (c - a - b) + 1e-9 * c
-    normal_part = np.eye(3) - np.outer(normal, normal)
-    while not _satisfies_triangle(inertia + delta * normal_part):
-        delta *= 2.0
-    return inertia + delta * normal_part
 
 
 def counterweight_joints(robot: Robot, model: pin.Model) -> list[int]:
@@ -272,9 +180,9 @@ def build_mjcf(
     """
     model = (robot.nominal_parameters if params is None else params).apply(robot.model.copy())
     timeconst = 2.0 * timestep if constraint_timeconst is None else float(constraint_timeconst)
-    bodies = _body_names(model)
+    bodies = link_names(model)
     counterweights = counterweight_joints(robot, model)
-    plane_normals = _plane_normals(model)
+    normals = plane_normals(model)
 
     root = ET.Element("mujoco", model=robot.name)
     ET.SubElement(root, "compiler", angle="radian", inertiafromgeom="false", autolimits="true")
@@ -334,7 +242,7 @@ def build_mjcf(
             mass, com = virtual_mass, np.zeros(3)
         if smallest <= 0.0:
             rotational = rotational + virtual_inertia * np.eye(3)
-        rotational = _physical_inertia(rotational, plane_normals[joint_id], bodies[joint_id])
+        rotational = physical_inertia(rotational, normals[joint_id], bodies[joint_id])
         ET.SubElement(
             body,
             "inertial",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pardyn.errors import DescriptionError
+from pardyn.errors import DescriptionError, InputError
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -41,6 +41,13 @@ class AnalyticKinematics:
     def forward(self, actuated: np.ndarray, sensed: np.ndarray | None = None) -> np.ndarray:
         """Every joint from the actuated (and sensed) joint positions, shape (nv,)."""
         raise NotImplementedError
+
+    def _vector(self, values: np.ndarray, size: int, what: str) -> np.ndarray:
+        """``values`` as a finite float vector (size,); else InputError naming the robot and ``what``."""
+        array = np.asarray(values, dtype=float).reshape(-1)
+        if array.shape != (size,) or not np.all(np.isfinite(array)):
+            raise InputError(f"{self.robot.name}: expected {size} finite values for the {what}, got {array.tolist()}")
+        return array
 
 
 _REGISTRY: dict[str, type[AnalyticKinematics]] = {}

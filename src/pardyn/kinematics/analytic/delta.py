@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
-from pardyn.errors import ConvergenceError, DescriptionError, InputError, SingularityError, WorkingModeError
+from pardyn.errors import ConvergenceError, DescriptionError, SingularityError, WorkingModeError
 from pardyn.kinematics.analytic import AnalyticKinematics, register
 from pardyn.kinematics.analytic.planar_geometry import wrap_angle
 
@@ -201,7 +201,7 @@ class DeltaKinematics(AnalyticKinematics):
         Raises:
             ConvergenceError: out of reach; WorkingModeError: no root in ``working_mode``.
         """
-        task = self._vector(task, "platform position (x, y, z)")
+        task = self._vector(task, 3, "platform position (x, y, z)")
         q = self.configuration(task, self.motor_angles(task))
         violations = self.robot.working_mode_violations(q)
         if not violations:
@@ -250,7 +250,7 @@ class DeltaKinematics(AnalyticKinematics):
         Raises:
             ConvergenceError, SingularityError; WorkingModeError: the answer violates ``assembly_mode``.
         """
-        actuated = self._vector(actuated, "motor angles")
+        actuated = self._vector(actuated, 3, "motor angles")
         task = self.platform_position(actuated)
         q = self.configuration(task, actuated)
         violations = self.robot.assembly_mode_violations(q)
@@ -258,9 +258,3 @@ class DeltaKinematics(AnalyticKinematics):
             raise WorkingModeError(f"{self.robot.name}: motors {actuated.tolist()}: the closed form gives a pose "
                                    f"violating assembly_mode {violations}")
         return q
-
-    def _vector(self, values: np.ndarray, what: str) -> np.ndarray:
-        values = np.asarray(values, dtype=float).reshape(-1)
-        if values.shape != (3,) or not np.all(np.isfinite(values)):
-            raise InputError(f"{self.robot.name}: expected 3 finite values for the {what}, got {values.tolist()}")
-        return values

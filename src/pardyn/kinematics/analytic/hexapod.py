@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
-from pardyn.errors import ConvergenceError, DescriptionError, InputError, SingularityError, WorkingModeError
+from pardyn.errors import ConvergenceError, DescriptionError, SingularityError, WorkingModeError
 from pardyn.kinematics.analytic import AnalyticKinematics, register
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ class HexapodKinematics(AnalyticKinematics):
 
     def inverse(self, task: np.ndarray) -> np.ndarray:
         """Every joint (nv,) from ``(x, y, z, yaw, pitch, roll)`` (m, rad) in closed form."""
-        return self.configuration(self._vector(task, "pose (x, y, z, yaw, pitch, roll)"))
+        return self.configuration(self._vector(task, _LEGS, "pose (x, y, z, yaw, pitch, roll)"))
 
     # ----------------------------------------------------------- forward
     def forward_iterations(self, lengths: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, int]:
@@ -169,7 +169,7 @@ class HexapodKinematics(AnalyticKinematics):
         Raises:
             ConvergenceError, SingularityError; WorkingModeError: the answer violates ``assembly_mode``.
         """
-        lengths = self._vector(actuated, "leg lengths")
+        lengths = self._vector(actuated, _LEGS, "leg lengths")
         x, _ = self.forward_iterations(lengths, start)
         q = self.configuration(x)
         violations = self.robot.assembly_mode_violations(q)
@@ -177,9 +177,3 @@ class HexapodKinematics(AnalyticKinematics):
             raise WorkingModeError(f"{self.robot.name}: legs {lengths.tolist()}: Newton converged to an assembly "
                                    f"mode violating {violations}")
         return q
-
-    def _vector(self, values: np.ndarray, what: str) -> np.ndarray:
-        values = np.asarray(values, dtype=float).reshape(-1)
-        if values.shape != (_LEGS,) or not np.all(np.isfinite(values)):
-            raise InputError(f"{self.robot.name}: expected 6 finite values for the {what}, got {values.tolist()}")
-        return values

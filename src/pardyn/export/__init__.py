@@ -1,0 +1,94 @@
+"""Export a robot for other simulators: one registry of formats.
+
+>>> import pardyn
+>>> from pardyn.export import export
+>>> files = export(pardyn.load_robot("dualv"), "sdf", "out/gazebo/dualv")
+>>> sorted(files)   # model.sdf, model.gz.sdf, world.sdf, world_classic.sdf, robot_description.urdf, ...
+
+A format is a function ``(robot, out_dir, **options) -> {role: path}`` registered in
+:data:`FORMATS` (a :class:`pardyn.registry.Registry`). ``sdf`` (:func:`write_sdf`) writes the SDF model with its loops
+(:mod:`pardyn.export.sdf`), the gz-sim variant and worlds, and the ros2_control files
+(:mod:`pardyn.export.ros2_control`) that ``launch/gazebo.launch.py`` uses; the
+mechanism they describe (virtual chain, closures, placeholder masses) is decided once
+in :mod:`pardyn.export.mechanism`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pardyn.export.errors import ExportError
+from pardyn.export.mechanism import Mechanism, build_mechanism
+from pardyn.registry import Registry
+
+if TYPE_CHECKING:
+    from pardyn.robot import Robot
+
+__all__ = ["FORMATS", "ExportError", "Mechanism", "build_mechanism", "export", "write_sdf"]
+
+
+def _summary(mechanism: Mechanism, robot: Robot) -> dict[str, Any]:
+    return {
+        "robot": mechanism.name,
+        "platform": mechanism.platform,
+        "free_platform": mechanism.free_platform,
+        "dropped_virtual_joints": list(mechanism.dropped_joints),
+        "guide_joints": list(mechanism.guide_joints),
+        "closures": {weld.closure: {"parent": weld.parent, "child": weld.child, "joint": weld.name}
+                     for weld in mechanism.welds},
+        "placeholder_links": list(mechanism.placeholders),
+        "completed_planar_inertias": list(mechanism.completed_inertias),
+        "rotor_disks_kg_m2": mechanism.rotor_disks,
+        "unrepresented": list(mechanism.unrepresented),
+        "actuated": list(robot.actuated_names),
+        "sensed": list(robot.sensed_names),
+        "home_offsets": mechanism.home_offsets,
+    }
+
+
+FORMATS: Registry[Callable[..., dict[str, Path]]] = Registry("export format")
+"""Export formats by name: ``(robot, out_dir, **options) -> {role: path}``."""
+
+
+@FORMATS.register("sdf")
+def write_sdf(robot: Robot, out: str | Path, **options: float) -> dict[str, Path]:
+    """Write the SDF model, gz-sim and Classic worlds and ros2_control files of ``robot`` into ``out``.
+
+    Options go to :func:`build_mechanism` (``placeholder_mass``, ``placeholder_inertia``).
+    Returns ``{role: path}``. Raises :class:`ExportError` (nothing written) when the robot
+    has a closure no SDF joint reproduces.
+    """
+    from pardyn.export import ros2_control, sdf  # noqa: PLC0415
+
+    mechanism = build_mechanism(robot, **options)
+    out = Path(out)
+    controllers = out / "controllers.yaml"
+    contents = {
+        "model": ("model.sdf", sdf.model_sdf(mechanism)),
+        "gz_model": ("model.gz.sdf", sdf.gz_model_sdf(mechanism, controllers)),
+        "gz_world": ("world.sdf", sdf.gz_world_sdf(mechanism)),
+        "classic_world": ("world_classic.sdf", sdf.classic_world_sdf(mechanism)),
+        "robot_description": ("robot_description.urdf", ros2_control.robot_description(robot)),
+        "controllers": ("controllers.yaml", ros2_control.controllers_yaml(robot)),
+        "summary": ("export.json", json.dumps(_summary(mechanism, robot), indent=2) + "\n"),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for role, (name, text) in contents.items():
+        path = out / name
+        path.write_text(text)
+        paths[role] = path
+    return paths
+
+
+def export(robot: Robot, fmt: str, out: str | Path, **options: float) -> dict[str, Path]:
+    """Write ``robot`` in format ``fmt`` (a name of :data:`FORMATS`) into the directory ``out``.
+
+    Raises:
+        InputError: unknown format (the message lists the known ones).
+        ExportError: the robot cannot be written honestly in that format.
+    """
+    return FORMATS.get(fmt)(robot, out, **options)
