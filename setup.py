@@ -37,7 +37,7 @@ setup(
     python_requires=">=3.10",
     # ROS packages take their dependencies from package.xml (rosdep); these
     # are the pure-Python ones every install needs.
-    install_requires=["setuptools", "numpy", "scipy", "pyyaml"],
+    install_requires=["setuptools", "numpy", "scipy", "pyyaml", "threadpoolctl"],
     extras_require={
         # What a machine without a ROS 2 install needs, all from PyPI.
         "ros": [
@@ -51,10 +51,12 @@ setup(
             "ros-kilted-std-srvs",
             "ros-kilted-rosgraph-msgs",
         ],
-        "sim": ["mujoco", "rosbags>=0.11,<0.12", "matplotlib"],
+        "sim": ["mujoco", "rosbags>=0.11,<0.12", "mcap>=1.2", "matplotlib"],
         # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
         "physical": ["cvxpy>=1.5"],
         "test": ["pytest"],
+        # make bench: FIGAROH's own identification of the Staubli TX40 beside pardyn's (bench/tx40.py).
+        "bench": ["figaroh"],
     },
     entry_points={
         "console_scripts": [

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from pardyn.bags.reader import read_joint_states
+from pardyn.bags.joint_states import read_joint_states
 
 
 def test_demo_identifies_the_dualv_through_the_ros_nodes(tmp_path):

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from pardyn.bags.reader import _read_joint_state_messages, _read_uniform_joint_states, read_joint_states
-from pardyn.bags.writer import typestore_for, write_joint_states
+from pardyn.bags.cdr import typestore_for
+from pardyn.bags.joint_states import (
+    _read_joint_state_messages,
+    _read_uniform_joint_states,
+    read_joint_states,
+    write_joint_states,
+)
 
 
 def test_uniform_layout_decodes_like_rosbags(tmp_path):
@@ -39,7 +44,7 @@ def test_bag_errors_survive_pickling():
     """Worker processes send their errors back by pickle: a BagError must come back whole."""
     import pickle
 
-    from pardyn.bags.writer import BagError, BagIncompleteError
+    from pardyn.bags import BagError, BagIncompleteError
     from pardyn.errors import SingularityError
 
     error = pickle.loads(pickle.dumps(BagError("stamps not increasing", bag="/b", kind="stamps", topic="/js", t_s=1.5)))
@@ -53,7 +58,7 @@ def test_bag_errors_survive_pickling():
 def test_exact_retransmissions_are_dropped_on_request_but_a_changed_repeat_is_an_error(tmp_path):
     import pytest
 
-    from pardyn.bags.writer import BagError
+    from pardyn.bags import BagError
 
     t = np.array([0.0, 0.0, 0.0, 0.001, 0.002])  # state 0 sent three times, as the lockstep sim does
     position = np.array([[1.0], [1.0], [1.0], [2.0], [3.0]])

@@ -36,20 +36,18 @@ from pardyn.bags import (
     BagIncompleteError,
     BagWriter,
     FlushPolicy,
-    available_bag_path,
     bag_status,
-    check_stamps,
-    deserialize_cdr,
-    format_time,
-    joint_state_message,
     read_joint_states,
     read_messages,
     repair_bag,
-    scan_mcap,
-    stamp_ns_from_cdr,
-    typestore_for,
     write_joint_states,
 )
+from pardyn.bags.cdr import deserialize_cdr, stamp_ns_from_cdr, typestore_for
+from pardyn.bags.checks import check_stamps
+from pardyn.bags.errors import format_time
+from pardyn.bags.joint_states import joint_state_message
+from pardyn.bags.repair import scan_mcap
+from pardyn.bags.writer import available_bag_path
 from pardyn.errors import InputError
 
 STORAGES = ["mcap", "sqlite3"]

@@ -169,3 +169,17 @@ def test_round_off_residue_of_a_dependent_column_does_not_hide_a_later_one():
     top = np.linalg.norm(a)  # |R_11|, the largest diagonal entry here
     distance = np.linalg.norm(b - a * (a @ b) / (a @ a))  # b's distance from span(a)
     np.testing.assert_allclose(base.diagonal[[0, 2]], [1.0, distance / top], rtol=1e-10)
+
+
+def test_a_round_off_column_is_unidentifiable_and_in_no_relation():
+    """Random states: a column of norm 1e-15 next to columns of norm ~1e2 (a parameter without effect
+    whose column is round-off, like the TX40's mz_link_2) is unidentifiable, not regrouped with
+    coefficients fitted to its round-off; the exact dependency keeps its exact coefficients."""
+    rng = np.random.default_rng(11)
+    a, b, c = (100.0 * rng.standard_normal(400) for _ in range(3))
+    round_off = 1e-15 * rng.standard_normal(400)  # (r,): zero up to round-off relative to W
+    W = np.column_stack([a, b, c, round_off, a - 0.25 * c])
+    base = base_parameters(W, names=["a", "b", "c", "ghost", "d"])
+    assert base.unidentifiable == ("ghost",)
+    assert base.relations == ("aR = a + 1.0*d", "cR = c - 0.25*d")
+    assert not np.any((base.beta != 0) & (np.abs(base.beta) < 1e-6))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import pardyn
-from pardyn.bags.writer import BagError, write_joint_states
+from pardyn.bags import BagError, write_joint_states
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.experiments.identification_runs import DUALV_PAYLOAD, Run, record_runs, standard_runs
 from pardyn.identification.pipeline import IdentificationSettings, identify

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pardyn import load_robot
-from pardyn.bags.writer import write_joint_states
+from pardyn.bags import write_joint_states
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import load_rotor_model

@@ -2,7 +2,7 @@
 
 The test process publishes messages whose every value it knows, stops the
 recorder through its ``~/stop`` Trigger service (or kills it with SIGKILL) and
-reads the bag back with rosbags (:mod:`pardyn.bags.reader`): every message must
+reads the bag back with rosbags (:mod:`pardyn.bags.joint_states`): every message must
 be there, in order, bit for bit. The bag's type hashes are compared with those
 the publishers advertise on the ROS graph (rclpy's type support, not rosbags),
 and the bytes a DDS subscription delivers with those of the rosbags typestore.
@@ -25,15 +25,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
 
-from pardyn.bags import (
-    BagIncompleteError,
-    bag_status,
-    read_joint_states,
-    read_messages,
-    repair_bag,
-    scan_mcap,
-    typestore_for,
-)
+from pardyn.bags import BagIncompleteError, bag_status, read_joint_states, read_messages, repair_bag
+from pardyn.bags.cdr import typestore_for
+from pardyn.bags.repair import scan_mcap
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "config" / "recorder.yaml"

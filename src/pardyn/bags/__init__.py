@@ -1,82 +1,38 @@
 """rosbag2 bags (MCAP or sqlite3) written and read with ``rosbags``, without rclpy.
 
-* :mod:`pardyn.bags.writer`: :class:`BagWriter` (typestore messages or serialized
-  CDR bytes, small flushed MCAP chunks so a killed writer loses at most its
-  pending chunk, see :class:`FlushPolicy`), :func:`write_joint_states` (a whole
-  JointState time series from arrays).
-* :mod:`pardyn.bags.reader`: :func:`read_joint_states` (arrays and validation),
-  :func:`read_messages`, :func:`bag_status`, :func:`repair_bag` (rebuild a bag
-  whose recorder was killed from its complete chunks), the reusable checks.
+One module per job:
+
+* :mod:`~pardyn.bags.errors`: :class:`BagError` (names bag, topic and time), :class:`BagIncompleteError`.
+* :mod:`~pardyn.bags.cdr`: CDR encoding, typestores of the ROS 2 distributions, stamps.
+* :mod:`~pardyn.bags.mcap_chunks`: the MCAP chunk writer (small, checksummed, flushed chunks,
+  :class:`FlushPolicy`), and why it is kept beside the ``mcap`` package.
+* :mod:`~pardyn.bags.metadata`: ``metadata.yaml`` (provisional while recording).
+* :mod:`~pardyn.bags.writer`: :class:`BagWriter` (typestore messages or CDR bytes; crash guarantee).
+* :mod:`~pardyn.bags.status`, :mod:`~pardyn.bags.reader`: whether a bag was closed; messages of a topic.
+* :mod:`~pardyn.bags.repair`: :func:`repair_bag` rebuilds a bag whose writer was killed.
+* :mod:`~pardyn.bags.checks`, :mod:`~pardyn.bags.joint_states`: JointState series as arrays and
+  their validation (:func:`read_joint_states`, :func:`write_joint_states`).
 
 The ROS 2 node that records bags is :mod:`pardyn.nodes.recorder`.
 """
 
-from pardyn.bags.reader import (
-    JOINT_STATE_TYPE,
-    BagMessage,
-    BagStatus,
-    JointStateSeries,
-    McapScan,
-    RepairReport,
-    bag_status,
-    check_finite,
-    check_joint_names,
-    check_lengths,
-    check_message_count,
-    check_stamps,
-    read_joint_states,
-    read_messages,
-    repair_bag,
-    resolve_topic,
-    scan_mcap,
-)
-from pardyn.bags.writer import (
-    BAG_VERSION,
-    DISTROS,
-    BagError,
-    BagIncompleteError,
-    BagWriter,
-    FlushPolicy,
-    available_bag_path,
-    deserialize_cdr,
-    format_time,
-    joint_state_message,
-    normalize_msgtype,
-    stamp_ns_from_cdr,
-    typestore_for,
-    write_joint_states,
-)
+from pardyn.bags.errors import BagError, BagIncompleteError
+from pardyn.bags.joint_states import JointStateSeries, read_joint_states, write_joint_states
+from pardyn.bags.mcap_chunks import FlushPolicy
+from pardyn.bags.reader import read_messages
+from pardyn.bags.repair import repair_bag
+from pardyn.bags.status import bag_status
+from pardyn.bags.writer import BagWriter
 
 __all__ = [
-    "BAG_VERSION",
-    "DISTROS",
-    "JOINT_STATE_TYPE",
     "BagError",
     "BagIncompleteError",
-    "BagMessage",
-    "BagStatus",
     "BagWriter",
     "FlushPolicy",
     "JointStateSeries",
-    "McapScan",
-    "RepairReport",
-    "available_bag_path",
     "bag_status",
-    "check_finite",
-    "check_joint_names",
-    "check_lengths",
-    "check_message_count",
-    "check_stamps",
-    "deserialize_cdr",
-    "format_time",
-    "joint_state_message",
-    "normalize_msgtype",
     "read_joint_states",
     "read_messages",
     "repair_bag",
-    "resolve_topic",
-    "scan_mcap",
-    "stamp_ns_from_cdr",
-    "typestore_for",
     "write_joint_states",
 ]

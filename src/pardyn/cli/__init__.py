@@ -22,7 +22,7 @@ from pardyn.errors import PardynError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS = ("robots", "kinematics", "dynamics", "identify", "bringup", "demo", "experiment", "animate", "export")
+COMMANDS = ("robots", "kinematics", "dynamics", "identify", "bag", "bringup", "demo", "experiment", "animate", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:

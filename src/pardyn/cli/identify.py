@@ -1,4 +1,4 @@
-"""``pardyn identify``: dynamic parameters from rosbag2 bags (pardyn.identification.pipeline)."""
+"""``pardyn identify``: dynamic parameters from rosbag2 bags or CSV files (pardyn.identification.pipeline)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,24 @@ import argparse
 import json
 from pathlib import Path
 
+from pardyn.bags.csv_series import read_csv_series
+from pardyn.bags.resample import DEFAULT_MAX_GAP
+from pardyn.cli.data import add_data_arguments, joint_map, split_holdout
+from pardyn.description.transmission import load_transmission
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.dynamics.rotor import load_rotor_model
+from pardyn.errors import InputError
 from pardyn.identification.pipeline import MODELS, IdentificationSettings, identify
 from pardyn.robot import load_robot
 
-HELP = "identify dynamic parameters from recorded bags; writes RESULT.json (and a report)"
+HELP = "identify dynamic parameters from recorded bags or CSV files; writes RESULT.json (and a report)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", required=True, help="robot name or YAML path")
-    parser.add_argument("--bag", action="append", required=True, type=Path, help="bag without payload (repeat)")
+    parser.add_argument("--bag", action="append", default=[], type=Path,
+                        help="bag without payload (repeat): pardyn's or any rosbag2 bag, MCAP or sqlite3")
+    add_data_arguments(parser)
     parser.add_argument("--loaded-bag", action="append", default=[], type=Path,
                         help="bag with the payload fixed to the platform (repeat; eq. 49)")
     parser.add_argument("--validate-bag", action="append", default=[], type=Path, help="held-out bag (repeat)")
@@ -24,7 +31,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="identification model: standard (eq. 19), case1 (eq. 30), case2 (eq. 36); "
                              "auto = standard, or case1 for redundant robots")
     parser.add_argument("--projected", help="case2: comma-separated actuated joints projected on the others")
-    parser.add_argument("--topic", default="joint_states", help="JointState topic (default joint_states)")
+    parser.add_argument("--topic", default="joint_states",
+                        help="sensor_msgs/JointState topic of the bags (default joint_states)")
+    parser.add_argument("--min-speed",
+                        help="per actuated joint (comma-separated, or one value for all), the speed in rad/s (m/s) "
+                             "below which its equations are dropped after decimation")
+    parser.add_argument("--holdout", type=float, default=0.0,
+                        help="fraction of each run (at its end) held out for validation, e.g. 0.25")
+    parser.add_argument("--model-rate", type=float, default=100.0,
+                        help="rate (Hz) at which the model is evaluated before the last decimation stage")
+    parser.add_argument("--trim", type=float, help="time dropped at both ends of each run, s (default 1.5 / cutoff)")
+    parser.add_argument("--effort-delay", type=float,
+                        help="age of the efforts, s (default: half a period for bags, 0 for CSV files)")
+    parser.add_argument("--max-gap", type=float, default=DEFAULT_MAX_GAP,
+                        help="longest interval between stamps that is resampled, in median intervals "
+                             f"(default {DEFAULT_MAX_GAP})")
     parser.add_argument("--cutoff", type=float, help="derivative low-pass cut-off in Hz (default: 5 x bandwidth)")
     parser.add_argument("--decimation", type=int, default=20, help="decimation factor n_d (default 20)")
     parser.add_argument("--r-sigma", type=float, default=10.0, help="essential-parameter ratio (default 10)")
@@ -42,8 +63,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", type=Path, help="directory for report.md and its plots")
 
 
+def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
+    if not text:
+        return None
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise InputError(f"--min-speed: expected numbers (rad/s), got {text!r}") from None
+    if len(values) == 1:
+        values *= count
+    if len(values) != count:
+        raise InputError(f"--min-speed: {len(values)} values for {count} actuated joints")
+    return tuple(values)
+
+
 def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot)
+    if not args.bag and not args.csv:
+        raise InputError("give the data: --bag BAG (repeat) or --csv FILE (repeat)")
+    runs: list = list(args.bag)
+    if args.csv:
+        runs.append(read_csv_series(args.csv, rate_hz=args.rate, max_gap=args.max_gap))
+    validate: list = list(args.validate_bag)
+    if args.holdout:
+        if args.rotor_compensation:
+            raise InputError("--holdout and --rotor-compensation together are not supported: give --validate-bag")
+        runs, held = split_holdout(runs, args.holdout, topic=args.topic)
+        validate += held
+    csv_only = not args.bag and not args.validate_bag and not args.loaded_bag
     settings = IdentificationSettings(
         model=args.model,
         projected=None if not args.projected else tuple(n.strip() for n in args.projected.split(",")),
@@ -55,15 +102,25 @@ def run(args: argparse.Namespace) -> int:
         physical=args.physical,
         rotor_model=load_rotor_model(robot) if args.rotor_compensation else None,
         motor_topic=args.motor_topic,
+        joint_map=tuple(joint_map(args.joint_map).items()) or None,
+        transmission=load_transmission(robot),
+        min_speed=_speeds(args.min_speed, len(robot.actuated_names)),
+        max_gap=args.max_gap,
+        model_rate_hz=args.model_rate,
+        trim_s=args.trim,
+        effort_delay_s=args.effort_delay if args.effort_delay is not None else (0.0 if csv_only else None),
     )
-    result = identify(robot, args.bag, loaded_bags=args.loaded_bag, validate_bags=args.validate_bag,
-                      settings=settings)
+    result = identify(robot, runs, loaded_bags=args.loaded_bag, validate_bags=validate, settings=settings)
     data = result.as_json()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2) + "\n")
     fit = data["fit"]
+    for note in data["data_notes"]:
+        print(f"note: {note}")
     print(f"{robot.name}: {len(data['base_parameters'])} base parameters ({len(data['essential_parameters'])} "
           f"essential), fit error {100 * fit['relative_error_norm']:.2f} %, cond(W) {fit['condition_number']:.4g}")
+    if data["motor_parameters"]:
+        print("coupled motors: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["motor_parameters"].items()))
     if data["payload"]:
         print("payload: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["payload"].items()))
     if data["validation"]:

@@ -85,7 +85,7 @@ CLOSURE_TYPES: dict[str, tuple[str, ...]] = {
 _AXES = {"x": 0, "y": 1, "z": 2}
 _TOP_KEYS = {
     "name", "urdf", "task", "actuated", "sensed", "closures", "working_mode", "assembly_mode", "home",
-    "analytic", "counterweights", "dynamics", "rotors", "excitation", "limits",
+    "analytic", "counterweights", "dynamics", "rotors", "excitation", "limits", "transmissions", "locked",
 }
 
 
@@ -179,6 +179,10 @@ class RobotDescription:
     rotors: RotorsSection | None = None
     excitation: ExcitationSettings | None = None
     limits: Limits = field(default_factory=Limits)
+    transmissions: Any = None
+    """The ``transmissions:`` section, a :class:`pardyn.dynamics.transmission.Transmission` (or None)."""
+    locked: str | dict[str, float] | None = None
+    """``locked:``: ``"others"`` or ``{joint: value}`` (rad, m), resolved on the tree (:mod:`pardyn.description.model`)."""
 
     @property
     def redundancy(self) -> int:
@@ -237,8 +241,21 @@ def _parse_condition(reader: YamlFields, raw: Any, key: str) -> ModeCondition:
     raise reader.fail(key, "a condition needs 'line' + 'side', or 'above'/'below' (+ 'axis')")
 
 
+def _parse_locked(reader: YamlFields, raw: Any) -> str | dict[str, float] | None:
+    """``locked: others``, ``[joint, ...]`` (at 0) or ``{joint: value}``; joint names are checked on the tree."""
+    if raw is None or raw == "others":
+        return raw
+    if isinstance(raw, list):
+        return dict.fromkeys(reader.strings(raw, "locked"), 0.0)
+    if isinstance(raw, Mapping):
+        return {reader.string(k, "locked"): reader.number(v, f"locked.{k}") for k, v in raw.items()}
+    raise reader.fail("locked", f"expected 'others', a list of joints or {{joint: value}}, got {raw!r}")
+
+
 def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     """Validate the content of a robot YAML file (already parsed) and return it typed."""
+    from pardyn.description.transmission import parse_transmissions  # noqa: PLC0415 - its type is dynamics'
+
     reader = YamlFields(source)
     top = reader.mapping(raw, "<top>")
     reader.check_keys(top, "<top>", _TOP_KEYS)
@@ -333,6 +350,8 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         excitation=(None if top.get("excitation") is None
                     else parse_excitation(reader, top["excitation"], task_names=task_names)),
         limits=parse_limits(reader, top.get("limits"), actuated=actuated),
+        transmissions=parse_transmissions(reader, top.get("transmissions"), actuated=actuated),
+        locked=_parse_locked(reader, top.get("locked")),
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pinocchio as pin
 
 from pardyn.description.config import RobotDescription
@@ -15,6 +17,37 @@ def joint_names(model: pin.Model) -> tuple[str, ...]:
     return tuple(model.names[1:])
 
 
+def _lock_joints(model: pin.Model, description: RobotDescription) -> pin.Model:
+    """The model with the YAML's ``locked`` joints fixed (pinocchio's ``buildReducedModel``).
+
+    ``locked: {joint: value, ...}`` (rad, m), ``locked: [joint, ...]`` (at 0) or
+    ``locked: others`` (every joint the YAML does not name in ``task``,
+    ``actuated`` or ``sensed``, at 0): a mobile manipulator's wheels, head and
+    hand when only its arm is modelled. The bodies of a locked joint are
+    welded to its parent (their inertia lumped into the parent body).
+    """
+    locked = description.locked
+    if locked is None:
+        return model
+    names = list(model.names[1:])
+    used = set(description.task_joints) | set(description.actuated) | set(description.sensed)
+    values = {name: 0.0 for name in names if name not in used} if locked == "others" else dict(locked)
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        raise DescriptionError(f"{description.source}: locked: unknown joints {unknown}; URDF joints: {names}")
+    clash = sorted(set(values) & used)
+    if clash:
+        raise DescriptionError(f"{description.source}: locked: {clash} are used by task, actuated or sensed")
+    reference = pin.neutral(model)
+    for name, value in values.items():
+        joint = model.joints[model.getJointId(name)]
+        if joint.nq == 1:
+            reference[joint.idx_q] = value
+        elif joint.nq == 2:  # continuous: (cos, sin)
+            reference[joint.idx_q:joint.idx_q + 2] = (math.cos(value), math.sin(value))
+    return pin.buildReducedModel(model, [model.getJointId(name) for name in values], reference)
+
+
 def build_model(description: RobotDescription) -> pin.Model:
     """Load the URDF tree with pinocchio and check every name the YAML uses.
 
@@ -26,6 +59,7 @@ def build_model(description: RobotDescription) -> pin.Model:
         model = pin.buildModelFromUrdf(str(description.urdf))
     except (RuntimeError, ValueError) as error:
         raise DescriptionError(f"{description.urdf}: pinocchio cannot read this URDF: {error}") from error
+    model = _lock_joints(model, description)
 
     names = joint_names(model)
     for joint_id in range(1, model.njoints):

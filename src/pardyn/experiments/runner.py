@@ -73,7 +73,7 @@ class Recording:
 
     def write_bag(self, path: Path | str, *, storage: str = "mcap") -> Path:
         """Write ``joint_states`` as a rosbag2 bag: measured joints, efforts (0 for sensed passive joints)."""
-        from pardyn.bags.writer import write_joint_states  # noqa: PLC0415 - rosbags only when writing
+        from pardyn.bags.joint_states import write_joint_states  # noqa: PLC0415 - rosbags only when writing
 
         effort = np.zeros_like(self.position)
         effort[:, : len(self.actuated)] = self.effort

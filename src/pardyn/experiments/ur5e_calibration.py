@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from pardyn.bags.writer import write_joint_states
+from pardyn.bags.joint_states import write_joint_states
 from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.parameters import DynamicParameters

@@ -29,6 +29,10 @@ triangular factor). Round-off makes exact coefficients such as 1 or 0.0784
 come out as ``1.0000000000002``; ``beta`` is therefore cleaned (documented
 defaults, keyword options of :func:`base_parameters`):
 
+* a dependent column that is zero up to round-off *relative to the whole
+  matrix*, ``||W_d,j|| <= eps max_k |R_kk|``, is unidentifiable and its
+  ``beta`` column 0 (its own scale is round-off: fitting it would put
+  coefficients of 1e-18 in every relation);
 * an entry is set to 0 when its contribution to the dependent column is
   negligible: ``|beta_ij| ||W_b,i|| < coefficient_tol ||W_d,j||``
   (scale-invariant, ``coefficient_tol = 1e-8``);
@@ -287,6 +291,9 @@ def base_parameters(
     if dep_pos.size:
         beta_o = linalg.lstsq(r[:, base_pos], r[:, dep_pos], check_finite=False)[0]
         norms = np.linalg.norm(r, axis=0)
+        # a column that is zero up to round-off relative to the whole matrix has no effect:
+        # unidentifiable, in no relation (its beta would only fit round-off)
+        beta_o[:, norms[dep_pos] <= eps * top] = 0.0
         contribution = np.abs(beta_o) * norms[base_pos][:, None]
         beta_o[contribution < coefficient_tol * norms[dep_pos][None, :]] = 0.0
         if significant_digits is not None:

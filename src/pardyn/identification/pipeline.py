@@ -3,9 +3,13 @@
 The recipe of Briot et al. 2015 (section 4) and of the UR5e paper (sections 3-5),
 for closed-loop and actuation-redundant robots:
 
-1. **Read** ``joint_states`` (measured positions, actuator efforts) from each bag
-   (:func:`pardyn.bags.reader.read_joint_states`: regular stamps, no NaN; exact
-   retransmissions of a state, as the lockstep ``sim`` sends while it waits, are dropped).
+1. **Read** ``joint_states`` (measured positions, actuator efforts) from each bag, or a
+   series read from CSV files (:mod:`pardyn.identification.sources`: any rosbag2 bag and
+   topic, jittered stamps resampled, names mapped, motor side to joint side through the
+   robot's ``transmissions:``, units checked; exact retransmissions of a state, as the
+   lockstep ``sim`` sends while it waits, are dropped). Problems that do not stop the
+   identification (unreported efforts, another unit) become notes of the report
+   (:mod:`pardyn.identification.diagnostics`).
    With ``rotor_model`` (two encoders per joint, UR5e paper section 3.1) the efforts
    ``K_tau i`` become the link-side torques ``K_tau i - B thetaddot - tau_f`` from the
    motor topic, sample by sample (:mod:`pardyn.identification.rotor_compensation`).
@@ -53,15 +57,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from pardyn.bags.reader import JointStateSeries, read_joint_states
-from pardyn.bags.writer import BagError
+from pardyn.bags.errors import BagError
+from pardyn.bags.joint_states import JointStateSeries
+from pardyn.bags.resample import DEFAULT_MAX_GAP
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel
+from pardyn.dynamics.transmission import Transmission
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
+from pardyn.identification.diagnostics import effort_notes, scale_notes
 from pardyn.identification.estimation import (
     EssentialParameters,
     Estimate,
@@ -74,6 +82,8 @@ from pardyn.identification.estimation import (
 from pardyn.identification.filtering import decimate, decimation_cutoff_hz, estimate_derivatives, zero_phase_lowpass
 from pardyn.identification.metrics import nmse, relative_error_norm, relative_error_norms
 from pardyn.identification.rotor_compensation import MOTOR_TOPIC, compensate_bag_torques
+from pardyn.identification.selection import drop_slow_samples
+from pardyn.identification.sources import Source, joint_side_series
 from pardyn.parallel import fork_map
 from pardyn.progress import progress
 
@@ -133,6 +143,13 @@ class IdentificationSettings:
             become ``K_tau i - B thetaddot - tau_f`` from the motor encoders of ``motor_topic``
             (:mod:`pardyn.identification.rotor_compensation`); ``None``: efforts used as recorded.
         motor_topic: JointState topic of the motor-side encoders (rotor positions reflected).
+        joint_map: ``((name in the data, robot joint or motor name), ...)``: renames the data's joints.
+        transmission: motor-side data -> joint side, and the coupled motors' own regressor columns
+            (:mod:`pardyn.dynamics.transmission`); ``None``: the data are on the joint side.
+        min_speed: per actuated joint, the speed (rad/s, m/s) below which its equations are dropped
+            after decimation (:mod:`pardyn.identification.selection`); ``None``: all kept.
+        max_gap: longest interval between stamps that is resampled, in median intervals
+            (:func:`pardyn.bags.resample.resample_uniform`).
     """
 
     model: str = "auto"
@@ -153,6 +170,10 @@ class IdentificationSettings:
     physical: bool = False
     rotor_model: RotorModel | None = None
     motor_topic: str = MOTOR_TOPIC
+    joint_map: tuple[tuple[str, str], ...] | None = None
+    transmission: Transmission | None = None
+    min_speed: tuple[float, ...] | None = None
+    max_gap: float = DEFAULT_MAX_GAP
 
     def projection(self, robot: Robot) -> str:
         redundant = len(robot.actuated_names) > len(robot.task_names)
@@ -175,7 +196,8 @@ class BagData:
         t: model-rate times (N,) (s); q, qdot, qddot: tree states (N, nv);
         torque: low-passed measured actuator torques (N, n_a) (N m);
         observation: ``W`` (N, rows, n_st); measured: ``Gamma`` (N, rows);
-        cutoff_hz: derivative cut-off used; sample_rate_hz: the bag's rate.
+        cutoff_hz: derivative cut-off used; sample_rate_hz: the bag's rate;
+        notes: what was done to the data on the way (resampling, transmission).
     """
 
     path: Path
@@ -189,6 +211,7 @@ class BagData:
     cutoff_hz: float
     sample_rate_hz: float
     timings: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 def dominant_bandwidth_hz(t: np.ndarray, positions: np.ndarray, *, fraction: float = 0.99) -> float:
@@ -212,45 +235,41 @@ def _stages(sample_rate_hz: float, settings: IdentificationSettings) -> tuple[in
     return first, total // first
 
 
-def _series(robot: Robot, bag: Path, settings: IdentificationSettings) -> tuple[JointStateSeries, np.ndarray, np.ndarray]:
-    series = read_joint_states(bag, settings.topic, drop_resent=True)
+def _series(robot: Robot, source: Source, settings: IdentificationSettings) -> tuple[JointStateSeries, np.ndarray, np.ndarray]:
+    series = joint_side_series(source, robot, topic=settings.topic, joint_map=dict(settings.joint_map or ()),
+                               transmission=settings.transmission, max_gap=settings.max_gap)
     positions = series.position[:, series.columns(robot.measured_names)]
     efforts = series.effort[:, series.columns(robot.actuated_names)]
-    missing = np.argwhere(~np.isfinite(efforts))
-    if missing.size:
-        k, j = missing[0]
-        raise BagError(
-            f"{bag}: topic {series.topic}: no effort for {robot.actuated_names[j]} at t={series.t[k]:.6f} s "
-            "(identification needs the actuator torques)",
-            bag=bag, topic=series.topic, kind="effort",
-        )
     return series, positions, efforts
 
 
 def prepare_bag(
     robot: Robot,
     regressor: Regressor,
-    bag: Path | str,
+    bag: Source,
     settings: IdentificationSettings,
     *,
     show_progress: bool = False,
 ) -> BagData:
-    """Steps 1-4 of the module docstring for one bag, at the model rate."""
-    bag = Path(bag)
+    """Steps 1-4 of the module docstring for one bag (or series read from CSV files), at the model rate."""
     clock = time.perf_counter()
     series, positions, efforts = _series(robot, bag, settings)
+    bag = Path(series.bag_path)
+    notes = (*series.notes, *effort_notes(bag.name, robot.actuated_names, efforts, positions[:, :efforts.shape[1]]))
     timings = {"read_s": time.perf_counter() - clock}
-    sample_rate = 1.0 / float(np.median(np.diff(series.t)))
+    # time from the first stamp, from the integer stamps: epoch seconds in float64 resolve only 0.24 us
+    t = (series.stamp_ns - series.stamp_ns[0]).astype(np.float64) * 1e-9  # (N,) s
+    sample_rate = 1.0 / float(np.median(np.diff(t)))
     first, second = _stages(sample_rate, settings)
     ceiling = decimation_cutoff_hz(sample_rate, factor=settings.decimation)
     if settings.cutoff_hz is not None:
         cutoff = settings.cutoff_hz
     else:
-        bandwidth = settings.bandwidth_hz or dominant_bandwidth_hz(series.t, positions)
+        bandwidth = settings.bandwidth_hz or dominant_bandwidth_hz(t, positions)
         cutoff = min(settings.bandwidth_factor * bandwidth, ceiling)
     trim = settings.trim_s if settings.trim_s is not None else 1.5 / cutoff
     clock = time.perf_counter()
-    derivatives = estimate_derivatives(series.t, positions, cutoff_hz=cutoff, order=settings.filter_order)
+    derivatives = estimate_derivatives(t, positions, cutoff_hz=cutoff, order=settings.filter_order)
     model_rate = sample_rate / first
     delay = 0.5 / sample_rate if settings.effort_delay_s is None else settings.effort_delay_s
     if settings.rotor_model is not None:  # link-side torque from the motor-side encoders, sample by sample
@@ -260,11 +279,11 @@ def prepare_bag(
                                 order=settings.filter_order)
     if delay:
         # torque(t) = effort stamped t + delay: interpolate the (band-limited) efforts
-        torque = np.column_stack([np.interp(series.t + delay, series.t, column) for column in torque.T])
+        torque = np.column_stack([np.interp(t + delay, t, column) for column in torque.T])
     keep = np.arange(int(math.ceil(trim * sample_rate)), len(series.t) - int(math.ceil(trim * sample_rate)), first)
     if keep.size < 8 * second + 8:
         raise BagError(
-            f"{bag}: topic {series.topic}: {series.t[-1] - series.t[0]:.3f} s of data is too short to "
+            f"{series.t[-1] - series.t[0]:.3f} s of data is too short to "
             f"identify (trim {trim:.3f} s at each end, decimation {settings.decimation})",
             bag=bag, topic=series.topic, kind="count",
         )
@@ -279,7 +298,12 @@ def prepare_bag(
     step = first / sample_rate
     start = robot.home
     rows = range(count)
-    if show_progress:
+    if robot.closures.size == 0 and sorted(measured) == list(range(robot.nv)):
+        # no loop to close and every joint measured (a serial robot): the states are the readings
+        q[:, measured], qdot[:, measured], qddot[:, measured] = (
+            derivatives.q[keep], derivatives.qdot[keep], derivatives.qddot[keep])
+        rows = ()
+    elif show_progress:
         rows = progress(rows, total=count, label=f"{bag.name}: closed-loop states")
     for i in rows:
         k = keep[i]
@@ -293,11 +317,36 @@ def prepare_bag(
     timings["kinematics_s"] = time.perf_counter() - clock
     clock = time.perf_counter()
     observation, gamma = regressor.equations(q, qdot, qddot, torque[keep])
+    extra = motor_columns(robot, regressor, settings.transmission, qdot, qddot)
+    if extra is not None:
+        observation = np.concatenate([observation, extra], axis=2)
     timings["regressor_s"] = time.perf_counter() - clock
     return BagData(
         path=bag, t=series.t[keep], q=q, qdot=qdot, qddot=qddot, torque=torque[keep], observation=observation,
-        measured=gamma, cutoff_hz=cutoff, sample_rate_hz=sample_rate, timings=timings,
+        measured=gamma, cutoff_hz=cutoff, sample_rate_hz=sample_rate, timings=timings, notes=notes,
     )
+
+
+def motor_columns(robot: Robot, regressor: Regressor, transmission: Transmission | None, qdot: np.ndarray,
+                  qddot: np.ndarray) -> np.ndarray | None:
+    """The coupled motors' columns (N, rows, 3 n_coupled) on the regressor's rows; None without coupled motors."""
+    if transmission is None or not transmission.coupled:
+        return None
+    if regressor.projection != "standard" or set(transmission.joints) != set(regressor.row_names):
+        raise InputError(
+            f"{robot.description.source}: transmissions: coupled motors need the standard model on the actuated "
+            f"joints {list(regressor.row_names)}; the transmission drives {list(transmission.joints)}"
+        )
+    indices = [robot.joint_names.index(name) for name in transmission.joints]
+    columns = transmission.columns(qdot[:, indices], qddot[:, indices])  # (N, n, 3 n_c), transmission order
+    rows = [transmission.joints.index(name) for name in regressor.row_names]
+    return columns[:, rows, :]
+
+
+def model_names(regressor: Regressor, settings: IdentificationSettings) -> tuple[str, ...]:
+    """Column names of the identification model: the standard parameters, then the coupled motors'."""
+    extra = settings.transmission.column_names if settings.transmission is not None else ()
+    return tuple(regressor.names) + tuple(extra)
 
 
 def _prepare_job(shared: tuple, path: Path) -> BagData:
@@ -317,8 +366,17 @@ def _prepare_all(
 
 def _system(data: BagData, regressor: Regressor, settings: IdentificationSettings) -> LinearSystem:
     _, second = _stages(data.sample_rate_hz, settings)
-    return decimate(data.measured, data.observation, factor=second, order=settings.filter_order,
-                    names=regressor.names)
+    system = decimate(data.measured, data.observation, factor=second, order=settings.filter_order,
+                      names=model_names(regressor, settings))
+    if settings.min_speed is None:
+        return system
+    if regressor.projection != "standard":
+        raise InputError("minimum speeds: only with the standard model (one equation row per actuated joint)")
+    rows = [regressor.robot.joint_names.index(name) for name in regressor.row_names]
+    speeds = decimate(data.qdot[:, rows], np.zeros((len(data.t), len(rows), 1)), factor=second,
+                      order=settings.filter_order).Y
+    selected, _ = drop_slow_samples(system, speeds, settings.min_speed, row_names=regressor.row_names)
+    return selected
 
 
 @dataclass(frozen=True)
@@ -380,6 +438,8 @@ class IdentificationResult:
     fit_series: dict[str, np.ndarray]
     timings: dict[str, float]
     physical: PhysicalEstimate | None = None
+    motor_parameters: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     def _rows(self, estimate: Estimate) -> list[dict[str, float]]:
         return [
@@ -441,6 +501,10 @@ class IdentificationResult:
                 "rotor_compensation": self.settings.rotor_model is not None,
             },
             "timings_s": self.timings,
+            # the coupled motors' parameters (transmission), joint-side scaled
+            "motor_parameters": self.motor_parameters,
+            # what was done to the data on the way (resampling, transmission), one sentence each
+            "data_notes": list(self.notes),
             # settings.physical: the physically consistent estimate beside the unconstrained one
             "physical": physical,
             # Read by pardyn dynamics --params (pardyn.dynamics.parameters.read_parameter_file).
@@ -493,8 +557,9 @@ def _figures(robot: Robot, measured: np.ndarray, predicted: np.ndarray) -> dict[
     }
 
 
-def _validate(robot: Robot, bag: Path, settings: IdentificationSettings, identified: InverseDynamics,
-              nominal: InverseDynamics, regressor: Regressor, physical: InverseDynamics | None = None) -> Validation:
+def _validate(robot: Robot, bag: Source, settings: IdentificationSettings, identified: InverseDynamics,
+              nominal: InverseDynamics, regressor: Regressor, physical: InverseDynamics | None = None,
+              motor_values: dict[str, float] | None = None) -> Validation:
     data = prepare_bag(robot, regressor, bag, settings)
     # Compare at the decimation cut-off, where the model is meant to be valid (eq. 40).
     cutoff = decimation_cutoff_hz(data.sample_rate_hz, factor=settings.decimation)
@@ -502,13 +567,16 @@ def _validate(robot: Robot, bag: Path, settings: IdentificationSettings, identif
     measured = zero_phase_lowpass(data.torque, sample_rate_hz=rate, cutoff_hz=min(cutoff, 0.4 * rate),
                                   order=settings.filter_order)
     predicted = identified.torques_batch(data.q, data.qdot, data.qddot)
+    extra = motor_columns(robot, regressor, settings.transmission, data.qdot, data.qddot)
+    if extra is not None and motor_values:
+        predicted = predicted + extra @ np.array([motor_values[n] for n in settings.transmission.column_names])
     predicted_nominal = nominal.torques_batch(data.q, data.qdot, data.qddot)
     per_joint = relative_error_norms(measured, predicted)
     physical_figures = None
     if physical is not None:
         physical_figures = _figures(robot, measured, physical.torques_batch(data.q, data.qdot, data.qddot))
     return Validation(
-        bag=Path(bag),
+        bag=data.path,
         joints=tuple(robot.actuated_names),
         relative_error_norm=relative_error_norm(measured, predicted),
         per_joint=per_joint,
@@ -521,10 +589,10 @@ def _validate(robot: Robot, bag: Path, settings: IdentificationSettings, identif
 
 def identify(
     robot: Robot,
-    bags: Sequence[Path | str],
+    bags: Sequence[Source],
     *,
-    loaded_bags: Sequence[Path | str] = (),
-    validate_bags: Sequence[Path | str] = (),
+    loaded_bags: Sequence[Source] = (),
+    validate_bags: Sequence[Source] = (),
     settings: IdentificationSettings | None = None,
     show_progress: bool = True,
 ) -> IdentificationResult:
@@ -532,9 +600,10 @@ def identify(
 
     Args:
         robot: the robot (its YAML's nominal parameters give the parameter layout).
-        bags: bags recorded without payload.
-        loaded_bags: bags recorded with the payload fixed to the platform (eq. 49).
-        validate_bags: held-out bags (without payload) for cross-validation.
+        bags: bags recorded without payload, or joint-state series (CSV files,
+            :func:`pardyn.bags.csv_series.read_csv_series`).
+        loaded_bags: bags (series) recorded with the payload fixed to the platform (eq. 49).
+        validate_bags: held-out bags (series) without payload, for cross-validation.
         settings: pipeline settings (defaults: the papers' recipe).
         show_progress: progress lines on stderr.
 
@@ -542,15 +611,32 @@ def identify(
         BagError: a bag that cannot be used (the message names bag, topic and time).
         InputError: inconsistent settings or data that excite nothing.
     """
+    # Small dense problems (tens of columns): BLAS threads only contend for the cores (measured on the
+    # TX40: 34 s with OpenBLAS's default threads on a loaded 2-core machine, 6.5 s with one).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _identify(robot, bags, loaded_bags=loaded_bags, validate_bags=validate_bags, settings=settings,
+                         show_progress=show_progress)
+
+
+def _identify(
+    robot: Robot,
+    bags: Sequence[Source],
+    *,
+    loaded_bags: Sequence[Source],
+    validate_bags: Sequence[Source],
+    settings: IdentificationSettings | None,
+    show_progress: bool,
+) -> IdentificationResult:
+    """:func:`identify` with the BLAS thread limit in place."""
     settings = settings or IdentificationSettings()
     if not bags:
         raise InputError("at least one bag without payload is needed")
     clock = time.perf_counter()
     regressor = Regressor(robot, projection=settings.projection(robot), projected=settings.projected)
-    names = regressor.names
+    names = model_names(regressor, settings)
     timings: dict[str, float] = {}
 
-    paths = [Path(p) for p in list(bags) + list(loaded_bags)]
+    paths = [p if isinstance(p, JointStateSeries) else Path(p) for p in list(bags) + list(loaded_bags)]
     every = _prepare_all(robot, regressor, paths, settings, show_progress=show_progress)
     for data in every:
         for key, value in data.timings.items():
@@ -565,6 +651,10 @@ def identify(
             f"{robot.description.source}: dynamics: no 'payload' body to identify from the loaded bags"
         )
     unloaded, loaded = every[: len(bags)], every[len(bags):]
+    # the recorded efforts against the nominal model's torques on the first run (every 10th sample)
+    first = unloaded[0]
+    nominal_torques = InverseDynamics(robot).torques_batch(first.q[::10], first.qdot[::10], first.qddot[::10])
+    scale = scale_notes(first.path.name, robot.actuated_names, first.torque[::10], nominal_torques)
     clock_decimate = time.perf_counter()
     system = stack_systems(*(_system(d, regressor, settings) for d in unloaded))
     if loaded:
@@ -600,8 +690,12 @@ def identify(
     chosen = essential.estimate if settings.parameters == "essential" else estimate
     vector_kept = _standard_vector(base, chosen.names, chosen.chi, len(system.names))
     full = np.zeros(layout.size)
+    motor_values = {}
     for name, value in zip(system.names, vector_kept):
-        full[layout.names.index(name)] = value
+        if name in layout.names:
+            full[layout.names.index(name)] = value
+        else:  # a coupled motor's column (transmission)
+            motor_values[name] = float(value)
     identified_params = layout.with_vector(full)
     # The robot as identified carries no payload (validation bags are unloaded).
     unloaded_params = identified_params.with_values(
@@ -617,10 +711,12 @@ def identify(
         if physical is not None:
             physical_model = InverseDynamics(robot, physical.parameters.with_values(
                 {name: 0.0 for name in physical.parameters.names if name.endswith("_payload")}))
-        validation = tuple(_validate(robot, Path(b), settings, identified, nominal, regressor, physical_model)
+        validation = tuple(_validate(robot, b if isinstance(b, JointStateSeries) else Path(b), settings, identified,
+                                     nominal, regressor, physical_model, motor_values)
                            for b in validate_bags)
 
-    fit_rows = reduced.block_sizes[0] if reduced.block_sizes else 0
+    first_blocks = np.array(reduced.block_sizes[: len(regressor.row_names)], dtype=int)  # first bag, per row
+    fit_rows = int(first_blocks.sum())
     return IdentificationResult(
         robot=robot.name,
         model=settings.model_name(robot),
@@ -638,12 +734,14 @@ def identify(
         payload=_payload(base, estimate) if loaded else None,
         validation=validation,
         fit_series={
-            "measured": reduced.Y[: fit_rows * len(regressor.row_names)],
-            "predicted": estimate.prediction[: fit_rows * len(regressor.row_names)],
-            "block_size": np.array([fit_rows]),
+            "measured": reduced.Y[:fit_rows],
+            "predicted": estimate.prediction[:fit_rows],
+            "block_sizes": first_blocks,
         },
         timings=timings,
         physical=physical,
+        motor_parameters=motor_values,
+        notes=tuple(dict.fromkeys([*(note for d in unloaded + loaded for note in d.notes), *scale])),
     )
 
 

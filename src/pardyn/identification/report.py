@@ -29,31 +29,34 @@ def _pyplot():
 def _fit_plots(result: IdentificationResult, out_dir: Path) -> list[str]:
     plt = _pyplot()
     series = result.fit_series
-    block = int(series["block_size"][0])
+    sizes = np.asarray(series["block_sizes"], dtype=int)  # equations of each row (the same unless samples were dropped)
     rows = result.row_names
-    measured = series["measured"].reshape(len(rows), block)
-    predicted = series["predicted"].reshape(len(rows), block)
+    edges = np.cumsum(sizes)[:-1]
+    measured = np.split(series["measured"], edges)
+    predicted = np.split(series["predicted"], edges)
     rate = result.sample_rate_hz / result.settings.decimation
-    t = np.arange(block) / rate
-    figure, axes = plt.subplots(len(rows), 1, figsize=(10, 2.2 * len(rows)), sharex=True, squeeze=False)
+    uniform = bool(np.all(sizes == sizes[0])) and result.settings.min_speed is None
+    figure, axes = plt.subplots(len(rows), 1, figsize=(10, 2.2 * len(rows)), sharex=uniform, squeeze=False)
     for axis, name, y, y_hat in zip(axes[:, 0], rows, measured, predicted):
+        t = np.arange(len(y)) / rate if uniform else np.arange(len(y))
         axis.plot(t, y, "r-", linewidth=1.0, label="measured")
         axis.plot(t, y_hat, "b--", linewidth=1.0, label="identified model")
         axis.set_ylabel(name)
         axis.grid(alpha=0.3)
     axes[0, 0].legend(loc="upper right")
     axes[0, 0].set_title(f"{result.robot}: model inputs, {result.model} (first bag, decimated to {rate:.0f} Hz)")
-    axes[-1, 0].set_xlabel("t (s, after trimming)")
+    axes[-1, 0].set_xlabel("t (s, after trimming)" if uniform else "equation (samples kept above the minimum speed)")
     figure.tight_layout()
     figure.savefig(out_dir / "fit.png", dpi=100)
     plt.close(figure)
 
     figure, axes = plt.subplots(len(rows), 1, figsize=(10, 2.0 * len(rows)), sharex=True, squeeze=False)
     for axis, name, y, y_hat in zip(axes[:, 0], rows, measured, predicted):
+        t = np.arange(len(y)) / rate if uniform else np.arange(len(y))
         axis.plot(t, y - y_hat, "k-", linewidth=0.8)
         axis.set_ylabel(f"{name} residual")
         axis.grid(alpha=0.3)
-    axes[-1, 0].set_xlabel("t (s)")
+    axes[-1, 0].set_xlabel("t (s)" if uniform else "equation")
     figure.tight_layout()
     figure.savefig(out_dir / "residuals.png", dpi=100)
     plt.close(figure)
@@ -119,6 +122,15 @@ def write_report(result: IdentificationResult, out_dir: Path | str) -> Path:
         f"- time: {data['timings_s']['total_s']:.2f} s",
         "",
     ]
+    if result.notes:
+        lines += ["## Data", ""] + [f"- {note}" for note in result.notes] + [""]
+    if result.settings.min_speed is not None:
+        kept = ", ".join(f"{name} {size}" for name, size in zip(result.row_names, result.fit_series["block_sizes"]))
+        lines += [f"- equations kept above the minimum speeds (first run): {kept}", ""]
+    if result.motor_parameters:
+        lines += ["## Coupled motors (transmission; joint-side scaled)", "", "| parameter | value |", "|---|---:|"]
+        lines += [f"| `{key}` | {value:.6g} |" for key, value in result.motor_parameters.items()]
+        lines.append("")
     if result.payload:
         lines += ["## Payload", "", "| parameter | value |", "|---|---:|"]
         lines += [f"| {key} | {value:.6g} |" for key, value in result.payload.items()]

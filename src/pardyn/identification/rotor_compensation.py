@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pardyn.bags.reader import read_joint_states
+from pardyn.bags.joint_states import read_joint_states
 from pardyn.dynamics.rotor import RotorModel
 from pardyn.errors import InputError
 from pardyn.identification.filtering import estimate_derivatives

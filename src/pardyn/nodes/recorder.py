@@ -38,7 +38,7 @@ Bag timestamps (``timestamp_source``):
   rosgraph_msgs/Clock); reception time for types without one.
 
 The header stamps themselves are always kept in the messages (the readers of
-:mod:`pardyn.bags.reader` use them for ``t``).
+:mod:`pardyn.bags.joint_states` use them for ``t``).
 
 Parameters: :data:`pardyn.nodes.parameters.RECORDER` (``config/recorder.yaml``). A message
 that cannot be recorded (malformed data, write error) is reported (at most
@@ -64,14 +64,9 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from std_srvs.srv import Trigger
 
-from pardyn.bags.writer import (
-    BagError,
-    BagWriter,
-    FlushPolicy,
-    available_bag_path,
-    normalize_msgtype,
-    typestore_for,
-)
+from pardyn.bags.cdr import normalize_msgtype, typestore_for
+from pardyn.bags.errors import BagError
+from pardyn.bags.writer import BagWriter, FlushPolicy, available_bag_path
 from pardyn.errors import InputError, PardynError
 from pardyn.nodes.common import declare_parameters, run_node
 

@@ -1,0 +1,87 @@
+"""CSV files as joint-state series: conventions, resampling of jittered stamps, and bad files named precisely."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pardyn.bags.csv_series import csv_source, read_csv_series
+from pardyn.bags.errors import BagError
+
+
+def write_csv(path: Path, header: list[str], rows: np.ndarray) -> Path:
+    lines = [",".join(header)] + [",".join(repr(float(v)) for v in row) for row in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_field_of_a_file_from_its_name_or_prefix():
+    assert csv_source("data/pos_read_data.csv").field == "position"
+    assert csv_source("curr_data.csv").field == "effort"
+    assert csv_source("tiago_velocity.csv").field == "velocity"
+    assert csv_source("effort=log.csv").field == "effort" and csv_source("log.csv").field is None
+
+
+def test_one_file_with_suffixed_columns_and_a_joint_map(tmp_path):
+    t = np.arange(50) * 0.01
+    data = np.column_stack([t, np.sin(t), np.cos(t), 2 * t, 3 * t])
+    path = write_csv(tmp_path / "log.csv", ["time", "- a_position", "b_pos", "a_effort", "b_torque"], data)
+    series = read_csv_series([path], joint_map={"a": "joint_a"})
+    assert series.names == ("joint_a", "b") and series.notes == ()
+    np.testing.assert_array_equal(series.position, data[:, 1:3])
+    np.testing.assert_array_equal(series.effort, data[:, 3:5])
+    assert np.isnan(series.velocity).all()  # missing velocities: derived later from the positions
+
+
+def test_jittered_stamps_are_resampled_with_the_jitter_in_a_note(tmp_path):
+    rng = np.random.default_rng(3)
+    t = np.arange(400) * 0.01 + rng.uniform(-0.002, 0.002, 400) * (np.arange(400) % 3 != 0)
+    t[0] = 0.0
+    q = np.column_stack([np.sin(2 * t), np.cos(3 * t)])  # smooth: cubic interpolation is exact to ~1e-7
+    path = write_csv(tmp_path / "q_position.csv", ["t", "j1", "j2"], np.column_stack([t, q]))
+    series = read_csv_series([path])
+    assert len(series.notes) == 1 and "resampled onto a uniform" in series.notes[0] and "jitter" in series.notes[0]
+    np.testing.assert_allclose(np.diff(series.t), np.median(np.diff(t)), rtol=1e-6)  # the median, to the ns
+    exact = np.column_stack([np.sin(2 * series.t), np.cos(3 * series.t)])
+    assert np.abs(series.position - exact).max() < 1e-5
+
+
+@pytest.mark.parametrize(
+    ("header", "edit", "match"),
+    [
+        (["j1", "j2"], None, r"no time column .*--rate"),
+        (["t", "j1", "j2"], lambda d: d.__setitem__((7, 1), np.nan), r"column 'j1': nan at line 9"),
+        (["t", "j1", "j2"], lambda d: d.__setitem__((5, 0), d[3, 0]), r"time goes back at line 7"),
+        (["t", "j1", "j2"], lambda d: d.__setitem__((4, 0), d[4, 0]), None),
+        (["t", "j1", "j2"], lambda d: d.__setitem__(slice(30, None), d[30:] + [0.5, 0, 0]), r"gap of 0\.51 s .*too large"),
+        (["t", "j1", "j2"], lambda d: d.__setitem__((slice(None), 0), d[:, 0] * 1000), r"is the time in seconds"),
+    ],
+)
+def test_bad_files_name_file_column_and_line(tmp_path, header, edit, match):
+    t = np.arange(40) * 0.01
+    data = np.column_stack([t, np.sin(t), np.cos(t)])[:, -len(header):]
+    if edit is not None:
+        edit(data)
+    path = write_csv(tmp_path / "bad_position.csv", header, data)
+    if match is None:
+        read_csv_series([path])
+        return
+    with pytest.raises(BagError, match=match) as caught:
+        read_csv_series([path])
+    assert str(caught.value).startswith(str(path)) and "\n" not in str(caught.value)
+
+
+def test_a_cell_that_is_not_a_number_and_files_that_disagree(tmp_path):
+    path = tmp_path / "x_position.csv"
+    path.write_text("t,j1\n0.0,1.0\n0.01,abc\n0.02,1.0\n")
+    with pytest.raises(BagError, match=r"x_position\.csv: not a table of numbers: .*'abc'.*line 3"):
+        read_csv_series([path])
+    positions = write_csv(tmp_path / "p_position.csv", ["t", "j1"], np.column_stack([np.arange(10) * 0.01, np.ones(10)]))
+    efforts = write_csv(tmp_path / "e_effort.csv", ["t", "j1"], np.column_stack([np.arange(9) * 0.01, np.ones(9)]))
+    with pytest.raises(BagError, match=r"e_effort\.csv: 9 samples .* must share their time stamps"):
+        read_csv_series([positions, efforts])
+    with pytest.raises(BagError, match=r"which field is it"):
+        read_csv_series([write_csv(tmp_path / "log.csv", ["t", "j1"], np.zeros((5, 2)) + [[0.0, 1.0]] * 5
+                                   + np.arange(5)[:, None] * [0.01, 0])])
