@@ -67,6 +67,7 @@ setup(
             "sim = pardyn.nodes.sim:main",
             "controller = pardyn.nodes.controller:main",
             "trajectory = pardyn.nodes.trajectory:main",
+            "identifier = pardyn.nodes.identifier:main",
             "gazebo_joint_states = pardyn.nodes.gazebo_joint_states:main",
         ],
     },

@@ -146,7 +146,9 @@ def essential_data(rng, rows=1000):
 def test_essential_parameters_remove_useless_ones():
     w, chi, y = essential_data(np.random.default_rng(6))
     names = ["a", "b", "c", "d", "small", "none1", "none2"]
-    result = essential_parameters(w, y, names=names, block_sizes=(500, 500))  # WLS, r_sigma = 10
+    # the paper's rule alone (no fit tolerance), WLS, r_sigma = 10
+    result = essential_parameters(w, y, names=names, block_sizes=(500, 500), fit_tolerance=np.inf)
+    assert result.stopped_by == "ratio"
     assert {r.name for r in result.removed[:2]} == {"none1", "none2"}
     assert [r.name for r in result.removed] == [result.removed[0].name, result.removed[1].name, "small"]
     assert all(r.ratio >= 10 for r in result.removed)
@@ -162,11 +164,23 @@ def test_essential_parameters_remove_useless_ones():
 
 def test_essential_parameters_stop_at_the_ratio():
     w, _, y = essential_data(np.random.default_rng(6))
-    result = essential_parameters(w, y, method="ols", ratio=30.0)
+    result = essential_parameters(w, y, method="ols", ratio=30.0, fit_tolerance=np.inf)
     assert sorted(r.index for r in result.removed) == [5, 6]  # %sigma(small) / %sigma(others) ~ 20 < 30
     np.testing.assert_array_equal(result.kept, [0, 1, 2, 3, 4])
     assert 10 < result.ratio < 30
-    assert len(essential_parameters(w, y, method="ols", ratio=1.0001, min_parameters=3).kept) == 3
+    assert len(essential_parameters(w, y, method="ols", ratio=1.0001, min_parameters=3, fit_tolerance=np.inf).kept) == 3
+
+
+def test_essential_parameters_keep_a_significant_small_parameter():
+    """'small' (0.05, t-statistic ~16 over 1000 rows of noise 0.1) raises the error norm by ~12 %: kept at 5 %."""
+    w, chi, y = essential_data(np.random.default_rng(6))
+    result = essential_parameters(w, y, block_sizes=(500, 500))
+    np.testing.assert_array_equal(result.kept, [0, 1, 2, 3, 4])
+    assert result.stopped_by == "fit" and result.ratio >= 10
+    base = wls(w, y, block_sizes=(500, 500)).relative_error
+    assert result.estimate.relative_error <= 1.05 * base
+    # the next removal (the paper's) leaves the tolerance: sqrt(0.1^2 + 0.05^2) / 0.1 ~ 1.12
+    assert wls(w[:, :4], y, block_sizes=(500, 500)).relative_error > 1.05 * base
 
 
 def test_payload_system_separates_payload_from_platform():

@@ -197,3 +197,21 @@ def test_wu3r_identification_recovers_the_as_built_machine(tmp_path):
     scale = np.linalg.norm(expected)
     assert np.linalg.norm(errors["identified"]) / scale < 0.02
     assert np.linalg.norm(errors["nominal"]) / scale > 0.1
+
+
+def test_cli_refuses_to_write_a_collapsed_fit(tmp_path, capsys):
+    """Efforts unrelated to the motion (white noise): no model fits; exit 2, one line, no RESULT.json."""
+    from pardyn.cli import main
+
+    robot = pardyn.load_robot("five_bar")
+    rng = np.random.default_rng(3)
+    t = np.arange(8000) * 1e-3
+    positions = robot.home[robot.actuated_indices] + 0.05 * np.column_stack(
+        [np.sin(2 * np.pi * 0.7 * t), np.sin(2 * np.pi * 1.1 * t + 0.4)])
+    bag = write_joint_states(tmp_path / "noise", t, list(robot.actuated_names), positions,
+                             effort=rng.standard_normal((8000, 2)))
+    out = tmp_path / "result.json"
+    status = main(["identify", "--robot", "five_bar", "--bag", str(bag), "--out", str(out)])
+    message = capsys.readouterr().err.strip().splitlines()[-1]  # after the progress lines
+    assert status == 2 and not out.exists()
+    assert message.startswith("pardyn identify: fit collapsed: the base model") and "nothing written" in message

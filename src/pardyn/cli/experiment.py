@@ -11,6 +11,10 @@
 * ``ur5e_calibration`` (:mod:`pardyn.experiments.ur5e_calibration`): UR5e paper, sections 3-5:
   base parameter counts, identification with and without rotor dynamics compensation on the
   flexible-joint plant, NMSE of CAD vs calibrated models on three held-out trajectories.
+* ``estimators`` (:mod:`pardyn.experiments.estimators`): IDIM-WLS vs IDIM-IV vs DIDIM on the DualV and
+  the UR5e as the torque noise grows and the derivative filter is mistuned (UR5e paper, section 1).
+* ``online_identification`` (:mod:`pardyn.experiments.online_identification`): the windowed online
+  estimate follows a payload attached mid-run on the DualV; the CTC takes the estimate (blended swap).
 * ``delta_pick_and_place`` (:mod:`pardyn.experiments.delta_pick_and_place`): the standard
   25/305/25 mm cycle on the Delta, PD vs CTC (simplified model), with and without payload,
   peak torques vs limits, exact vs simplified model torques.
@@ -39,9 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--identification-s", type=float,
                         help="dualv_tracking: length of the identification run in s (default 30); "
                              "ur5e_calibration: the exciting run (default 31); hexapod_identification: "
-                             "each exciting run (default 20)")
-    parser.add_argument("--validation-s", type=float, help="ur5e_calibration: length of each held-out run in s (default 15); "
-                             "hexapod_identification: the held-out run (default 10)")
+                             "each exciting run (default 20); estimators: every robot's run (default dualv 12, ur5e 15)")
+    parser.add_argument("--validation-s", type=float,
+                        help="ur5e_calibration: length of each held-out run in s (default 15); "
+                             "hexapod_identification: the held-out run (default 10); estimators: the held-out run "
+                             "(default 6)")
+    parser.add_argument("--robots", help="estimators: comma-separated robots (default dualv,ur5e)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -131,6 +138,44 @@ def _ur5e(args: argparse.Namespace) -> dict:
     return report
 
 
+def _estimators(args: argparse.Namespace) -> dict:
+    from pardyn.experiments.estimators import EstimatorsOptions, estimators_study  # noqa: PLC0415
+
+    given: dict = {"workers": args.workers, "show_progress": not args.quiet}
+    if args.robots:
+        given["robots"] = tuple(name.strip() for name in args.robots.split(","))
+    if args.identification_s is not None:
+        given["identification_s"] = {robot: args.identification_s for robot in given.get("robots", ("dualv", "ur5e"))}
+    if args.validation_s is not None:
+        given["validation_s"] = args.validation_s
+    report = estimators_study(args.out, EstimatorsOptions(**given))
+    print("robot  noise  cut-off x  | base-parameter error (%) wls iv didim | held-out torque error (%) wls iv didim"
+          " | iterations iv didim")
+    for entry in report["results"]:
+        def figure(name: str, key: str) -> str:
+            value = entry[name].get(key)
+            return "failed" if value is None else f"{100 * value:.3g}"
+
+        print(f"{entry['robot']:6s} {100 * entry['noise']:4.0f} % {entry['cutoff_factor']:5.2g}     | "
+              + " ".join(figure(n, "parameter_error") for n in ("wls", "iv", "didim")) + " | "
+              + " ".join(figure(n, "torque_error") for n in ("wls", "iv", "didim")) + " | "
+              + " ".join(str(entry[n].get("iterations", "-")) for n in ("iv", "didim")))
+    return report
+
+
+def _online(args: argparse.Namespace) -> dict:
+    from pardyn.experiments.online_identification import online_identification  # noqa: PLC0415
+
+    report = online_identification(args.out)
+    report.pop("series")
+    truth = report["truth"]
+    print(f"{report['mass_parameter']}: plant {truth['platform_mass_kg']:.4g} kg, + payload {truth['payload_kg']} kg; "
+          f"estimate {report['estimate_before_payload_kg']:.4g} kg before, {report['estimate_end_kg']:.4g} kg at the end "
+          f"(payload error {report['payload_error_pct']:.2f} %), within 5 % after {report['settle_within_5pct_s']} s")
+    errors = report["max_tracking_error_rad"]
+    print("max tracking error (1e-3 rad): " + ", ".join(
+        f"{key} {'-' if value is None else f'{1e3 * value:.3f}'}" for key, value in errors.items()))
+    print(f"swap at {report['swapped_at_s']} s; max command step (N m) {report['max_command_step_nm']}")
 def _delta(args: argparse.Namespace) -> dict:
     from pardyn.experiments.delta_pick_and_place import DeltaOptions, delta_pick_and_place  # noqa: PLC0415
 
@@ -177,6 +222,8 @@ EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "wu_redundancy": _wu,
     "h4_pfc_vs_ctc": _h4,
     "ur5e_calibration": _ur5e,
+    "estimators": _estimators,
+    "online_identification": _online,
     "delta_pick_and_place": _delta,
     "hexapod_identification": _hexapod,
 }

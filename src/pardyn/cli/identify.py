@@ -12,6 +12,7 @@ from pardyn.cli.data import add_data_arguments, joint_map, split_holdout
 from pardyn.description.transmission import load_transmission
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.dynamics.rotor import load_rotor_model
+from pardyn.identification.estimators import ESTIMATORS
 from pardyn.errors import InputError
 from pardyn.identification.pipeline import MODELS, IdentificationSettings, identify
 from pardyn.robot import load_robot
@@ -49,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cutoff", type=float, help="derivative low-pass cut-off in Hz (default: 5 x bandwidth)")
     parser.add_argument("--decimation", type=int, default=20, help="decimation factor n_d (default 20)")
     parser.add_argument("--r-sigma", type=float, default=10.0, help="essential-parameter ratio (default 10)")
+    parser.add_argument("--essential-tolerance", type=float, default=0.05,
+                        help="essential parameters: the reduced model's fit error may exceed the base model's by "
+                             "this fraction at most (default 0.05 = 5 %%)")
     parser.add_argument("--parameters", choices=("base", "essential"), default="base",
                         help="model written to RESULT.json and validated (default base)")
     parser.add_argument("--physical", action="store_true",
@@ -59,10 +63,86 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "computed from the motor-side encoders of --motor-topic (UR5e paper, section 3.1)")
     parser.add_argument("--motor-topic", default="motor_states",
                         help="JointState topic of the motor-side encoders (default motor_states)")
+    parser.add_argument("--estimator", choices=tuple(ESTIMATORS), default="wls",
+                        help="wls (IDIM-WLS, default), iv (IDIM-IV) or didim (DIDIM): the last two simulate the model "
+                             "in closed loop with the recorded controller and reference (--controller, "
+                             "--reference-topic)")
+    parser.add_argument("--estimator-start", choices=("wls", "nominal"), default="wls",
+                        help="iv/didim: first estimate of the iteration (default wls)")
+    parser.add_argument("--max-iterations", type=int, default=8, help="iv/didim: simulations at most (default 8)")
+    parser.add_argument("--controller", action="append", type=Path, default=[],
+                        help="iv/didim: the controller node's parameter file(s) the bags were recorded with "
+                             "(config/controller.yaml, then overrides; repeat): law and gains")
+    parser.add_argument("--reference-topic", default="reference/trajectory",
+                        help="iv/didim: the reference the controller tracked (trajectory_msgs/JointTrajectory, "
+                             "default reference/trajectory)")
     parser.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     parser.add_argument("--report", type=Path, help="directory for report.md and its plots")
 
 
+def _reference(robot, bag: Path, topic: str, estimator: str):
+    """The reference the controller tracked in ``bag`` (its ``topic``), as a function of bag time (s)."""
+    from pardyn.bags.reader import read_messages  # noqa: PLC0415
+    from pardyn.bags.errors import BagError  # noqa: PLC0415
+    from pardyn.identification.errors import MissingRecordingError  # noqa: PLC0415
+    from pardyn.nodes.messages import reference_from_message  # noqa: PLC0415 - the controller's own reading
+
+    try:
+        messages = read_messages(bag, topic)
+    except BagError as error:
+        raise MissingRecordingError(
+            f"{bag}: no reference to simulate the {estimator} estimator's model with ({error}); record the topic "
+            f"{topic} (trajectory_msgs/msg/JointTrajectory, the trajectory node's output) with joint_states"
+        ) from error
+    if not messages:
+        raise MissingRecordingError(f"{bag}: topic {topic} holds no message: the {estimator} estimator needs the "
+                                    "reference the controller tracked")
+    last = messages[-1]
+    trajectory = reference_from_message(last.message, tuple(robot.actuated_names))
+    stamp = last.message.header.stamp
+    start = stamp.sec + stamp.nanosec * 1e-9 or last.timestamp_ns * 1e-9  # header stamp 0: the reception time
+    return lambda t: trajectory(t - start)
+
+
+def _controller_law(robot, files: list[Path]):
+    """The law the controller node builds from these parameter files (later files win), and its rate (Hz)."""
+    import yaml  # noqa: PLC0415
+
+    from pardyn.errors import InputError  # noqa: PLC0415
+    from pardyn.nodes.controller import law_from_parameters  # noqa: PLC0415 - the node's own construction
+    from pardyn.nodes.parameters import check_values, table  # noqa: PLC0415
+
+    values = {name: spec.default for name, spec in table("controller").items()}
+    for path in files:
+        try:
+            document = yaml.safe_load(Path(path).read_text()) or {}
+        except (OSError, yaml.YAMLError) as error:
+            raise InputError(f"{path}: cannot read the controller parameters: {error}") from error
+        sections = [body["ros__parameters"] for key, body in document.items()
+                    if isinstance(body, dict) and isinstance(body.get("ros__parameters"), dict)
+                    and str(key).rstrip("/").rsplit("/", 1)[-1] in ("controller", "**")]
+        if not sections:
+            raise InputError(f"{path}: no 'controller: ros__parameters:' section")
+        for section in sections:
+            given = {k: v for k, v in section.items() if k != "use_sim_time"}
+            check_values("controller", given, str(path))
+            values.update(given)
+    values = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+    return law_from_parameters(robot, values), float(values["rate"])
+
+
+def _closed_loop_setups(robot, bags: list[Path], args: argparse.Namespace) -> list:
+    """The controller and reference of every bag, for IV and DIDIM (one clear error when missing)."""
+    from pardyn.identification.errors import MissingRecordingError  # noqa: PLC0415
+    from pardyn.identification.simulation import ClosedLoopSetup  # noqa: PLC0415
+
+    if not args.controller:
+        raise MissingRecordingError(
+            f"the {args.estimator} estimator simulates the model in closed loop with the controller the bags were "
+            "recorded with: pass --controller FILE (the controller node's parameters: law, gains, rate)")
+    law, rate = _controller_law(robot, args.controller)
+    return [ClosedLoopSetup(law, _reference(robot, bag, args.reference_topic, args.estimator), rate_hz=rate)
+            for bag in bags]
 def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
     if not text:
         return None
@@ -98,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
         cutoff_hz=args.cutoff,
         decimation=args.decimation,
         r_sigma=args.r_sigma,
+        essential_tolerance=args.essential_tolerance,
         parameters=args.parameters,
         physical=args.physical,
         rotor_model=load_rotor_model(robot) if args.rotor_compensation else None,
@@ -109,8 +190,17 @@ def run(args: argparse.Namespace) -> int:
         model_rate_hz=args.model_rate,
         trim_s=args.trim,
         effort_delay_s=args.effort_delay if args.effort_delay is not None else (0.0 if csv_only else None),
+        estimator=args.estimator,
+        estimator_start=args.estimator_start,
+        estimator_iterations=args.max_iterations,
     )
-    result = identify(robot, runs, loaded_bags=args.loaded_bag, validate_bags=validate, settings=settings)
+    closed_loop = None
+    if args.estimator != "wls":
+        if args.csv or args.holdout:
+            raise InputError(f"--estimator {args.estimator} needs bags with the reference (--bag), not --csv/--holdout")
+        closed_loop = _closed_loop_setups(robot, [*args.bag, *args.loaded_bag], args)
+    result = identify(robot, runs, loaded_bags=args.loaded_bag, validate_bags=validate, settings=settings,
+                      closed_loop=closed_loop)
     data = result.as_json()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2) + "\n")
@@ -119,6 +209,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     print(f"{robot.name}: {len(data['base_parameters'])} base parameters ({len(data['essential_parameters'])} "
           f"essential), fit error {100 * fit['relative_error_norm']:.2f} %, cond(W) {fit['condition_number']:.4g}")
+    estimator = data["estimator"]
+    if estimator["name"] != "wls":
+        print(f"{estimator['name']}: {estimator['iterations']} iterations, "
+              f"{'converged' if estimator['converged'] else 'NOT converged'} (last change {estimator['changes'][-1]:.3g})")
     if data["motor_parameters"]:
         print("coupled motors: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["motor_parameters"].items()))
     if data["payload"]:

@@ -44,6 +44,7 @@ __all__ = [
     "Run",
     "RecordedRuns",
     "as_built_parameters",
+    "controller",
     "record_runs",
     "standard_runs",
 ]
@@ -80,12 +81,16 @@ class RecordedRuns:
         truth: the as-built parameters of the plant.
         payloads: ``{run name: payload}`` for loaded runs.
         figures: per run: excitation condition number, max tracking error (rad), max |tau| (N m).
+        references: per run: the actuated reference the controller tracked (``reference(t)``, bag time).
+        controller: the law of every run (:func:`controller`).
     """
 
     bags: dict[str, Path]
     truth: DynamicParameters
     payloads: dict[str, Payload]
     figures: dict[str, dict[str, float]] = field(default_factory=dict)
+    references: dict[str, object] = field(default_factory=dict)
+    controller: JointPD | None = None
 
 
 def as_built_parameters(
@@ -120,32 +125,35 @@ def standard_runs(robot_name: str, *, duration_s: float = 60.0, validation_s: fl
     return runs
 
 
-def _controller(robot: Robot) -> JointPD:
+def controller(robot: Robot) -> JointPD:
+    """The identification runs' controller: a joint PD of 15 Hz bandwidth, damping 0.7."""
     kp, kd = pd_gains_from_bandwidth(robot, bandwidth_hz=15.0, damping=0.7)
     return JointPD.for_robot(robot, kp, kd)
 
 
-def _record_job(shared: tuple, run: Run) -> tuple[Path, dict[str, float]]:
+def _record_job(shared: tuple, run: Run) -> tuple[Path, dict[str, float], object]:
     robot, truth, law, out_dir, rate_hz, counts_per_revolution, torque_noise, candidates, show_progress = shared
     design = design_exciting_trajectory(
         robot, duration_s=run.duration_s, candidates=candidates, seed=run.seed,
         **excitation_settings(robot).design_options()
     )
     samples = joint_trajectory(robot, design.trajectory, rate_hz=100.0)
+    reference = samples.select(robot.actuated_indices)
     recording = run_closed_loop(
-        robot, MujocoPlant(robot, truth, payload=run.payload), law, samples.select(robot.actuated_indices),
+        robot, MujocoPlant(robot, truth, payload=run.payload), law, reference,
         duration_s=run.duration_s, start=samples.q[0], rate_hz=rate_hz,
         measurement=MeasurementModel(robot, counts_per_revolution=counts_per_revolution,
                                      torque_noise=torque_noise, seed=run.seed),
         label=f"{robot.name} {run.name}" if show_progress else None,
     )
     step = max(1, len(recording.q) // 200)
-    return recording.write_bag(out_dir / run.name), {
+    return recording.write_bag(out_dir / run.name, reference=reference), {
         "excitation_condition_number": design.condition_number,
         "max_tracking_error_rad": float(recording.tracking_error().max()),
         "max_torque": float(np.abs(recording.tau).max()),
-        "max_closure_violation": float(max(np.abs(robot.closures.residual(q)).max() for q in recording.q[::step])),
-    }
+        "max_closure_violation": float(max(np.abs(robot.closures.residual(q)).max(initial=0.0)
+                                           for q in recording.q[::step])),
+    }, reference
 
 
 def record_runs(
@@ -171,11 +179,13 @@ def record_runs(
     out_dir.mkdir(parents=True, exist_ok=True)
     robot = load_robot(robot_name)
     truth = as_built_parameters(robot.nominal_parameters, seed=truth_seed)  # the plant, as built
-    shared = (robot, truth, _controller(robot), out_dir, rate_hz, counts_per_revolution, torque_noise,
+    law = controller(robot)
+    shared = (robot, truth, law, out_dir, rate_hz, counts_per_revolution, torque_noise,
               candidates, show_progress)
     recorded = fork_map(_record_job, shared, list(runs), workers=workers)
-    bags = {run.name: path for run, (path, _) in zip(runs, recorded)}
-    figures = {run.name: numbers for run, (_, numbers) in zip(runs, recorded)}
+    bags = {run.name: path for run, (path, _, _) in zip(runs, recorded)}
+    figures = {run.name: numbers for run, (_, numbers, _) in zip(runs, recorded)}
+    references = {run.name: reference for run, (_, _, reference) in zip(runs, recorded)}
     payloads = {run.name: run.payload for run in runs if run.payload is not None}
     (out_dir / "truth.json").write_text(json.dumps({
         "robot": robot_name,
@@ -185,4 +195,5 @@ def record_runs(
                      for name, p in payloads.items()},
         "runs": figures,
     }, indent=2) + "\n")
-    return RecordedRuns(bags=bags, truth=truth, payloads=payloads, figures=figures)
+    return RecordedRuns(bags=bags, truth=truth, payloads=payloads, figures=figures, references=references,
+                        controller=law)

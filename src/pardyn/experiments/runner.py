@@ -35,6 +35,7 @@ from pardyn.errors import InputError
 from pardyn.plants import Plant
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.progress import progress
+from pardyn.trajectories.joint import SampledReference
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -55,6 +56,9 @@ class Recording:
             the torque applied over the period that ends at ``t``, with noise.
         q: true tree configuration (N, nv); tau: true applied torques (N, n_a);
         reference: actuated joint references (N, n_a) (the actuated part of the law's reference).
+        qdot: true tree velocities (N, nv).
+        command: the torque commanded at ``t`` and held over ``[t, t + T]`` (N, n_a)
+            (``tau`` of the next sample): with ``q``, ``qdot`` it gives the true ``qddot``.
     """
 
     robot: str
@@ -66,18 +70,58 @@ class Recording:
     q: np.ndarray
     tau: np.ndarray
     reference: np.ndarray
+    qdot: np.ndarray | None = None
+    command: np.ndarray | None = None
 
     def tracking_error(self) -> np.ndarray:
         """Max |q_ref - q| per actuated joint over the run (n_a,) (rad, m), true positions."""
         return np.abs(self.reference - self.position[:, : len(self.actuated)]).max(axis=0)
 
-    def write_bag(self, path: Path | str, *, storage: str = "mcap") -> Path:
-        """Write ``joint_states`` as a rosbag2 bag: measured joints, efforts (0 for sensed passive joints)."""
-        from pardyn.bags.joint_states import write_joint_states  # noqa: PLC0415 - rosbags only when writing
+    def write_bag(self, path: Path | str, *, storage: str = "mcap", reference: SampledReference | None = None) -> Path:
+        """Write ``joint_states`` as a rosbag2 bag: measured joints, efforts (0 for sensed passive joints).
+
+        With ``reference`` (the actuated reference the law tracked, time 0 = the first sample) the bag
+        also holds it as the ``trajectory`` node publishes it: one ``reference/trajectory``
+        (trajectory_msgs/msg/JointTrajectory) message stamped at the first sample, what IDIM-IV
+        and DIDIM need to simulate the run (:mod:`pardyn.identification.simulation`).
+        """
+        from pardyn.bags.joint_states import joint_state_message, seconds_to_ns  # noqa: PLC0415 - rosbags
+        from pardyn.bags.writer import BagWriter  # noqa: PLC0415
 
         effort = np.zeros_like(self.position)
         effort[:, : len(self.actuated)] = self.effort
-        return write_joint_states(path, self.t, self.names, self.position, effort=effort, storage=storage)
+        stamps = seconds_to_ns(self.t)
+        with BagWriter(path, storage=storage, validate=False) as bag:
+            bag.add_topic("/joint_states", "sensor_msgs/msg/JointState")
+            if reference is not None:
+                bag.add_topic(REFERENCE_TOPIC, "trajectory_msgs/msg/JointTrajectory")
+                bag.write(REFERENCE_TOPIC, _trajectory_message(bag.typestore, reference, self.actuated,
+                                                               int(stamps[0])))
+            for k, stamp in enumerate(stamps):
+                bag.write("/joint_states", joint_state_message(bag.typestore, int(stamp), self.names,
+                                                               self.position[k], (), effort[k]))
+        return Path(path)
+
+
+REFERENCE_TOPIC = "/reference/trajectory"
+"""The reference topic of the ``trajectory`` node (trajectory_msgs/msg/JointTrajectory)."""
+
+
+def _trajectory_message(typestore, reference: SampledReference, names: tuple[str, ...], start_ns: int):
+    """A typestore JointTrajectory of ``reference`` (k joints ``names``), header stamp ``start_ns``."""
+    types = typestore.types
+    seconds, nanoseconds = divmod(start_ns, 1_000_000_000)
+    points = []
+    for k, t in enumerate(reference.times):
+        whole = int(round(float(t) * 1e9))
+        points.append(types["trajectory_msgs/msg/JointTrajectoryPoint"](
+            positions=reference.position[k].astype(np.float64), velocities=reference.velocity[k].astype(np.float64),
+            accelerations=reference.acceleration[k].astype(np.float64), effort=np.zeros(0),
+            time_from_start=types["builtin_interfaces/msg/Duration"](sec=whole // 1_000_000_000,
+                                                                     nanosec=whole % 1_000_000_000)))
+    header = types["std_msgs/msg/Header"](
+        stamp=types["builtin_interfaces/msg/Time"](sec=seconds, nanosec=nanoseconds), frame_id="")
+    return types["trajectory_msgs/msg/JointTrajectory"](header=header, joint_names=list(names), points=points)
 
 
 def run_closed_loop(
@@ -93,6 +137,7 @@ def run_closed_loop(
     velocity_cutoff_hz: float = 50.0,
     project_internal_stress: bool = True,
     label: str | None = None,
+    on_sample: Callable[[float, np.ndarray, np.ndarray], None] | None = None,
 ) -> Recording:
     """Run ``law`` on ``plant`` for ``duration_s`` at ``rate_hz`` and record it.
 
@@ -112,6 +157,8 @@ def run_closed_loop(
         project_internal_stress: apply eq. (50) on actuation-redundant robots
             (never to a law with ``minimum_norm``: its torques have no internal stress).
         label: progress display label (none when ``None``).
+        on_sample: called with ``(t, measured positions (n_m,), measured efforts (n_a,))`` after each
+            sample is taken, before the law runs (an online estimator, events on the plant or the law).
     """
     if measurement.names[: len(robot.actuated_names)] != tuple(robot.actuated_names):
         raise InputError(f"the measurement must start with the actuated joints {list(robot.actuated_names)}")
@@ -128,7 +175,9 @@ def run_closed_loop(
     position = np.empty((count, n_m))
     effort = np.empty((count, n_a))
     q = np.empty((count, robot.nv))
+    qdot = np.empty((count, robot.nv))
     tau = np.empty((count, n_a))
+    commands = np.empty((count, n_a))
     references = np.empty((count, n_a))
     projection = InternalStressProjection(robot) if project_internal_stress and not law.minimum_norm else None
     differentiator = FilteredDifferentiator(len(joints), period_s=period, cutoff_hz=velocity_cutoff_hz)
@@ -139,7 +188,9 @@ def run_closed_loop(
     steps = range(count) if label is None else progress(range(count), total=count, label=label)
     for k in steps:
         sample = first if k == 0 else measurement.measure(state)
-        position[k], effort[k], q[k], tau[k] = sample.positions, sample.torques, state.q, state.tau
+        position[k], effort[k], q[k], qdot[k], tau[k] = sample.positions, sample.torques, state.q, state.qdot, state.tau
+        if on_sample is not None:
+            on_sample(float(t[k]), sample.positions, sample.torques)
         actuated = sample.positions[:n_a]
         readings = sample.positions[read]
         target = reference(t[k])
@@ -149,7 +200,8 @@ def run_closed_loop(
             sensed = sample.positions[n_a:] if n_m > n_a else None
             command = saturate(projection(actuated, command, sensed=sensed), law.limits)
         state = plant.step(command, period)
+        commands[k] = state.tau
     return Recording(
         robot=robot.name, t=t, names=tuple(measurement.names), actuated=tuple(robot.actuated_names),
-        position=position, effort=effort, q=q, tau=tau, reference=references,
+        position=position, effort=effort, q=q, tau=tau, reference=references, qdot=qdot, command=commands,
     )

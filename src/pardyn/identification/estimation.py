@@ -16,7 +16,10 @@ identification model (eqs. 40-41)
   solved by OLS and eqs. (46)-(47) are applied to it (``sigma_rho ~ 1``).
 * Essential parameters (Sect. 5.3): the parameter with the largest ``%sigma``
   is removed and the (WLS) estimation repeated until
-  ``max %sigma / min %sigma < r_sigma`` (10 in the paper).
+  ``max %sigma / min %sigma < r_sigma`` (10 in the paper) -- or until the next
+  removal would let the fit error grow beyond ``(1 + fit_tolerance)`` times the
+  base model's (pardyn's stopping rule: on low-noise data the ratio alone strips
+  the model bare).
 * Payload, eq. (49): unloaded and loaded trajectories stacked as
   ``[[W_a, 0], [W_b, W_l]]`` (:func:`payload_system`).
 
@@ -60,6 +63,9 @@ EXACT_FIT = 1e-10
 
 DEFAULT_RATIO = 10.0
 """``r_sigma`` of the essential-parameter loop (Briot et al. Sect. 5.3)."""
+
+DEFAULT_FIT_TOLERANCE = 0.05
+"""The essential model's relative error norm may exceed the base model's by at most 5 % of it."""
 
 
 # --------------------------------------------------------------------------------------
@@ -289,13 +295,18 @@ class EssentialParameters:
         estimate: estimation of the essential parameters only.
         kept: their column indices in the input system (ascending).
         removed: removal steps, in order.
-        ratio: final ``max %sigma / min %sigma`` (< ``r_sigma`` unless stopped by ``min_parameters``).
+        ratio: final ``max %sigma / min %sigma`` (< ``r_sigma`` when ``stopped_by == "ratio"``).
+        stopped_by: ``"ratio"`` (the paper's test met), ``"fit"`` (the next removal would
+            have left the fit tolerance) or ``"min_parameters"``.
+        fit_tolerance: the tolerance used (relative growth of the fit error allowed).
     """
 
     estimate: Estimate
     kept: np.ndarray
     removed: tuple[Removal, ...]
     ratio: float
+    stopped_by: str = "ratio"
+    fit_tolerance: float = DEFAULT_FIT_TOLERANCE
 
 
 # --------------------------------------------------------------------------------------
@@ -544,41 +555,76 @@ def essential_parameters(
     block_sizes: Sequence[int] | None = None,
     method: str = "wls",
     ratio: float = DEFAULT_RATIO,
+    fit_tolerance: float = DEFAULT_FIT_TOLERANCE,
     min_parameters: int = 1,
     block_sigma: str = "block",
     rank_eps: float = DEFAULT_RANK_EPS,
 ) -> EssentialParameters:
-    """Essential parameters by iterative removal (Briot et al. Sect. 5.3).
+    """Essential parameters by iterative removal (Briot et al. Sect. 5.3), fit kept.
 
     Starting from all columns (base parameters): estimate (``method``,
-    :func:`wls` by default, weights recomputed at every step), stop if
-    ``max %sigma / min %sigma < ratio`` (``r_sigma``, 10 in the paper) or only
-    ``min_parameters`` remain, else remove the parameter with the largest
-    ``%sigma`` and repeat. The factors of ``[W Y]`` are computed once.
+    :func:`wls` by default, weights recomputed at every step); while
+    ``max %sigma / min %sigma >= ratio`` (``r_sigma``, 10 in the paper), remove
+    the parameter with the largest ``%sigma`` -- but only if the reduced
+    model still fits: its relative error norm ``||Y - W_e chi_e|| / ||Y||``
+    (unweighted, all equations) must stay within
+
+        e_essential <= (1 + fit_tolerance) e_base                      # the stopping rule
+
+    of the base model's ``e_base``. The paper's ratio test alone stops too late
+    on low-noise data: every ``%sigma`` is tiny but their ratio stays large, so
+    the loop used to strip the model down to ``min_parameters`` (1 of the UR5e's
+    58 base parameters, 100 % fit error). A removal that would break the
+    tolerance ends the loop (``stopped_by == "fit"``) with the ratio unmet; the
+    other ends are ``"ratio"`` and ``"min_parameters"``. The factors of
+    ``[W Y]`` are computed once, each step solves on them only.
+
+    Args:
+        fit_tolerance: allowed relative growth of the fit error (0.05: 5 %); ``inf``
+            restores the paper's ratio-only rule.
 
     Returns:
-        :class:`EssentialParameters`: final estimate, kept columns, removal order.
+        :class:`EssentialParameters`: final estimate, kept columns, removal order, why it stopped.
     """
     _check_options(method, block_sigma)
     if not ratio > 1.0:
         raise InputError(f"r_sigma must exceed 1, got {ratio!r}")
+    if not fit_tolerance >= 0.0:
+        raise InputError(f"fit_tolerance must be >= 0, got {fit_tolerance!r}")
     system = _checked(W, Y, block_sizes, names)
     all_names = system.parameter_names
     factors = _factors(system)
     keep = np.arange(system.n_parameters)
     removed: list[Removal] = []
+    y_norm = float(np.linalg.norm(system.Y)) or 1.0
+
+    def fit_error(columns: np.ndarray, chi: np.ndarray) -> float:
+        # ||[W Y] v|| = ||R v|| per block, v = (chi on the kept columns, -1): the residual without W
+        return float(np.sqrt(sum(np.sum((f[:, columns] @ chi - f[:, -1]) ** 2) for f in factors))) / y_norm
+
+    fit = _fit(factors, system.block_sizes, keep, all_names, method=method, block_sigma=block_sigma, rank_eps=rank_eps)
+    allowed = (1.0 + fit_tolerance) * fit_error(keep, fit.chi)
     while True:
-        fit = _fit(factors, system.block_sizes, keep, all_names, method=method,
-                   block_sigma=block_sigma, rank_eps=rank_eps)
         rel = _relative_std(fit.chi, np.sqrt(np.diag(fit.covariance)))
         high, low = float(rel.max()), float(rel.min())
         current = 1.0 if high == 0.0 else (np.inf if low == 0.0 else high / low)
-        if current < ratio or len(keep) <= min_parameters:
+        if current < ratio:
+            stopped_by = "ratio"
+            break
+        if len(keep) <= min_parameters:
+            stopped_by = "min_parameters"
             break
         worst = int(np.argmax(rel))
+        candidate = np.delete(keep, worst)
+        trial = _fit(factors, system.block_sizes, candidate, all_names, method=method, block_sigma=block_sigma,
+                     rank_eps=rank_eps)
+        if fit_error(candidate, trial.chi) > allowed:
+            stopped_by = "fit"
+            break
         removed.append(Removal(int(keep[worst]), all_names[keep[worst]], high, current))
-        keep = np.delete(keep, worst)
-    return EssentialParameters(_estimate(system, keep, fit, method), keep, tuple(removed), current)
+        keep, fit = candidate, trial
+    return EssentialParameters(_estimate(system, keep, fit, method), keep, tuple(removed), current, stopped_by,
+                               fit_tolerance)
 
 
 def condition_number(W: np.ndarray) -> float:

@@ -35,7 +35,11 @@ for closed-loop and actuation-redundant robots:
 6. **Base parameters** by QR with the symmetric column order of eq. (43);
    loaded and unloaded bags stacked as eq. (49) when a payload is identified.
 7. **WLS** (eq. 48), standard deviations (eqs. 45-47), **essential parameters**
-   (iterative removal until ``max/min %sigma < r_sigma``).
+   (iterative removal until ``max/min %sigma < r_sigma``, or until the next removal
+   would let the fit error grow beyond ``1 + essential_tolerance`` times the base
+   model's). A model whose fit collapsed (relative error norm above
+   ``max_fit_error``, or an essential model outside the tolerance) is refused
+   (:class:`~pardyn.identification.errors.FitCollapsedError`): nothing is written.
 8. **Physically consistent estimate** (``settings.physical``, UR5e paper Sect. 6 point 3):
    standard parameters with every body's pseudo-inertia positive definite and
    friction >= 0 (of either sign after rotor compensation: residuals of the rotor
@@ -50,9 +54,10 @@ for closed-loop and actuation-redundant robots:
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,8 +74,10 @@ from pardyn.dynamics.rotor import RotorModel
 from pardyn.dynamics.transmission import Transmission
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
+from pardyn.identification.errors import FitCollapsedError, MissingRecordingError
 from pardyn.identification.diagnostics import effort_notes, scale_notes
 from pardyn.identification.estimation import (
+    DEFAULT_FIT_TOLERANCE,
     EssentialParameters,
     Estimate,
     LinearSystem,
@@ -79,9 +86,12 @@ from pardyn.identification.estimation import (
     stack_systems,
     wls,
 )
+from pardyn.identification.estimators import ESTIMATORS, EstimatorResult
+from pardyn.identification.estimators import estimate as estimate_by
 from pardyn.identification.filtering import decimate, decimation_cutoff_hz, estimate_derivatives, zero_phase_lowpass
 from pardyn.identification.metrics import nmse, relative_error_norm, relative_error_norms
 from pardyn.identification.rotor_compensation import MOTOR_TOPIC, compensate_bag_torques
+from pardyn.identification.simulation import ClosedLoopSetup, ModelSimulator
 from pardyn.identification.selection import drop_slow_samples
 from pardyn.identification.sources import Source, joint_side_series
 from pardyn.parallel import fork_map
@@ -132,6 +142,10 @@ class IdentificationSettings:
             report the instantaneous current.
         rank_eps: QR rank threshold of eq. (42), relative to the largest |R_jj|.
         r_sigma: stop ratio of the essential-parameter loop.
+        essential_tolerance: the essential model's relative error norm may exceed the base
+            model's by this fraction at most (0.05: 5 %; the loop stops before it would).
+        max_fit_error: a written model (base or essential) whose relative error norm on its
+            own data exceeds this (0.5: half the measured torque unexplained) is refused.
         parameters: the model written out and validated: ``"essential"`` (the paper's
             simplified model) or ``"base"`` (every base parameter).
         workers: bags prepared in parallel (forked processes); ``None``: one per core.
@@ -143,6 +157,11 @@ class IdentificationSettings:
             become ``K_tau i - B thetaddot - tau_f`` from the motor encoders of ``motor_topic``
             (:mod:`pardyn.identification.rotor_compensation`); ``None``: efforts used as recorded.
         motor_topic: JointState topic of the motor-side encoders (rotor positions reflected).
+        estimator: ``"wls"`` (IDIM-WLS), ``"iv"`` (IDIM-IV) or ``"didim"`` (DIDIM)
+            (:mod:`pardyn.identification.estimators`; the last two simulate the model in closed
+            loop with the controller: ``identify(..., closed_loop=...)``).
+        estimator_start: DIDIM's first estimate: ``"wls"`` or ``"nominal"``.
+        estimator_tolerance, estimator_iterations: stopping rule of IV and DIDIM.
         joint_map: ``((name in the data, robot joint or motor name), ...)``: renames the data's joints.
         transmission: motor-side data -> joint side, and the coupled motors' own regressor columns
             (:mod:`pardyn.dynamics.transmission`); ``None``: the data are on the joint side.
@@ -165,11 +184,17 @@ class IdentificationSettings:
     effort_delay_s: float | None = None
     rank_eps: float = 1e-8
     r_sigma: float = 10.0
+    essential_tolerance: float = DEFAULT_FIT_TOLERANCE
+    max_fit_error: float = 0.5
     parameters: str = "base"
     workers: int | None = None
     physical: bool = False
     rotor_model: RotorModel | None = None
     motor_topic: str = MOTOR_TOPIC
+    estimator: str = "wls"
+    estimator_start: str = "wls"
+    estimator_tolerance: float = 1e-3
+    estimator_iterations: int = 8
     joint_map: tuple[tuple[str, str], ...] | None = None
     transmission: Transmission | None = None
     min_speed: tuple[float, ...] | None = None
@@ -197,7 +222,9 @@ class BagData:
         torque: low-passed measured actuator torques (N, n_a) (N m);
         observation: ``W`` (N, rows, n_st); measured: ``Gamma`` (N, rows);
         cutoff_hz: derivative cut-off used; sample_rate_hz: the bag's rate;
-        notes: what was done to the data on the way (resampling, transmission).
+        notes: what was done to the data on the way (resampling, transmission);
+        start_time: the bag's first sample (s); start_q: the tree configuration there (nv,)
+            (where a closed-loop simulation of the recording starts, :mod:`.simulation`).
     """
 
     path: Path
@@ -211,6 +238,8 @@ class BagData:
     cutoff_hz: float
     sample_rate_hz: float
     timings: dict[str, float] = field(default_factory=dict)
+    start_time: float = 0.0
+    start_q: np.ndarray | None = None
     notes: tuple[str, ...] = ()
 
 
@@ -296,7 +325,8 @@ def prepare_bag(
     measured = robot.measured_indices
     n_a = len(robot.actuated_names)
     step = first / sample_rate
-    start = robot.home
+    first_sensed = positions[0, n_a:] if positions.shape[1] > n_a else None
+    start = start_q = robot.solve_forward(positions[0, :n_a], sensed=first_sensed, start=robot.home).q
     rows = range(count)
     if robot.closures.size == 0 and sorted(measured) == list(range(robot.nv)):
         # no loop to close and every joint measured (a serial robot): the states are the readings
@@ -324,6 +354,7 @@ def prepare_bag(
     return BagData(
         path=bag, t=series.t[keep], q=q, qdot=qdot, qddot=qddot, torque=torque[keep], observation=observation,
         measured=gamma, cutoff_hz=cutoff, sample_rate_hz=sample_rate, timings=timings, notes=notes,
+        start_time=float(series.t[0]), start_q=start_q,
     )
 
 
@@ -438,6 +469,7 @@ class IdentificationResult:
     fit_series: dict[str, np.ndarray]
     timings: dict[str, float]
     physical: PhysicalEstimate | None = None
+    estimator: EstimatorResult | None = None
     motor_parameters: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
@@ -480,6 +512,8 @@ class IdentificationResult:
                 dict(row, essential=row["name"] in essential_names) for row in self._rows(self.estimate)
             ],
             "essential_parameters": self._rows(self.essential.estimate),
+            # how base_parameters were estimated: wls | iv | didim, iterations, convergence
+            "estimator": (self.estimator or EstimatorResult(self.estimate, "wls")).as_dict(),
             "regrouping": list(self.base.relations),
             "unidentifiable": list(self.base.unidentifiable),
             "payload": self.payload,
@@ -497,6 +531,8 @@ class IdentificationResult:
                 "decimation_cutoff_hz": decimation_cutoff_hz(self.sample_rate_hz, factor=self.settings.decimation),
                 "model_rate_hz": self.settings.model_rate_hz,
                 "r_sigma": self.settings.r_sigma,
+                "essential_tolerance": self.settings.essential_tolerance,
+                "essential_stopped_by": self.essential.stopped_by,
                 "rank_eps": self.settings.rank_eps,
                 "rotor_compensation": self.settings.rotor_model is not None,
             },
@@ -594,6 +630,7 @@ def identify(
     loaded_bags: Sequence[Source] = (),
     validate_bags: Sequence[Source] = (),
     settings: IdentificationSettings | None = None,
+    closed_loop: Sequence[ClosedLoopSetup] | None = None,
     show_progress: bool = True,
 ) -> IdentificationResult:
     """Identify ``robot``'s dynamic parameters from bags (module docstring for the steps).
@@ -605,6 +642,8 @@ def identify(
         loaded_bags: bags (series) recorded with the payload fixed to the platform (eq. 49).
         validate_bags: held-out bags (series) without payload, for cross-validation.
         settings: pipeline settings (defaults: the papers' recipe).
+        closed_loop: ``settings.estimator`` iv / didim: the controller and reference of each
+            bag (``bags`` then ``loaded_bags``), to simulate the model as it was run.
         show_progress: progress lines on stderr.
 
     Raises:
@@ -615,7 +654,7 @@ def identify(
     # TX40: 34 s with OpenBLAS's default threads on a loaded 2-core machine, 6.5 s with one).
     with threadpool_limits(limits=1, user_api="blas"):
         return _identify(robot, bags, loaded_bags=loaded_bags, validate_bags=validate_bags, settings=settings,
-                         show_progress=show_progress)
+                         closed_loop=closed_loop, show_progress=show_progress)
 
 
 def _identify(
@@ -625,6 +664,7 @@ def _identify(
     loaded_bags: Sequence[Source],
     validate_bags: Sequence[Source],
     settings: IdentificationSettings | None,
+    closed_loop: Sequence[ClosedLoopSetup] | None,
     show_progress: bool,
 ) -> IdentificationResult:
     """:func:`identify` with the BLAS thread limit in place."""
@@ -656,13 +696,7 @@ def _identify(
     nominal_torques = InverseDynamics(robot).torques_batch(first.q[::10], first.qdot[::10], first.qddot[::10])
     scale = scale_notes(first.path.name, robot.actuated_names, first.torque[::10], nominal_torques)
     clock_decimate = time.perf_counter()
-    system = stack_systems(*(_system(d, regressor, settings) for d in unloaded))
-    if loaded:
-        loaded_system = stack_systems(*(_system(d, regressor, settings) for d in loaded))
-        system = payload_system(system, loaded_system, payload=payload_columns)
-    else:
-        # Without loaded data the payload regroups with the platform: drop its columns.
-        system = system.select([k for k in range(len(names)) if k not in set(payload_columns)])
+    system = _assemble(unloaded, loaded, regressor, settings, payload_columns)
     timings["decimate_s"] = time.perf_counter() - clock_decimate
     clock_qr = time.perf_counter()
     order = symmetric_order(system.names)
@@ -673,8 +707,13 @@ def _identify(
     estimate = wls(reduced.W, reduced.Y, block_sizes=reduced.block_sizes, names=reduced.names,
                    rank_eps=settings.rank_eps)
     essential = essential_parameters(reduced.W, reduced.Y, names=reduced.names, block_sizes=reduced.block_sizes,
-                                     ratio=settings.r_sigma, rank_eps=settings.rank_eps)
+                                     ratio=settings.r_sigma, fit_tolerance=settings.essential_tolerance,
+                                     rank_eps=settings.rank_eps)
+    estimator = _run_estimator(robot, regressor, base, reduced, estimate, unloaded, loaded, settings,
+                               payload_columns, closed_loop, show_progress)
+    estimate = estimator.estimate
     timings["solve_s"] = time.perf_counter() - clock_solve
+    check_fit(estimate, essential, settings)
     layout = robot.nominal_parameters
     physical = None
     if settings.physical:
@@ -726,6 +765,7 @@ def _identify(
         base=base,
         estimate=estimate,
         essential=essential,
+        estimator=estimator,
         parameters=identified_params,
         row_names=regressor.row_names,
         fit_blocks=_block_labels(regressor.row_names, unloaded, loaded),
@@ -743,6 +783,85 @@ def _identify(
         motor_parameters=motor_values,
         notes=tuple(dict.fromkeys([*(note for d in unloaded + loaded for note in d.notes), *scale])),
     )
+
+
+def _assemble(unloaded: Sequence[BagData], loaded: Sequence[BagData], regressor: Regressor,
+              settings: IdentificationSettings, payload_columns: Sequence[int]) -> LinearSystem:
+    """The filtered, decimated system of every bag: stacked, with eq. (49)'s payload columns if loaded."""
+    system = stack_systems(*(_system(d, regressor, settings) for d in unloaded))
+    if loaded:
+        loaded_system = stack_systems(*(_system(d, regressor, settings) for d in loaded))
+        return payload_system(system, loaded_system, payload=payload_columns)
+    # Without loaded data the payload regroups with the platform: drop its columns.
+    return system.select([k for k in range(len(model_names(regressor, settings))) if k not in set(payload_columns)])
+
+
+def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, reduced: LinearSystem,
+                   weighted: Estimate, unloaded: Sequence[BagData], loaded: Sequence[BagData],
+                   settings: IdentificationSettings, payload_columns: Sequence[int],
+                   closed_loop: Sequence[ClosedLoopSetup] | None, show_progress: bool) -> EstimatorResult:
+    """``settings.estimator`` on the reduced system; IV and DIDIM simulate every bag with the model."""
+    if settings.estimator == "wls":
+        return EstimatorResult(weighted, "wls")
+    if settings.estimator not in ESTIMATORS:
+        raise InputError(f"estimator must be one of {list(ESTIMATORS)}, got {settings.estimator!r}")
+    if settings.transmission is not None or settings.min_speed is not None:
+        raise InputError(f"the {settings.estimator} estimator does not support transmissions or minimum speeds yet "
+                         "(the simulated model has neither the motor columns nor the same rows): use wls")
+    every = list(unloaded) + list(loaded)
+    if closed_loop is None or len(closed_loop) != len(every):
+        given = 0 if closed_loop is None else len(closed_loop)
+        raise MissingRecordingError(
+            f"the {settings.estimator} estimator simulates the model in closed loop: it needs the controller and "
+            f"the reference of each of the {len(every)} bags, got {given}")
+    simulator = ModelSimulator(robot, robot.nominal_parameters, base)
+
+    def simulate(chi: np.ndarray) -> LinearSystem:
+        runs = []
+        for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded)):
+            run = simulator.run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
+                                payload=with_payload)
+            observation, measured = regressor.equations(run.q, run.qdot, run.qddot, run.tau)
+            runs.append(replace(data, observation=observation, measured=measured))
+        full = _assemble(runs[: len(unloaded)], runs[len(unloaded):], regressor, settings, payload_columns)
+        return base.reduce_system(full)
+
+    if settings.estimator_start not in ("wls", "nominal"):
+        raise InputError(f"estimator_start must be 'wls' or 'nominal', got {settings.estimator_start!r}")
+    start = None
+    if settings.estimator_start == "nominal":
+        values = robot.nominal_parameters.as_dict()
+        start = base.from_standard(np.array([values[n] for n in base.standard_names]))
+    say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
+    return estimate_by(settings.estimator, reduced, simulate=simulate, start=start,
+                       start_name=settings.estimator_start, block_sigmas=weighted.block_sigmas,
+                       tolerance=settings.estimator_tolerance, max_iterations=settings.estimator_iterations,
+                       progress=say)
+
+
+def check_fit(estimate: Estimate, essential: EssentialParameters, settings: IdentificationSettings) -> None:
+    """Refuse a written model whose fit collapsed (:class:`FitCollapsedError`, one line).
+
+    The model of ``settings.parameters`` must explain its own data: relative error
+    norm at most ``settings.max_fit_error``, and for the essential model at most
+    ``1 + settings.essential_tolerance`` times the base model's.
+    """
+    base_error = estimate.relative_error
+    if settings.parameters == "essential":
+        error = essential.estimate.relative_error
+        limit = min(settings.max_fit_error, (1.0 + settings.essential_tolerance) * base_error)
+        what = (f"the essential model ({len(essential.kept)} of {len(estimate.names)} base parameters) fits with "
+                f"{100 * error:.3g} % relative error against {100 * base_error:.3g} % for the base model")
+        hint = "use --parameters base or a larger --essential-tolerance"
+    else:
+        error, limit = base_error, settings.max_fit_error
+        what = f"the base model ({len(estimate.names)} parameters) fits with {100 * error:.3g} % relative error"
+        hint = "check that the bags' efforts are the actuator torques and that the motion excites the model"
+    if error > limit * (1.0 + 1e-9):
+        raise FitCollapsedError(
+            f"fit collapsed: {what} (limit {100 * limit:.3g} %); nothing written ({hint})",
+            fit_error=error, base_fit_error=base_error,
+        )
 
 
 def _block_labels(row_names: Sequence[str], unloaded: Sequence[BagData], loaded: Sequence[BagData]) -> tuple[str, ...]:

@@ -117,8 +117,14 @@ def write_report(result: IdentificationResult, out_dir: Path | str) -> Path:
         f"(Butterworth order {result.settings.filter_order}, zero phase), decimation by "
         f"{result.settings.decimation} with cut-off {data['filter']['decimation_cutoff_hz']:.3g} Hz, "
         f"model evaluated at {result.settings.model_rate_hz:g} Hz",
-        f"- essential parameters: r_sigma = {result.settings.r_sigma:g}, "
-        f"{len(result.essential.estimate.names)} of {len(result.estimate.names)} kept",
+        f"- essential parameters: r_sigma = {result.settings.r_sigma:g}, fit tolerance "
+        f"{100 * result.settings.essential_tolerance:g} %, {len(result.essential.estimate.names)} of "
+        f"{len(result.estimate.names)} kept (stopped by {result.essential.stopped_by})",
+        f"- estimator: {data['estimator']['name']}"
+        + ("" if data["estimator"]["name"] == "wls" else
+           f", {data['estimator']['iterations']} closed-loop simulations from {data['estimator']['start']}, "
+           f"{'converged' if data['estimator']['converged'] else 'NOT converged'} (steps: "
+           + ", ".join(f"{c:.3g}" for c in data["estimator"]["changes"]) + ")"),
         f"- time: {data['timings_s']['total_s']:.2f} s",
         "",
     ]
@@ -135,7 +141,7 @@ def write_report(result: IdentificationResult, out_dir: Path | str) -> Path:
         lines += ["## Payload", "", "| parameter | value |", "|---|---:|"]
         lines += [f"| {key} | {value:.6g} |" for key, value in result.payload.items()]
         lines.append("")
-    lines += ["## Base parameters (WLS, eq. 48)", "", _table(result), ""]
+    lines += [f"## Base parameters ({result.estimate.method.upper()})", "", _table(result), ""]
     if result.base.relations:
         lines += ["## Regrouping relations (eq. 43 column order)", ""]
         lines += [f"- `{relation}`" for relation in result.base.relations]

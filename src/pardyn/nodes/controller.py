@@ -90,10 +90,34 @@ from pardyn.nodes.messages import command_message, joint_readings, reference_fro
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference
 
-__all__ = ["ControllerNode", "REFERENCE_TOPIC", "main"]
+__all__ = ["ControllerNode", "REFERENCE_TOPIC", "law_from_parameters", "main"]
 
 NODE_NAME = "controller"
 REFERENCE_TOPIC = "reference/trajectory"
+
+
+def law_from_parameters(robot: Robot, p: dict) -> ControlLaw:
+    """The law of the registry (:mod:`pardyn.control.laws`) the controller parameters ``p`` name.
+
+    ``p``: every parameter of the controller's table (:data:`pardyn.nodes.parameters.CONTROLLER`); also
+    used by ``pardyn identify --estimator iv|didim`` to rebuild the law the bags were recorded with.
+    """
+    pfc = {"kp": p["pfc_kp"], "kv": p["pfc_kv"], "response_periods": p["pfc_response_periods"],
+           "degree": p["pfc_degree"], "error_window": p["pfc_error_window"]}
+    if p["pfc_points"]:
+        pfc["points"] = p["pfc_points"]
+    options = LawOptions(
+        kp=p["kp"], kd=p["kd"], natural_frequency_hz=p["natural_frequency_hz"], damping=p["damping"],
+        ctc_kp=p["ctc_kp"], ctc_kd=p["ctc_kd"], feedforward=p["feedforward"], period_s=1.0 / p["rate"],
+        limits=p["effort_limits"], pfc=pfc,
+    )
+    try:
+        params = None
+        if p["parameters_file"] and needs_model(p["law"]):
+            params = read_parameter_file(p["parameters_file"], robot)
+        return make_law(p["law"], robot, params, options)
+    except InputError as error:
+        raise InputError(f"controller parameters: {error}") from error
 
 
 # --------------------------------------------------------------------------- node
@@ -112,7 +136,7 @@ class ControllerNode(Node):
         self.robot: Robot = load_robot(p["robot"])
         self.names = tuple(self.robot.actuated_names)
         self.period_ns = period_ns(p["rate"])
-        self.law = self._make_law(p)
+        self.law = law_from_parameters(self.robot, p)
         self.joints = tuple(self.law.joints) if self.law.joints else self.names
         self._lift = MeasuredReference(self.robot) if self.joints != self.names else None
         redundant = len(self.robot.actuated_names) > len(self.robot.task_names)
@@ -141,25 +165,6 @@ class ControllerNode(Node):
         )
 
     # ------------------------------------------------------------ setup
-    def _make_law(self, p: dict) -> ControlLaw:
-        """The law of the registry (:mod:`pardyn.control.laws`) the parameters ``p`` name."""
-        pfc = {"kp": p["pfc_kp"], "kv": p["pfc_kv"], "response_periods": p["pfc_response_periods"],
-               "degree": p["pfc_degree"], "error_window": p["pfc_error_window"]}
-        if p["pfc_points"]:
-            pfc["points"] = p["pfc_points"]
-        options = LawOptions(
-            kp=p["kp"], kd=p["kd"], natural_frequency_hz=p["natural_frequency_hz"], damping=p["damping"],
-            ctc_kp=p["ctc_kp"], ctc_kd=p["ctc_kd"], feedforward=p["feedforward"], period_s=1.0 / p["rate"],
-            limits=p["effort_limits"], pfc=pfc,
-        )
-        try:
-            params = None
-            if p["parameters_file"] and needs_model(p["law"]):
-                params = read_parameter_file(p["parameters_file"], self.robot)
-            return make_law(p["law"], self.robot, params, options)
-        except InputError as error:
-            raise InputError(f"controller parameters: {error}") from error
-
     def _describe_law(self) -> str:
         law = self.law
         if isinstance(law, JointPD | AugmentedPD | ComputedTorque | ExtendedComputedTorque):

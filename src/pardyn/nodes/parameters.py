@@ -287,6 +287,23 @@ TRAJECTORY = (
           low=0, high=10000),
 )
 
+IDENTIFIER = (
+    ROBOT,
+    _spec("rate", "double", 1000.0, "rate of joint_states (Hz)", low=1e-3, high=1e6),
+    _spec("decimation", "integer", 10, "one equation block every this many samples (model rate = rate / decimation)",
+          low=1, high=10_000),
+    _spec("filter_half_width", "integer", 30, "Savitzky-Golay half-width (samples): q, qdot, qddot at the window's "
+          "centre, filter_half_width / rate s late", low=2, high=10_000),
+    _spec("window", "double", 3.0, "estimation window (s): after a change (a payload) the estimate is the new "
+          "robot's this long after", low=1e-3, high=3600.0),
+    _spec("max_condition", "double", 1e4, "~/save writes the estimate only when the column-scaled observation "
+          "matrix of a full window has a condition number below this", low=1.0, high=1e12),
+    _spec("publish_rate", "double", 4.0, "estimate publication rate on identifier/estimate (Hz)", low=1e-3, high=1e3),
+    _spec("parameters_out", "string", "identified_parameters.json",
+          "file ~/save writes (the parameters_file format of the controller and dynamics nodes)"),
+    LOG_PERIOD,
+)
+
 GAZEBO_JOINT_STATES = (
     ROBOT,
     LOG_PERIOD,
@@ -299,6 +316,7 @@ NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
     "closure_solver": CLOSURE_SOLVER,
     "dynamics": DYNAMICS,
     "recorder": RECORDER,
+    "identifier": IDENTIFIER,
     "gazebo_joint_states": GAZEBO_JOINT_STATES,
 }
 """The parameter table of each node, by executable name (= default node name)."""

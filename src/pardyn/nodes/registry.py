@@ -26,6 +26,7 @@ NODES: dict[str, str] = {
     "closure_solver": "pardyn.nodes.closure_solver:ClosureSolverNode",
     "recorder": "pardyn.nodes.recorder:RecorderNode",
     "dynamics": "pardyn.nodes.dynamics:DynamicsNode",
+    "identifier": "pardyn.nodes.identifier:IdentifierNode",
     "gazebo_joint_states": "pardyn.nodes.gazebo_joint_states:GazeboJointStatesNode",
 }
 

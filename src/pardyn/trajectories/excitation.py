@@ -35,6 +35,9 @@ DEFAULT_EXCITATION: dict[str, ExcitationSettings] = {
     # Wu 2009 machine (x, y in m, alpha in rad) around home (0, 2.8 m, 0.5 rad): a heavy machine tool.
     "wu3r": ExcitationSettings(amplitude=(0.15, 0.15, 0.3), max_velocity=(1.0, 1.0, 2.0),
                                max_acceleration=(8.0, 8.0, 16.0), base_frequency_hz=0.5),
+    # UR5e joints (rad): the ur5e_calibration experiment's limits.
+    "ur5e": ExcitationSettings(amplitude=(1.0, 0.5, 0.7, 1.0, 1.0, 1.5), max_velocity=(1.5, 1.5, 1.5, 2.0, 2.0, 2.0),
+                               max_acceleration=(4.0, 4.0, 4.0, 6.0, 6.0, 6.0), base_frequency_hz=0.2),
     # Delta (x, y, z in m) around home (0, 0, -1.2 m): +-0.15 m across, +-0.08 m in height (working
     # mode |q_i| < 90 deg everywhere; the closure-Jacobian condition bound keeps it off singularities).
     "delta": ExcitationSettings(amplitude=(0.15, 0.15, 0.08), max_velocity=(2.0, 2.0, 1.5),

@@ -1,0 +1,176 @@
+"""The identified model in closed loop with the robot's controller: noise-free states for IV and DIDIM.
+
+IDIM-IV (Janot, Vandanjon, Gautier 2014) and DIDIM (Gautier, Janot, Vandanjon
+2013) need what the robot *would* have done if it were the model: the direct
+dynamic model with the current parameter estimate, driven by the same
+controller law and the same reference as on the recording, integrated from the
+recording's first sample. Its states ``q_s, qdot_s, qddot_s`` carry no
+measurement noise and no filter lag, so the observation matrix evaluated on them
+is a valid instrument (IV) or the output-error Jacobian (DIDIM).
+
+The model is pardyn's closed-loop forward dynamics
+(:class:`pardyn.plants.pinocchio_plant.PinocchioPlant`: reduced form, RK4 and
+projection on the closures, so the closed-loop robots are simulated as such) in
+the loop of :func:`pardyn.experiments.runner.run_closed_loop` (the in-process
+twin of the ``sim`` and ``controller`` nodes: the same law, velocity filter,
+eq. 50 projection, saturation) with perfect encoders.
+
+Base parameters are not a rigid-body model: the simulated model takes the
+standard parameters closest to the nominal ones that have the estimated base
+values,
+
+    chi_st = chi_nom + K^+ (chi_b - K chi_nom)          # (n_st,), K (n_b, n_st) the regrouping
+
+(min-norm correction; ``K chi_st = chi_b``, so the model's inverse dynamics is
+exactly the base model's, and the nominal masses keep every body representable
+in pinocchio).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pardyn.control import ControlLaw, JointReference
+from pardyn.errors import InputError, PardynError
+from pardyn.identification.base_parameters import BaseParameters
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pardyn.dynamics.parameters import DynamicParameters
+    from pardyn.robot import Robot
+
+__all__ = ["ClosedLoopSetup", "ModelSimulator", "SimulatedRun", "standard_from_base"]
+
+
+@dataclass(frozen=True)
+class ClosedLoopSetup:
+    """The controller of one recording and the reference it tracked.
+
+    Attributes:
+        law: the control law as it ran (its own gains and model: the law is not identified).
+        reference: ``reference(t)``: the law's reference at bag time ``t`` (s, the time
+            base of the recording's samples).
+        rate_hz: control rate (Hz).
+        velocity_cutoff_hz: the controller's velocity filter (first-order, Hz).
+        project_internal_stress: eq. (50) projection on actuation-redundant robots.
+        coulomb_width: ``tanh`` smoothing of the simulated Coulomb friction (rad/s, m/s).
+    """
+
+    law: ControlLaw
+    reference: Callable[[float], JointReference]
+    rate_hz: float = 1000.0
+    velocity_cutoff_hz: float = 50.0
+    project_internal_stress: bool = True
+    coulomb_width: float = 0.02
+
+
+@dataclass(frozen=True)
+class SimulatedRun:
+    """The model's closed-loop run at the requested times.
+
+    Attributes:
+        t: times (N,) (s, bag time); q, qdot, qddot: tree states (N, nv); tau: actuator torques (N, n_a).
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qdot: np.ndarray
+    qddot: np.ndarray
+    tau: np.ndarray
+
+
+def standard_from_base(base: BaseParameters, chi_base: np.ndarray, nominal: np.ndarray) -> np.ndarray:
+    """Standard parameters (n_st,) closest to ``nominal`` whose base parameters are ``chi_base`` (n_b,)."""
+    regrouping = base.regrouping  # (n_b, n_st)
+    nominal = np.asarray(nominal, dtype=float)
+    correction = np.linalg.lstsq(regrouping, np.asarray(chi_base, dtype=float) - regrouping @ nominal, rcond=None)[0]
+    return nominal + correction
+
+
+class ModelSimulator:
+    """Closed-loop runs of the robot's model with given base parameters.
+
+    Args:
+        robot: the robot (its model is not modified: the simulation uses a copy).
+        layout: the full parameter layout (nominal values), :func:`pardyn.dynamics.parameters.nominal_parameters`.
+        base: the base parameters of the identification system.
+        columns: the standard names of the system's columns (``base.standard_names``), all in ``layout``.
+    """
+
+    def __init__(self, robot: Robot, layout: DynamicParameters, base: BaseParameters) -> None:
+        self.robot = robot
+        self.layout = layout
+        self.base = base
+        missing = [n for n in base.standard_names if n not in layout.names]
+        if missing:
+            raise InputError(f"base parameters of unknown standard parameters {missing}")
+        self._columns = np.array([layout.names.index(n) for n in base.standard_names], dtype=int)
+
+    def parameters(self, chi_base: np.ndarray, *, payload: bool = False) -> DynamicParameters:
+        """The standard parameters simulated for ``chi_base`` (payload columns zeroed unless ``payload``)."""
+        vector = self.layout.vector().copy()
+        vector[self._columns] = standard_from_base(self.base, chi_base, vector[self._columns])
+        params = self.layout.with_vector(vector)
+        if not payload:
+            params = params.with_values({n: 0.0 for n in params.names if n.endswith("_payload")})
+        return params
+
+    def run(
+        self, chi_base: np.ndarray, setup: ClosedLoopSetup, *, start_time: float, start: np.ndarray,
+        times: np.ndarray, payload: bool = False,
+    ) -> SimulatedRun:
+        """Simulate from ``start`` (nv,) at rest at ``start_time`` (s) and sample the states at ``times`` (N,).
+
+        Raises:
+            InputError: the model with these parameters cannot be simulated (no inertia
+                on some motion, the loops cannot be closed): the message names the estimate.
+        """
+        from pardyn.experiments.runner import run_closed_loop  # noqa: PLC0415 - the host loop
+        from pardyn.plants.measurement import MeasurementModel  # noqa: PLC0415
+        from pardyn.plants.pinocchio_plant import PinocchioPlant  # noqa: PLC0415
+
+        params = self.parameters(chi_base, payload=payload)
+        model_robot = copy.copy(self.robot)  # same closures and kinematics, own inertias
+        model_robot.model = self.robot.model.copy()
+        params.apply(model_robot.model)
+        times = np.asarray(times, dtype=float)
+        duration = float(times[-1] - start_time)
+        period = 1.0 / setup.rate_hz
+        plant = PinocchioPlant(model_robot, timestep=period, coulomb_width=setup.coulomb_width,
+                               offsets=params.offset_vector())
+        exact = MeasurementModel(model_robot, counts_per_revolution=2**48, length_resolution=1e-12,
+                                 torque_noise=0.0, torque_noise_floor=0.0,
+                                 joints=tuple(setup.law.joints) or None, seed=0)
+        try:
+            recording = run_closed_loop(
+                model_robot, plant, setup.law, lambda t: setup.reference(t + start_time), duration_s=duration,
+                start=start, measurement=exact, rate_hz=setup.rate_hz, velocity_cutoff_hz=setup.velocity_cutoff_hz,
+                project_internal_stress=setup.project_internal_stress,
+            )
+        except PardynError as error:
+            raise InputError(f"the model with the current estimate cannot be simulated in closed loop: {error}") \
+                from error
+        index = np.clip(np.round((times - start_time) / period).astype(int), 0, len(recording.t) - 1)
+        q, qdot = recording.q[index], recording.qdot[index]
+        # the torque at t_k as the pipeline reads it from the efforts (half a period late, interpolated):
+        # the mean of the commands held before and after t_k
+        held = recording.command
+        torque = 0.5 * (held[np.maximum(index - 1, 0)] + held[index])
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qdot)) and np.all(np.isfinite(torque))):
+            raise InputError("the model with the current estimate diverged in closed loop (non-finite states)")
+        qddot = np.array([plant.dynamics.accelerations(a, b, c) for a, b, c in zip(q, qdot, torque)])
+        return SimulatedRun(t=times, q=q, qdot=qdot, qddot=qddot, tau=torque)
+
+
+def simulated_states(
+    simulator: ModelSimulator, chi_base: np.ndarray, setups: Sequence[ClosedLoopSetup],
+    starts: Sequence[tuple[float, np.ndarray]], times: Sequence[np.ndarray], payloads: Sequence[bool],
+) -> list[SimulatedRun]:
+    """:meth:`ModelSimulator.run` for several recordings (one setup, start, times, payload flag each)."""
+    return [simulator.run(chi_base, setup, start_time=t0, start=q0, times=t, payload=p)
+            for setup, (t0, q0), t, p in zip(setups, starts, times, payloads)]

@@ -1,0 +1,112 @@
+"""ROS 2 node ``identifier``: the online estimate of the base parameters (:mod:`pardyn.identification.online`).
+
+* subscribes ``joint_states`` (sensor_msgs/JointState): positions of the measured joints and efforts of
+  the actuated ones, by name, at the stream's rate ``rate``;
+* publishes ``identifier/estimate`` (sensor_msgs/JointState used as a named vector, stamped with the
+  estimate's time): ``name`` the base parameters, ``position`` their values (SI), ``velocity`` their
+  standard deviations ``sigma_i``, ``effort`` their ``%sigma_i``; at ``publish_rate`` Hz;
+* service ``~/save`` (std_srvs/Trigger): writes the estimate's standard parameters to
+  ``parameters_out`` (the ``parameters_file`` format the ``controller`` and ``dynamics`` nodes read),
+  only when the estimate is well conditioned (a full window, condition number below
+  ``max_condition``); refused with the reason otherwise.
+
+Bad input (missing joints, NaN) is logged, throttled, and dropped; the estimate goes on.
+Parameters: ``config/identifier.yaml`` (table: :data:`pardyn.nodes.parameters.IDENTIFIER`). Run: ``ros2 run pardyn identifier --ros-args --params-file config/identifier.yaml``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+
+from pardyn.dynamics.parameters import write_parameter_file
+from pardyn.errors import InputError, PardynError
+from pardyn.identification.online import OnlineIdentifier
+from pardyn.nodes.common import Reporter, declare_parameters, run_node, stamp_to_ns
+from pardyn.robot import load_robot
+
+__all__ = ["IdentifierNode", "main"]
+
+NODE_NAME = "identifier"
+STATE_TOPIC = "joint_states"
+ESTIMATE_TOPIC = "identifier/estimate"
+STATE_QOS = QoSProfile(depth=1000, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class IdentifierNode(Node):
+    """The ``identifier`` node (module docstring)."""
+
+    def __init__(self, **node_options) -> None:
+        super().__init__(NODE_NAME, **node_options)
+        p = declare_parameters(self, NODE_NAME)
+        self.parameters_out = p["parameters_out"]
+        self.robot = load_robot(p["robot"])
+        self.identifier = OnlineIdentifier(self.robot, rate_hz=p["rate"], decimation=p["decimation"],
+                                           window=p["filter_half_width"], window_s=p["window"],
+                                           max_condition=p["max_condition"])
+        self._reporter = Reporter(self, p["log_period"])
+        self._estimate = self.create_publisher(JointState, ESTIMATE_TOPIC, 10)
+        # not a control loop: a deep queue, so that a busy executor loses no sample (a gap restarts the filter)
+        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, STATE_QOS)
+        self._timer = self.create_timer(1.0 / p["publish_rate"], self._publish)
+        self._save = self.create_service(Trigger, "~/save", self._on_save)
+        self.get_logger().info(
+            f"robot {self.robot.name}: {self._states.topic_name} -> {self._estimate.topic_name} at "
+            f"{p['publish_rate']:g} Hz, {len(self.identifier.names)} base parameters, window {p['window']:g} s"
+        )
+
+    def _on_state(self, message: JointState) -> None:
+        names = list(message.name)
+        try:
+            missing = [n for n in self.robot.measured_names if n not in names]
+            if missing or len(message.position) != len(names) or len(message.effort) != len(names):
+                raise InputError(f"needs positions of {missing or list(self.robot.measured_names)} and efforts of "
+                                 f"{list(self.robot.actuated_names)} (got {len(names)} names, "
+                                 f"{len(message.position)} positions, {len(message.effort)} efforts)")
+            position = np.array([message.position[names.index(n)] for n in self.robot.measured_names])
+            effort = np.array([message.effort[names.index(n)] for n in self.robot.actuated_names])
+            self.identifier.add(stamp_to_ns(message.header.stamp) * 1e-9, position, effort)
+        except PardynError as error:
+            self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
+
+    def _publish(self) -> None:
+        estimate = self.identifier.estimate()
+        if estimate is None:
+            return
+        message = JointState()
+        seconds, nanoseconds = divmod(int(round(estimate.t * 1e9)), 1_000_000_000)
+        message.header.stamp.sec, message.header.stamp.nanosec = seconds, nanoseconds
+        message.name = list(estimate.names)
+        message.position = estimate.chi.tolist()
+        message.velocity = estimate.std.tolist()
+        message.effort = np.nan_to_num(estimate.relative_std, nan=np.inf).tolist()
+        self._estimate.publish(message)
+
+    def _on_save(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        estimate = self.identifier.estimate()
+        if not self.identifier.well_conditioned():
+            condition = "no estimate yet" if estimate is None else f"condition number {estimate.condition:.3g}"
+            response.success, response.message = False, (
+                f"estimate not well conditioned ({condition}, window not full or above "
+                f"{self.identifier.max_condition:g}): not saved")
+            return response
+        try:
+            write_parameter_file(self.parameters_out, self.identifier.parameters())
+        except (OSError, PardynError) as error:
+            response.success, response.message = False, f"cannot write {self.parameters_out}: {error}"
+            return response
+        response.success, response.message = True, f"wrote {self.parameters_out} (estimate at t = {estimate.t:.3f} s)"
+        return response
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(IdentifierNode, NODE_NAME, args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

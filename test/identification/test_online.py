@@ -1,0 +1,62 @@
+"""The recursive estimator (pardyn.identification.online) on the DualV's exact closed-loop model.
+
+Reference: the torques of the robot's own inverse dynamics (minimum-norm, eq. 26) along an
+exciting motion with the platform's true parameters, the 5.37 kg payload fixed to the platform
+halfway through; the windowed least squares must follow the regrouped platform mass ``m_platformR``
+(``m_platform + 3.57 sum mx_leg_link2 + m_payload``) to the new value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pardyn.dynamics.inverse import InverseDynamics
+from pardyn.dynamics.parameters import nominal_parameters
+from pardyn.errors import InputError
+from pardyn.trajectories.excitation import excitation_settings
+from pardyn.identification.online import OnlineIdentifier
+from pardyn.trajectories.exciting import design_exciting_trajectory
+from pardyn.trajectories.joint import joint_trajectory
+
+RATE = 200.0
+PAYLOAD = 5.37
+
+
+@pytest.fixture(scope="module")
+def dualv_stream(load):
+    robot = load("dualv")
+    design = design_exciting_trajectory(robot, duration_s=8.0, candidates=1, seed=3, **excitation_settings("dualv").design_options())
+    samples = joint_trajectory(robot, design.trajectory, rate_hz=RATE)
+    nominal = nominal_parameters(robot)
+    half = len(samples.times) // 2
+    unloaded = InverseDynamics(robot, nominal).torques_batch(samples.q[:half], samples.qdot[:half], samples.qddot[:half])
+    loaded_params = nominal.with_values({"m_payload": PAYLOAD})
+    loaded = InverseDynamics(robot, loaded_params).torques_batch(samples.q[half:], samples.qdot[half:],
+                                                                 samples.qddot[half:])
+    torques = np.vstack([unloaded, loaded])
+    # published as the sim node does: the effort stamped t is the torque held over the period before t
+    held = np.vstack([torques[:1], 0.5 * (torques[1:] + torques[:-1])])
+    return robot, samples, held, half
+
+
+def test_online_estimate_follows_the_payload_within_five_percent(dualv_stream):
+    robot, samples, torques, half = dualv_stream
+    identifier = OnlineIdentifier(robot, rate_hz=RATE, decimation=2, window=6, window_s=2.0, solve_every=5)
+    index = identifier.names.index("m_platformR")
+    values = nominal_parameters(robot).as_dict()
+    before = identifier.base.from_standard(np.array([values[n] for n in identifier.base.standard_names]))[index]
+    history = []
+    for t, q, tau in zip(samples.times, samples.q[:, robot.measured_indices], torques):
+        if identifier.add(t, q, tau):
+            history.append((identifier.t, identifier.estimate().chi[index]))
+    t, mass = np.array(history).T
+    payload_time = samples.times[half]
+    assert abs(mass[t < payload_time][-1] - before) < 0.05 * PAYLOAD
+    # within 5 % of the payload mass of the loaded value once the 2 s window holds loaded data only
+    settled = t >= payload_time + 2.0 + 6 / RATE
+    worst = np.abs(mass[settled] - (before + PAYLOAD)).max()
+    assert worst < 0.05 * PAYLOAD, (worst, t[settled][np.argmax(np.abs(mass[settled] - before - PAYLOAD))])
+    assert identifier.well_conditioned()
+    with pytest.raises(InputError, match="expected 4 positions and 4 efforts"):
+        identifier.add(0.0, np.zeros(3), np.zeros(4))
