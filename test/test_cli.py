@@ -82,6 +82,33 @@ def test_experiment_through_the_cli_prints_its_claim_and_writes_its_json(tmp_pat
     assert all((tmp_path / name).is_file() for name in report["plots"])
 
 
+def test_list_options_accept_a_leading_negative_number(load):
+    """Issue 20, item 3: ``--actuated -2.37,...`` is a value, not an option."""
+    robot = load("dualv")
+    pose = robot.solve_inverse([0.02, -0.01, 0.1]).q
+    actuated = pose[robot.actuated_indices][::-1]  # starts with the negative leg4 angle
+    assert actuated[0] < 0
+    inverse = pardyn("kinematics", "--robot", "dualv", "--task", "-0.02,0.01,-0.1")
+    assert inverse.returncode == 0, inverse.stderr
+    answer = json.loads(inverse.stdout)
+    assert answer["task"] == pytest.approx({"x": -0.02, "y": 0.01, "phi": -0.1}, abs=1e-12)
+    negative_first = ",".join(repr(answer["joints"][n]) for n in robot.actuated_names[::-1])
+    assert negative_first.startswith("-")
+    # the reversed order is another (unreachable or other-branch) pose: what matters is that it parses
+    result = pardyn("kinematics", "--robot", "dualv", "--actuated", negative_first)
+    assert "expected one argument" not in result.stderr
+    mirrored = pardyn("kinematics", "--robot", "five_bar", "--task", "-0.01,0.3")
+    assert mirrored.returncode == 0, mirrored.stderr
+
+
+def test_bringup_file_path_works_from_any_directory(tmp_path):
+    """Issue 20, item 11: ``pardyn bringup config/bringup/sim.yaml`` outside the repository root."""
+    result = subprocess.run([sys.executable, "-m", "pardyn.cli", "bringup", "config/bringup/sim.yaml", "--dry-run"],
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "ros2 run pardyn sim" in result.stdout
+
+
 def test_spatial_kinematics_through_the_cli():
     """Delta inverse problem: every bar of Williams' geometry has length l = 1.244 m."""
     inverse = pardyn("kinematics", "--robot", "delta", "--task", "0.1,0.05,-1.15")

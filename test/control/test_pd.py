@@ -7,6 +7,7 @@ import re
 import xml.etree.ElementTree as ElementTree
 
 import numpy as np
+import yaml
 import pytest
 
 from pardyn.control import JointReference, actuator_limits, saturate
@@ -71,15 +72,55 @@ def _urdf_effort_limits(path, names):
     return [efforts[name] for name in names]
 
 
-@pytest.mark.parametrize("name", ["dualv", "rrr3", "five_bar"])
-def test_actuator_limits_default_to_the_urdf_effort_limits(load, name):
-    robot = load(name)
-    from pardyn.resources import resolve_path, share_directory
+# realistic per-actuator limits in each robot YAML (issue 20, items 1 and 17): N m, N for prismatic drives
+PUBLISHED_LIMITS = {
+    "dualv": [127.0] * 4,  # ETEL RTMB0140-100 direct drives, "maximal torques of 127 Nm" (Briot et al. 2015, sec. 5.1)
+    "ur5e": [150.0, 150.0, 150.0, 28.0, 28.0, 28.0],  # UR5e data sheet: size-3 joints 150 N m, size-1 joints 28 N m
+    "h4": [15.0] * 4,  # our assumption, documented in h4.yaml (the paper gives none)
+    "hexapod": [500.0] * 6,  # Wolfram SixDOFLeg maxForce (N), documented in hexapod.yaml
+}
 
-    urdf = resolve_path(f"package://pardyn/urdf/{name}.urdf", relative_to=share_directory())
-    expected = _urdf_effort_limits(urdf, robot.actuated_names)
+
+@pytest.mark.parametrize("name", ["dualv", "rrr3", "five_bar", "h4", "ur5e", "wu3r", "wu3n", "delta", "hexapod"])
+def test_actuator_limits_come_from_the_robot_yaml(load, name):
+    robot = load(name)
+    from pardyn.resources import robots_directory
+
+    raw = yaml.safe_load((robots_directory() / f"{name}.yaml").read_text())["limits"]["effort"]
+    expected = [float(raw[joint]) for joint in robot.actuated_names]
     np.testing.assert_array_equal(actuator_limits(robot), expected)
     np.testing.assert_array_equal(actuator_limits(robot, []), expected)
+    if name in PUBLISHED_LIMITS:
+        assert expected == PUBLISHED_LIMITS[name]
+    assert max(expected) < 1000.0 or name.startswith("wu")  # not the URDFs' placeholder 1000 N m
+
+
+def test_actuator_limits_fall_back_to_the_urdf_without_a_limits_section(load, tmp_path):
+    robot = load("five_bar")
+    from pardyn.resources import resolve_path, robots_directory, share_directory
+
+    text = yaml.safe_load((robots_directory() / "five_bar.yaml").read_text())
+    text.pop("limits", None)
+    text["urdf"] = str(resolve_path(text["urdf"], relative_to=share_directory()))
+    path = tmp_path / "five_bar_no_limits.yaml"
+    path.write_text(yaml.safe_dump(text))
+    bare = load(str(path))
+    urdf = resolve_path("package://pardyn/urdf/five_bar.urdf", relative_to=share_directory())
+    np.testing.assert_array_equal(actuator_limits(bare), _urdf_effort_limits(urdf, robot.actuated_names))
+
+
+def test_a_bad_limits_section_names_the_file_and_the_joint(load, tmp_path):
+    from pardyn.errors import DescriptionError
+    from pardyn.resources import resolve_path, robots_directory, share_directory
+
+    text = yaml.safe_load((robots_directory() / "five_bar.yaml").read_text())
+    text["urdf"] = str(resolve_path(text["urdf"], relative_to=share_directory()))
+    text["limits"] = {"effort": {"leg1_joint1": 20.0}}
+    path = tmp_path / "five_bar_bad_limits.yaml"
+    path.write_text(yaml.safe_dump(text))
+    with pytest.raises(DescriptionError, match=re.escape("five_bar_bad_limits.yaml: limits.effort")) as raised:
+        actuator_limits(load(str(path)))
+    assert "leg2_joint1" in str(raised.value)
 
 
 def test_actuator_limit_overrides_and_their_errors(load):

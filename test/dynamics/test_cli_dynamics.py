@@ -180,3 +180,20 @@ def test_bad_options(tmp_path, load, capsys):
     result.write_text(json.dumps({"robot": "dualv", "standard_parameters": {}}))
     _fails(capsys, ["dynamics", "--robot", "rrr3", "--trajectory", str(trajectory), "--out", out,
                     "--params", str(result)], str(result), "'dualv'")
+
+
+def test_time_out_of_order_is_refused_with_the_line(tmp_path, load, capsys):
+    """Issue 20, item 8: a trajectory whose time goes back (or stands still) is refused, naming the line."""
+    robot = load("dualv")
+    good = tmp_path / "good.csv"
+    _write_trajectory(good, robot, count=4)
+    lines = good.read_text().splitlines()
+    out = str(tmp_path / "out.csv")
+    swapped = tmp_path / "swapped.csv"
+    swapped.write_text("\n".join([lines[0], lines[1], lines[3], lines[2], lines[4]]) + "\n")
+    _fails(capsys, ["dynamics", "--robot", "dualv", "--trajectory", str(swapped), "--out", out],
+           str(swapped), "line 4", "not after")
+    reversed_file = tmp_path / "reversed.csv"
+    reversed_file.write_text("\n".join([lines[0], *lines[:0:-1]]) + "\n")
+    _fails(capsys, ["dynamics", "--robot", "dualv", "--trajectory", str(reversed_file), "--out", out],
+           str(reversed_file), "line 3")

@@ -16,6 +16,7 @@ import pytest
 
 import pardyn
 from pardyn.bags import BagError, write_joint_states
+from pardyn.errors import InputError
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.experiments.identification_runs import DUALV_PAYLOAD, Run, record_runs, standard_runs
 from pardyn.identification.pipeline import IdentificationSettings, identify
@@ -197,6 +198,40 @@ def test_wu3r_identification_recovers_the_as_built_machine(tmp_path):
     scale = np.linalg.norm(expected)
     assert np.linalg.norm(errors["identified"]) / scale < 0.02
     assert np.linalg.norm(errors["nominal"]) / scale > 0.1
+
+
+def test_a_bag_of_another_robot_names_bag_topic_and_time(tmp_path):
+    """Issue 20, item 4: DualV states given to --robot five_bar: the kinematics error names the bag."""
+    dualv = pardyn.load_robot("dualv")
+    t = np.arange(2000) * 1e-3
+    # a DualV motion down to y = -0.1 m: leg 1-2 angles the five-bar cannot close (checked by hand: at
+    # (x, y) = (0, -0.1) the DualV's (2.66, 0.48) rad put the five-bar's elbows 0.55 m apart > 2 x 0.25 m)
+    task = np.column_stack([np.zeros_like(t), -0.1 * np.sin(np.pi * t / 2.0) ** 2, np.zeros_like(t)])
+    q = dualv.home
+    rows = []
+    for pose in task:
+        q = dualv.solve_inverse(pose, start=q).q
+        rows.append(q[dualv.actuated_indices])
+    bag = write_joint_states(tmp_path / "dualv_bag", t, list(dualv.actuated_names), np.array(rows),
+                             effort=np.ones((2000, 4)))
+    with pytest.raises(BagError, match=r"dualv_bag.*joint_states.*t=\d+\.\d+ s.*five_bar") as raised:
+        identify(pardyn.load_robot("five_bar"), [bag], show_progress=False)
+    assert "leg3_joint1" in str(raised.value)  # the bag's joints, a hint that it is another robot's
+
+
+def test_too_few_equations_names_the_bags(tmp_path):
+    """Issue 20, item 4: '81 equations for 106 standard parameters' now says which bags."""
+    robot = pardyn.load_robot("dualv")
+    t = np.arange(700) * 1e-3
+    task = np.column_stack([0.01 * np.sin(4 * np.pi * t), 0.01 * np.cos(4 * np.pi * t), 0.02 * np.sin(2 * np.pi * t)])
+    q = robot.home
+    rows = []
+    for pose in task:
+        q = robot.solve_inverse(pose, start=q).q
+        rows.append(q[robot.actuated_indices])
+    bag = write_joint_states(tmp_path / "few", t, list(robot.actuated_names), np.array(rows), effort=np.ones((700, 4)))
+    with pytest.raises(InputError, match=r"few.*equations .* for \d+ standard parameters"):
+        identify(robot, [bag], show_progress=False, settings=IdentificationSettings(cutoff_hz=20.0))
 
 
 def test_cli_refuses_to_write_a_collapsed_fit(tmp_path, capsys):

@@ -133,3 +133,32 @@ def test_singularity_error_carries_kind_and_condition(load):
         robot.solve_forward(_five_bar_near_parallel_singularity(1e-7))
     assert info.value.kind == "parallel" and info.value.condition > 1e3
     assert "leg1_joint1" in str(info.value)  # the configuration is in the message
+
+
+def test_newton_wraps_revolute_angles_like_the_closed_form(load):
+    """Issue 20, item 7: five-bar at the origin, Newton's angles wrapped as the analytic path's (within pi of home)."""
+    import math
+
+    robot = load("five_bar")
+    newton = robot.solve_inverse([0.0, 0.3])
+    analytic = robot.solve_inverse([0.0, 0.3], method="analytic")
+    angles = robot.solver.angles
+    assert np.all(np.abs(newton.q[angles] - robot.home[angles]) <= math.pi)  # within pi of home, as analytic
+    np.testing.assert_allclose(newton.q, analytic.q, atol=1e-9)
+    # from a start one turn away, still wrapped
+    start = robot.home.copy()
+    start[angles] += 2 * math.pi
+    shifted = robot.solve_inverse([0.0, 0.3], start=start)
+    np.testing.assert_allclose(shifted.q, analytic.q, atol=1e-9)
+
+
+def test_non_convergence_says_what_did_not_converge(load):
+    """Issue 20, item 6: the closure residual is satisfied but the given coordinates are not reached."""
+    from pardyn.errors import ConvergenceError
+
+    robot = load("dualv")
+    with pytest.raises(ConvergenceError) as raised:
+        robot.solve_forward([4.61, -4.49, 4.61, -4.49])
+    text = str(raised.value)
+    assert "max |phi|" not in text
+    assert "closure residual" in text and "given coordinates" in text

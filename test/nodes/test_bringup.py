@@ -240,7 +240,7 @@ def test_dry_run_prints_the_node_set_of_the_yaml(capsys):
     raw = yaml.safe_load(BRINGUPS["sim"].read_text())
     assert [line.split()[3] for line in lines] == [node["executable"] for node in raw["nodes"]]
     assert all(line.startswith("ros2 run pardyn ") for line in lines)
-    assert f"--params-file {REPO / 'config' / 'sim.yaml'} -p lockstep:=true -p robot:=dualv" in lines[0]
+    assert f"--params-file {REPO / 'config' / 'sim.yaml'} -p lockstep:=true -p command_sources:=[controller] -p robot:=dualv" in lines[0]
 
 
 def test_bringup_files_are_checked_with_messages_naming_the_field(tmp_path, capsys):

@@ -82,6 +82,7 @@ def lockstep_run(launch_node, ros_client, ros_namespace):
     namespace = f"{ros_namespace}/lockstep"
     sim = launch_node("sim", params_file=SIM_CONFIG, namespace=namespace, params={
         "torque_noise": 0.0, "torque_noise_floor": 0.0, "history_depth": DEPTH,
+        "stall_timeout": 3600.0,  # this test checks the hold; test_reliability.py the stall timeout
     })
     states = ros_client.collect(JointState, f"{namespace}/joint_states", depth=DEPTH)
     truth = ros_client.collect(JointState, f"{namespace}/ground_truth/joint_states", depth=DEPTH)
@@ -288,7 +289,7 @@ def test_controller_answers_states_then_zero_torque_without_them_and_drops_bad_s
         bad_cases = (
             (joint_state(names, [q0[0], q0[1], math.nan, q0[3]], np.zeros(4), 500),
              "non-finite position or velocity of ['leg3_joint1']"),
-            (joint_state(names, q0, [], 501), "the controller needs both"),
+            (joint_state(names, q0[:3], np.zeros(4), 501), "4 names but 3 positions"),
             (joint_state(names[:3], q0[:3], np.zeros(3), 502), "missing actuated joints ['leg4_joint1']"),
         )
         for message, text in bad_cases:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
@@ -23,6 +24,15 @@ from pardyn.errors import PardynError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 COMMANDS = ("robots", "kinematics", "dynamics", "identify", "bag", "bringup", "demo", "experiment", "animate", "export")
+
+
+NEGATIVE_LIST = re.compile(r"^-\.?\d[\d.eE+\-,\s]*$")
+"""A value such as ``-2.37,0.77`` (a list starting with a negative number), not an option."""
+
+
+def _accept_negative_lists(parser: argparse.ArgumentParser) -> None:
+    # argparse takes only plain negative numbers ("-2.37") as values; no pardyn option looks like a number
+    parser._negative_number_matcher = NEGATIVE_LIST  # noqa: SLF001 - the documented-by-source hook
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"pardyn.cli.{name}")
         sub = subparsers.add_parser(name.replace("_", "-"), help=module.HELP, description=module.HELP)
         module.add_arguments(sub)
+        _accept_negative_lists(sub)
         sub.set_defaults(handler=module.run)
     return parser
 

@@ -1,4 +1,10 @@
-"""``pardyn bag from-csv``: a rosbag2 MCAP bag of sensor_msgs/JointState from CSV files, to replay with ROS tools."""
+"""``pardyn bag from-csv|info|repair``: bag tools.
+
+* ``from-csv``: a rosbag2 MCAP bag of sensor_msgs/JointState from CSV files, to replay with ROS tools;
+* ``info BAG``: whether the bag was closed, its storage files, topics, types, message counts and time span;
+* ``repair BAG``: rebuild a killed recorder's MCAP bag from its complete chunks
+  (:func:`pardyn.bags.repair_bag`); a file that is not MCAP is an error (nothing to repair).
+"""
 
 from __future__ import annotations
 
@@ -8,23 +14,66 @@ from pathlib import Path
 import numpy as np
 
 from pardyn.bags.csv_series import read_csv_series
+from pardyn.bags import bag_status, repair_bag
 from pardyn.bags.joint_states import write_joint_states
 from pardyn.cli.data import add_data_arguments, joint_map
 from pardyn.errors import InputError
 from pardyn.identification.sources import rename_joints
 
-HELP = "bag tools: 'from-csv' writes a rosbag2 MCAP bag of JointState messages from CSV files"
+HELP = ("bag tools: 'from-csv' writes a rosbag2 MCAP bag of JointState messages from CSV files, "
+        "'info BAG' describes a bag, 'repair BAG' rebuilds a killed recorder's bag")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=("from-csv",), help="from-csv: CSV files -> a new bag")
+    parser.add_argument("action", choices=("from-csv", "info", "repair"),
+                        help="from-csv: CSV files -> a new bag; info: describe BAG; repair: rebuild a killed BAG")
+    parser.add_argument("bag", nargs="?", type=Path, help="info, repair: the bag directory or its .mcap file")
     add_data_arguments(parser)
-    parser.add_argument("--out", required=True, type=Path, help="bag directory to create (never overwritten)")
+    parser.add_argument("--out", type=Path, help="from-csv: bag directory to create (never overwritten)")
     parser.add_argument("--topic", default="/joint_states", help="topic of the messages (default /joint_states)")
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="storage (default mcap)")
 
 
+def _info(bag: Path) -> None:
+    from rosbags.rosbag2 import Reader  # noqa: PLC0415
+
+    status = bag_status(bag)
+    files = ", ".join(str(file) for file in status.files)
+    if not status.complete:
+        print(f"{status.path}: not closed: {status.problem} ({status.storage}: {files})")
+        if status.storage == "mcap":
+            print(f"  `pardyn bag repair {status.path}` recovers its complete chunks")
+        return
+    with Reader(status.path if status.path.is_dir() else status.path.parent) as reader:
+        span = (reader.end_time - reader.start_time) * 1e-9 if reader.message_count else 0.0
+        print(f"{status.path}: complete, {status.storage} ({files}), {reader.message_count} messages over {span:.3f} s")
+        counts: dict[str, int] = {}
+        for connection in reader.connections:
+            counts[connection.topic] = counts.get(connection.topic, 0) + connection.msgcount
+        types = {connection.topic: connection.msgtype for connection in reader.connections}
+        for topic in sorted(counts):
+            print(f"  {topic}: {counts[topic]} messages ({types[topic]})")
+
+
+def _repair(bag: Path) -> None:
+    report = repair_bag(bag)
+    if not report.repaired:
+        print(f"{report.bag}: complete, nothing to repair")
+        return
+    topics = ", ".join(f"{topic}: {count}" for topic, count in sorted(report.messages.items()))
+    kept = f"; the damaged file is kept as {report.damaged_file}" if report.damaged_file else ""
+    print(f"{report.bag}: {report.problem}; recovered {report.message_count} messages in {report.chunks} complete "
+          f"chunks ({topics}), discarded {report.discarded_bytes} bytes after the last complete record{kept}")
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.action in ("info", "repair"):
+        if args.bag is None:
+            raise InputError(f"bag {args.action}: give the bag (a directory or its .mcap file)")
+        (_info if args.action == "info" else _repair)(args.bag)
+        return 0
+    if args.out is None:
+        raise InputError("bag from-csv: give the bag to create: --out DIR")
     if not args.csv:
         raise InputError("give the CSV files: --csv FILE (repeat)")
     series = rename_joints(read_csv_series(args.csv, rate_hz=args.rate, resample=False), joint_map(args.joint_map))

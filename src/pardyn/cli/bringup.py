@@ -22,15 +22,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "config", help="bringup file (e.g. config/bringup/sim.yaml; a bare name: config/bringup/NAME.yaml)"
     )
-    parser.add_argument("--namespace", default="", help="namespace of every node (default: none)")
+    parser.add_argument("--namespace", default="",
+                        help="namespace of every node, /clock included (one per robot in a shared ROS graph)")
     parser.add_argument("--duration", type=float, default=None,
                         help="stop after this many seconds of wall-clock time (default: until Ctrl-C/SIGTERM)")
     parser.add_argument("--dry-run", action="store_true", help="print the node set as ros2 run commands and exit")
 
 
 def _config_path(text: str) -> Path:
+    """A bringup file: the path as given, else relative to the pardyn share, else a bare name in config/bringup."""
     path = Path(text)
-    if path.exists() or path.suffix:
+    if path.exists():
+        return path
+    if not path.is_absolute() and (share_directory() / path).is_file():
+        return share_directory() / path
+    if path.suffix:
         return path
     return share_directory() / "config" / "bringup" / f"{text}.yaml"
 

@@ -56,7 +56,7 @@ def read_trajectory(path: Path, robot: Robot) -> tuple[np.ndarray, np.ndarray, n
     """``t`` (N,), task positions, velocities, accelerations (N, n) and the file line of each row.
 
     Raises:
-        InputError: naming the file, and the column and line at fault.
+        InputError: naming the file, and the column and line at fault (also a time that does not increase).
     """
     with path.open(newline="") as stream:
         reader = csv.reader(stream)
@@ -86,6 +86,9 @@ def read_trajectory(path: Path, robot: Robot) -> tuple[np.ndarray, np.ndarray, n
                 if not math.isfinite(value):
                     raise InputError(f"{path}: line {line}, column {name!r}: expected a finite number, got {text!r}")
                 values.append(value)
+            if rows and not values[0] > rows[-1][0]:
+                raise InputError(f"{path}: line {line}: time t = {values[0]!r} s is not after the previous row's "
+                                 f"{rows[-1][0]!r} s (line {lines[-1]}): rows must be in increasing time")
             rows.append(values)
             lines.append(line)
     if not rows:

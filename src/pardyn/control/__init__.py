@@ -18,8 +18,11 @@ message.
   space) and :class:`pardyn.control.computed_torque.ExtendedComputedTorque`
   (Zubizarreta et al. 2010, eq. 59, actuated + sensed joints).
 
-:func:`actuator_limits` gives the per-actuator torque limits: the URDF's
-``<limit effort=...>`` (pinocchio's ``model.effortLimit``) unless overridden.
+:func:`actuator_limits` gives the per-actuator torque limits: the robot YAML's
+``limits: effort:`` (realistic per-actuator figures, N m or N), else the URDF's
+``<limit effort=...>`` (pinocchio's ``model.effortLimit``), unless overridden.
+:mod:`pardyn.control.safety` checks commands against them and gives the safe
+command of a controller that cannot compute one.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from pardyn.errors import InputError
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["ControlLaw", "JointReference", "actuator_limits", "finite_vector", "saturate"]
+__all__ = ["ControlLaw", "JointReference", "actuator_limits", "finite_vector", "saturate", "yaml_effort_limits"]
 
 
 def finite_vector(values: Sequence[float] | np.ndarray, size: int, what: str) -> np.ndarray:
@@ -77,13 +80,27 @@ def saturate(tau: np.ndarray, limits: np.ndarray) -> np.ndarray:
     return np.clip(tau, -limits, limits)
 
 
+def yaml_effort_limits(robot: Robot) -> np.ndarray | None:
+    """The robot YAML's per-actuator effort limits (n_a,), ``robot.actuated_names`` order, or None.
+
+    The typed ``limits:`` section (:mod:`pardyn.description.limits`: N m for a revolute
+    actuator, N for a prismatic one, every actuated joint, checked when the robot loads)::
+
+        limits:
+          effort: {leg1_joint1: 127.0, leg2_joint1: 127.0, ...}   # every actuated joint
+    """
+    effort = robot.description.limits.effort
+    return np.array([effort[name] for name in robot.actuated_names]) if effort else None
+
+
 def actuator_limits(robot: Robot, override: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
     """Per-actuator torque limits (n_a,) in ``robot.actuated_names`` order (N m, N).
 
     Args:
-        robot: the robot; the default is the URDF ``<limit effort=...>`` of each
+        robot: the robot; the default is its YAML's ``limits: effort:``
+            (:func:`yaml_effort_limits`), else the URDF ``<limit effort=...>`` of each
             actuated joint, read by pinocchio into ``robot.model.effortLimit``.
-        override: None or empty for the URDF limits; one positive value for
+        override: None or empty for the robot's limits; one positive value for
             every actuator; or one per actuator.
 
     Raises:
@@ -92,8 +109,11 @@ def actuator_limits(robot: Robot, override: Sequence[float] | np.ndarray | None 
     """
     names = list(robot.actuated_names)
     if override is None or len(override) == 0:
-        limits = np.asarray(robot.model.effortLimit, dtype=float)[robot.actuated_indices]
-        source = f"{robot.description.source}: URDF <limit effort>"
+        limits = yaml_effort_limits(robot)
+        source = f"{robot.description.source}: limits.effort"
+        if limits is None:
+            limits = np.asarray(robot.model.effortLimit, dtype=float)[robot.actuated_indices]
+            source = f"{robot.description.source}: URDF <limit effort>"
     else:
         values = np.asarray(override, dtype=float).reshape(-1)
         if values.size == 1:

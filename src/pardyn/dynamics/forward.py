@@ -271,7 +271,7 @@ class ForwardDynamics:
             q -= jacobian.T @ np.linalg.solve(gram, residual)
         raise ConvergenceError(
             f"{self.robot.name}: projection onto the closure constraints did not converge in "
-            f"{self.max_projection_iterations} iterations (max |phi| = {error:.3g} > {self.tolerance:.3g}); "
+            f"{self.max_projection_iterations} iterations (closure residual {error:.3g} > {self.tolerance:.3g}); "
             f"configuration {self.robot.solver.describe(q)}"
         )
 

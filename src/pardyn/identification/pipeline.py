@@ -72,7 +72,7 @@ from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel
 from pardyn.dynamics.transmission import Transmission
-from pardyn.errors import InputError
+from pardyn.errors import InputError, KinematicsError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
 from pardyn.identification.errors import FitCollapsedError, MissingRecordingError
 from pardyn.identification.diagnostics import effort_notes, scale_notes
@@ -272,6 +272,18 @@ def _series(robot: Robot, source: Source, settings: IdentificationSettings) -> t
     return series, positions, efforts
 
 
+def _kinematics_bag_error(robot: Robot, series: JointStateSeries, bag: Path, t_s: float,
+                          error: Exception) -> BagError:
+    """A closed-loop state that cannot be solved, as a BagError naming bag, topic and time (and a hint)."""
+    foreign = [name for name in series.names if name not in robot.joint_names]
+    hint = (f"; the bag also has joints {foreign} that {robot.name} does not have: a bag of another robot?"
+            if foreign else "")
+    return BagError(
+        f"no closed-loop state of {robot.name} at t={t_s:.6f} s ({type(error).__name__}: {error}){hint}",
+        bag=bag, topic=series.topic, kind="kinematics", t_s=t_s,
+    )
+
+
 def prepare_bag(
     robot: Robot,
     regressor: Regressor,
@@ -342,7 +354,10 @@ def prepare_bag(
         if i:  # second-order prediction from the previous sample: Newton starts ~1e-6 away
             start = q[i - 1] + step * qdot[i - 1] + 0.5 * step**2 * qddot[i - 1]
         # branch and singularity checked every CHECK_EVERY samples (the warm start keeps the branch)
-        q[i] = robot.solve_forward(readings[:n_a], sensed=sensed, start=start, checks=i % CHECK_EVERY == 0).q
+        try:
+            q[i] = robot.solve_forward(readings[:n_a], sensed=sensed, start=start, checks=i % CHECK_EVERY == 0).q
+        except KinematicsError as error:
+            raise _kinematics_bag_error(robot, series, bag, float(series.t[k]), error) from error
         qdot[i], qddot[i] = robot.differential.states_from(q[i], measured, derivatives.qdot[k], derivatives.qddot[k])
     timings["kinematics_s"] = time.perf_counter() - clock
     clock = time.perf_counter()
@@ -699,6 +714,12 @@ def _identify(
     system = _assemble(unloaded, loaded, regressor, settings, payload_columns)
     timings["decimate_s"] = time.perf_counter() - clock_decimate
     clock_qr = time.perf_counter()
+    rows, columns = system.W.shape
+    if rows < columns:
+        raise InputError(
+            f"bags {[str(p) for p in paths]}: {rows} equations (samples x joints after decimation by "
+            f"{settings.decimation}) for {columns} standard parameters: record longer runs"
+        )
     order = symmetric_order(system.names)
     base = base_parameters(system.W, names=system.names, order=order, eps=settings.rank_eps)
     reduced = base.reduce_system(system)

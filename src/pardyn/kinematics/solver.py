@@ -37,6 +37,10 @@ from pardyn.kinematics.closure import LoopClosures
 __all__ = ["ClosureSolver", "Solution", "revolute_mask"]
 
 
+GIVEN_TOLERANCE = 1e-10
+"""Largest distance (m, rad) between a solution's given coordinates and the values asked for."""
+
+
 def revolute_mask(model: pin.Model) -> np.ndarray:
     """Boolean (nv,) mask of the coordinates that are angles (revolute joints)."""
     mask = np.zeros(model.nv, dtype=bool)
@@ -136,6 +140,16 @@ class ClosureSolver:
         delta[wrap] = (delta[wrap] + math.pi) % (2.0 * math.pi) - math.pi
         return delta
 
+    def wrapped(self, q: np.ndarray, reference: np.ndarray) -> np.ndarray:
+        """``q`` (nv,) with every revolute coordinate within pi of ``reference`` (the robot's home), in place.
+
+        The closed forms of :mod:`pardyn.kinematics.analytic` answer the same way, so both paths
+        give the same numbers (not only the same configuration modulo 2 pi).
+        """
+        angles = self.angles
+        q[angles] = reference[angles] + (q[angles] - reference[angles] + math.pi) % (2.0 * math.pi) - math.pi
+        return q
+
     def conditioning(self, jacobian: np.ndarray) -> dict[str, float]:
         """Condition numbers of the serial and parallel blocks of ``K`` (m, nv)."""
         return {
@@ -175,12 +189,13 @@ class ClosureSolver:
         q = np.array(q0, dtype=float)
         dependent, kkt = self._partition(indices)
         m, nv = self.closures.size, self.nv
-        residual_norm = math.inf
+        residual_norm = offset_norm = math.inf
         for iteration in range(self.max_iterations + 1):
             residual, jacobian = self.closures.residual_and_jacobian(q)
             offset = self._offset(values, q[indices], indices)
             residual_norm = _max_abs(residual)
-            if residual_norm <= self.tolerance and _max_abs(offset) <= 1e-10:
+            offset_norm = _max_abs(offset)
+            if residual_norm <= self.tolerance and offset_norm <= GIVEN_TOLERANCE:
                 return q, iteration, residual, jacobian
             if iteration == self.max_iterations:
                 break
@@ -210,9 +225,13 @@ class ClosureSolver:
                 # remaining step is far below any encoder resolution).
                 return q, iteration, residual, jacobian
             q += step
+        closed = residual_norm <= self.tolerance
         raise ConvergenceError(
-            f"loop closure did not converge in {self.max_iterations} iterations "
-            f"(max |phi| = {residual_norm:.3g}); last configuration {self.describe(q)}"
+            f"Newton did not converge in {self.max_iterations} iterations: "
+            + ("the loops close but the given coordinates are not reached" if closed
+               else "the loops do not close")
+            + f" (closure residual {residual_norm:.3g}, tolerance {self.tolerance:.3g} m/rad; given coordinates "
+            f"off by {offset_norm:.3g}, tolerance {GIVEN_TOLERANCE:.3g}); last configuration {self.describe(q)}"
         )
 
     # ------------------------------------------------------------------ solving
@@ -258,6 +277,7 @@ class ClosureSolver:
                     f"the solution is on another branch than the robot's: violates {violations}; "
                     f"configuration {self.describe(q)}"
                 )
+        q = self.wrapped(q, home)
         conditioning = self.conditioning(jacobian) if checks else {}
         if checks:
             for kind, condition in conditioning.items():

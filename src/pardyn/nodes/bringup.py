@@ -25,6 +25,15 @@ select the nodes it applies to); inline values are written to a temporary
 ``use_sim_time`` and timers; Ctrl-C, SIGTERM or a duration stop them all
 cleanly.
 
+Several robots in one ROS graph: give each node set its own namespace
+(``pardyn bringup FILE --namespace r1``, ``ros2 launch ... namespace:=r1``). Every
+topic of the nodes is relative, so it moves into the namespace, and
+:func:`namespace_remappings` moves ``/clock`` there too (``/clock`` ->
+``/<ns>/clock`` for every node): each simulated robot keeps its own time. A bringup
+file given by a relative path that does not exist from the working directory is
+looked up in the pardyn share; bag paths (the recorder's ``bag_path``) are
+relative to the working directory, and the recorder logs the absolute path.
+
 This module imports rclpy only inside :func:`run_nodes`: reading a bringup file does not need it.
 """
 
@@ -42,7 +51,7 @@ import yaml
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, share_directory
 
-__all__ = ["Bringup", "NodeSpec", "load_bringup", "run_nodes"]
+__all__ = ["Bringup", "NodeSpec", "load_bringup", "namespace_remappings", "run_nodes"]
 
 @dataclass(frozen=True)
 class NodeSpec:
@@ -178,7 +187,13 @@ def load_bringup(path: str | Path) -> Bringup:
     return Bringup(source=source, nodes=tuple(nodes))
 
 
-def _cli_arguments(spec: NodeSpec, scratch: Path) -> list[str]:
+def namespace_remappings(namespace: str) -> list[tuple[str, str]]:
+    """The remappings that keep a namespaced node set to itself: ``/clock`` into the namespace."""
+    namespace = namespace.strip("/")
+    return [("/clock", f"/{namespace}/clock")] if namespace else []
+
+
+def _cli_arguments(spec: NodeSpec, scratch: Path, extra_remappings=()) -> list[str]:
     """The ``--ros-args`` of one node: its name, parameter files (inline values written to ``scratch``), remaps."""
     arguments = ["--ros-args"]
     if spec.name:
@@ -190,7 +205,7 @@ def _cli_arguments(spec: NodeSpec, scratch: Path) -> list[str]:
             file = scratch / f"{spec.name or spec.executable}_{index}.yaml"
             file.write_text(yaml.safe_dump({"/**": {"ros__parameters": parameter}}))
             arguments += ["--params-file", str(file)]
-    for source, target in spec.remappings:
+    for source, target in (*spec.remappings, *extra_remappings):
         arguments += ["-r", f"{source}:={target}"]
     return arguments
 
@@ -230,7 +245,7 @@ def run_nodes(
                 try:
                     node = node_class(spec.executable)(
                         context=context,
-                        cli_args=_cli_arguments(spec, Path(scratch)),
+                        cli_args=_cli_arguments(spec, Path(scratch), namespace_remappings(namespace)),
                         namespace=namespace or None,
                         use_global_arguments=False,
                     )

@@ -20,8 +20,14 @@ Topics (relative names, so ``__ns`` remapping moves them all):
 
 Parameters: :data:`pardyn.nodes.parameters.CLOSURE_SOLVER` (``config/closure_solver.yaml``).
 
+Velocities given as NaN/inf for some joints (a joint_state_broadcaster for a joint
+without a velocity interface) are estimated from the positions
+(:class:`pardyn.control.joint_state.JointStateFilter`, 50 Hz), with an info
+naming them; the positions are used either way. Without a velocity field the
+node publishes positions only.
+
 A message that cannot be used (wrong or missing names, lengths that differ,
-NaN/inf, an unreachable or singular configuration) is dropped with a warning
+NaN/inf positions, an unreachable or singular configuration) is dropped with a warning
 or an error naming the problem, at most once per ``log_period`` per kind of
 problem; the node keeps running and keeps its last good warm start.
 
@@ -39,9 +45,10 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
+from pardyn.control.joint_state import JointStateFilter
 from pardyn.errors import PardynError
 from pardyn.kinematics.tracker import ClosureTracker, JointStateError
-from pardyn.nodes.common import Reporter, declare_parameters, run_node
+from pardyn.nodes.common import Reporter, declare_parameters, run_node, stamp_to_ns
 from pardyn.robot import load_robot
 
 __all__ = ["ClosureSolverNode", "main"]
@@ -68,6 +75,7 @@ class ClosureSolverNode(Node):
         robot_name, max_condition, log_period = p["robot"], p["max_condition"], p["log_period"]
         self.robot = load_robot(robot_name, max_condition=max_condition)
         self.tracker = ClosureTracker(self.robot)
+        self._filter = JointStateFilter()
         self._reporter = Reporter(self, log_period, what="more dropped")
         input_qos = QoSProfile(
             depth=QUEUE_DEPTH, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT
@@ -89,9 +97,21 @@ class ClosureSolverNode(Node):
         else:
             self._reporter.warning(kind, text)
 
+    def _velocities(self, message: JointState):
+        """The message's velocities, NaN/inf ones replaced by estimates from the positions (logged)."""
+        velocities = message.velocity
+        if len(velocities) == 0 or len(velocities) != len(message.name) or len(message.position) != len(message.name):
+            return velocities  # none (positions only), or lengths the tracker reports
+        reading = self._filter.update(message.name, message.position, velocities,
+                                      stamp_to_ns(message.header.stamp), self.get_clock().now().nanoseconds)
+        if reading.estimated_nan:
+            self._reporter.info("velocities nan", f"{INPUT_TOPIC} gives NaN/inf velocities for "
+                                f"{list(reading.estimated_nan)}: estimated from the positions (50 Hz filter)")
+        return reading.velocities
+
     def _on_joint_state(self, message: JointState) -> None:
         try:
-            state = self.tracker.update(message.name, message.position, message.velocity)
+            state = self.tracker.update(message.name, message.position, self._velocities(message))
         except JointStateError as error:
             self._report(error.kind, f"dropped {INPUT_TOPIC} message: {error}", error=False)
             return

@@ -37,6 +37,7 @@ __all__ = [
     "CONTROL_QOS",
     "LATCHED_QOS",
     "NANOSECONDS",
+    "SENSOR_QOS",
     "SEQUENCE_MODULUS",
     "STATE_TOPIC",
     "Reporter",
@@ -56,6 +57,10 @@ SEQUENCE_MODULUS = 2**32  # layout.data_offset is a uint32
 
 CONTROL_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
 """joint_states and effort commands: reliable (a lockstep step must not be lost), depth 10."""
+
+SENSOR_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT)
+"""Subscriptions of joint_states: best effort matches both reliable and best-effort publishers (drivers,
+bridges); the lockstep sim re-sends a state that got no answer, so a lost message costs a re-send."""
 
 LATCHED_QOS = QoSProfile(
     depth=1,

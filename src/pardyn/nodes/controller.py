@@ -18,11 +18,19 @@ reference lifted to every joint it reads by the forward kinematics
 
 Topics (relative names):
 
-* subscribes ``joint_states`` (sensor_msgs/JointState, reliable): the
-  positions and velocities of at least the joints the law reads, by name (other
-  names are ignored, order does not matter);
+* subscribes ``joint_states`` (sensor_msgs/JointState, best effort, so that
+  reliable and best-effort publishers both match: many drivers and bridges publish
+  sensor data best effort): the positions (and velocities) of at least the joints
+  the law reads, by name (other names are ignored, order does not matter); a
+  velocity that is absent (empty field) or NaN (a joint without a velocity
+  interface) is estimated from the positions (:mod:`pardyn.control.joint_state`,
+  cut-off ``velocity_filter_hz``), with an info per reason; when the topic has
+  publishers but no message arrives, the node says so;
 * publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray): the
-  torques in ``robot.actuated_names`` order (N m), ``layout.data_offset`` =
+  torques in ``robot.actuated_names`` order (N m), the joint names in
+  ``layout.dim[0].label`` (``"leg1_joint1,leg2_joint1,..."``, checked by the sim;
+  a ros2_control effort controller's ``joints`` list must have this order),
+  ``layout.data_offset`` =
   the lockstep tag of the state answered (:func:`pardyn.nodes.common.step_of_stamp`:
   ``round(stamp / period) mod 2^32`` with ``period = 1/rate``, see :mod:`pardyn.nodes.sim`);
 * subscribes ``reference/trajectory`` (trajectory_msgs/JointTrajectory,
@@ -41,13 +49,21 @@ Safety:
 * watchdog: once states have started, if none arrives for ``watchdog_periods``
   control periods (wall clock), the node publishes zero torque (every half
   watchdog period) and logs an error until states come back;
-* a state with missing names, NaN/inf, or no velocities is dropped with a
+* a state with missing names or NaN/inf positions is dropped with a
   warning naming the problem (no command is sent for it);
-* a state with the stamp of the previous one (the lockstep sim re-sends a state
-  until it hears a command) gets the previous command again, without calling the
-  law: stateful laws (PFC's internal model) advance once per control period;
+* a state with the stamp and the positions of the previous one (the lockstep sim
+  re-sends a state until it hears a command) gets the previous command again,
+  without calling the law: stateful laws (PFC's internal model) advance once per
+  control period; a state whose stamp does not advance (zero, repeated, earlier)
+  but whose positions moved is acted on, at the previous time plus the reception
+  interval, with a warning;
+* when the law cannot give a command (the closure solve fails: the robot left its
+  assembly mode, a singularity), the node says so once (an error, then throttled
+  reminders) and answers with the safe command (``safe_command``: ``zero`` torque,
+  or ``damping``, ``-safe_damping * qdot_a``), tagged as usual so a lockstep loop
+  keeps running; an info when the law is back;
 * every command is saturated at the per-actuator limits ``effort_limits``
-  (the URDF ``<limit effort>`` by default).
+  (the robot YAML's ``limits: effort:``, else the URDF ``<limit effort>``).
 
 Run: ``ros2 run pardyn controller --ros-args --params-file config/controller.yaml``.
 """
@@ -68,16 +84,19 @@ from trajectory_msgs.msg import JointTrajectory
 from pardyn.control import ControlLaw, JointReference, saturate
 from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference
 from pardyn.control.feedforward import AugmentedPD
+from pardyn.control.joint_state import JointStateFilter
 from pardyn.control.laws import LawOptions, make_law, needs_model
 from pardyn.control.pd import JointPD
 from pardyn.control.pfc import PredictiveFunctionalControl
 from pardyn.control.redundancy import InternalStressProjection
+from pardyn.control.safety import SafeCommand
 from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError, PardynError
 from pardyn.nodes.common import (
     COMMAND_TOPIC,
     CONTROL_QOS,
     LATCHED_QOS,
+    SENSOR_QOS,
     STATE_TOPIC,
     Reporter,
     declare_parameters,
@@ -143,6 +162,12 @@ class ControllerNode(Node):
         use_projection = p["internal_stress_projection"] and redundant and not self.law.minimum_norm
         self._projection = InternalStressProjection(self.robot) if use_projection else None
         self.watchdog_s = p["watchdog_periods"] * self.period_ns * 1e-9
+        self.safe = SafeCommand(p["safe_command"], self.law.limits, p["safe_damping"] or [5.0])
+        self._filter = JointStateFilter(p["velocity_filter_hz"])
+        self._holding_safe = False
+        self.safe_answers = 0
+        self._started_wall = time.monotonic()
+        self._silence_reported = False
         self._hold = self._fixed_setpoint(p["setpoint"], p["setpoint_task"])
         self._trajectory: SampledReference | None = None  # in time from its start
         self._trajectory_start_ns = 0
@@ -154,14 +179,15 @@ class ControllerNode(Node):
         self.answered = 0
 
         self._publisher = self.create_publisher(Float64MultiArray, COMMAND_TOPIC, CONTROL_QOS)
-        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, CONTROL_QOS)
+        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, SENSOR_QOS)
         self._reference = self.create_subscription(JointTrajectory, REFERENCE_TOPIC, self._on_trajectory, LATCHED_QOS)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._watchdog = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._check_watchdog, clock=steady)
         self.get_logger().info(
             f"robot {self.robot.name}, law {p['law']} ({self._describe_law()}), limits {self.law.limits.tolist()} N m (N for prismatic joints): "
             f"{self._states.topic_name} -> {self._publisher.topic_name}; reference {self._reference.topic_name}; "
-            f"watchdog {p['watchdog_periods']} periods of {self.period_ns * 1e-6:g} ms"
+            f"watchdog {p['watchdog_periods']} periods of {self.period_ns * 1e-6:g} ms; "
+            f"safe command {self.safe.describe()}"
         )
 
     # ------------------------------------------------------------ setup
@@ -213,31 +239,50 @@ class ControllerNode(Node):
         )
 
     def _on_state(self, message: JointState) -> None:
-        try:
-            position, velocity = joint_readings(
-                message, self.joints, what="actuated" if self._lift is None else "measured")
-        except InputError as error:
-            self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
-            return
         stamp_ns = stamp_to_ns(message.header.stamp)
-        if self._last_answer is not None and self._last_answer[0] == stamp_ns:
+        if len(message.position) != len(message.name) or len(message.velocity) not in (0, len(message.name)):
+            self._reporter.warning("state lengths", f"dropped {STATE_TOPIC} message: {len(message.name)} names but "
+                                   f"{len(message.position)} positions and {len(message.velocity)} velocities")
+            return
+        reading = self._filter.update(message.name, message.position, message.velocity, stamp_ns,
+                                      time.monotonic_ns())
+        if reading.stamp == "resend" and self._last_answer is not None and self._last_answer[0] == stamp_ns:
             self._publisher.publish(command_message(self._last_answer[1], self.names, self._last_tag))
             self._last_state_wall = time.monotonic()
             return
+        try:
+            position, velocity = joint_readings(
+                message, self.joints, what="actuated" if self._lift is None else "measured",
+                velocities=reading.velocities)
+        except InputError as error:
+            self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
+            return
+        self._report_reading(reading, stamp_ns)
+        time_ns = reading.time_ns
         n_a = len(self.names)
         if self._hold is None:
             self._hold = JointReference.hold(position[:n_a])
             self.get_logger().info(f"holding the first measured position {position[:n_a].tolist()}")
-        reference = self.reference(stamp_ns)
+        reference = self.reference(time_ns)
         try:
             if self._lift is not None:
                 reference = self._lift(reference)  # actuated -> every joint the law reads
             tau = self.law.torques(position, velocity, reference)
             if self._projection is not None:
                 tau = saturate(self._projection(position[:n_a], tau), self.law.limits)
+            if self._holding_safe:
+                self._holding_safe = False
+                self.get_logger().info(f"the law gives commands again at {time_ns * 1e-9:.6f} s")
         except PardynError as error:
-            self._reporter.error("law", f"no command for the state at {stamp_ns * 1e-9:.6f} s: {error}")
-            return
+            tau = self.safe(velocity[:n_a])
+            self.safe_answers += 1
+            text = (f"no command from the law for the state at {time_ns * 1e-9:.6f} s: {type(error).__name__}: "
+                    f"{error}; holding the safe command ({self.safe.describe()})")
+            if not self._holding_safe:
+                self._holding_safe = True
+                self.get_logger().error(text)
+            else:
+                self._reporter.error("law", text)
         tag = step_of_stamp(stamp_ns, self.period_ns)
         self._publisher.publish(command_message(tau, self.names, tag))
         self._last_tag = tag
@@ -248,9 +293,27 @@ class ControllerNode(Node):
             self._tripped = False
             self.get_logger().info(f"{STATE_TOPIC} back at {stamp_ns * 1e-9:.6f} s: control resumed")
 
+    def _report_reading(self, reading, stamp_ns: int) -> None:
+        """Log, each under its own name, what the joint-state filter had to make up."""
+        if reading.estimated_missing:
+            self._reporter.info("velocities absent", f"{STATE_TOPIC} has no velocity field: velocities of "
+                                f"{list(reading.estimated_missing)} estimated from the positions "
+                                f"({self._filter.cutoff_hz:g} Hz filter)")
+        if reading.estimated_nan:
+            self._reporter.info("velocities nan", f"{STATE_TOPIC} gives NaN/inf velocities for "
+                                f"{list(reading.estimated_nan)}: estimated from the positions "
+                                f"({self._filter.cutoff_hz:g} Hz filter)")
+        if reading.stamp in ("repeated", "backwards"):
+            self._reporter.warning(
+                f"stamp {reading.stamp}",
+                f"{STATE_TOPIC} header stamp {stamp_ns * 1e-9:.6f} s does not advance ({reading.stamp}) but the "
+                f"positions moved: acting on them at {reading.time_ns * 1e-9:.6f} s (reception interval)",
+            )
+
     def _check_watchdog(self) -> None:
         last = self._last_state_wall
         if last is None:
+            self._check_silent_publishers()
             return  # not started: nothing to hold yet
         silent_s = time.monotonic() - last
         if silent_s <= self.watchdog_s:
@@ -261,6 +324,20 @@ class ControllerNode(Node):
             "watchdog",
             f"no {STATE_TOPIC} for {silent_s * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): commanding zero torque",
         )
+
+    def _check_silent_publishers(self) -> None:
+        """Say so when joint_states has publishers but no message has arrived for 5 s (QoS, a stalled driver)."""
+        if self._silence_reported or time.monotonic() - self._started_wall < 5.0:
+            return
+        publishers = self.get_publishers_info_by_topic(self._states.topic_name)
+        if publishers:
+            self._silence_reported = True
+            described = sorted(f"{info.node_namespace.rstrip('/')}/{info.node_name} ({info.qos_profile.reliability.name.lower()}, "
+                               f"{info.qos_profile.durability.name.lower()})" for info in publishers)
+            self.get_logger().warning(
+                f"{self._states.topic_name} has {len(publishers)} publishers {described} but no message arrived "
+                "in 5 s: incompatible QoS or a driver that does not publish yet; no command is sent until one does"
+            )
 
 
 def main(args: list[str] | None = None) -> int:

@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from pardyn.nodes.bringup import Bringup, load_bringup
+from pardyn.nodes.bringup import Bringup, load_bringup, namespace_remappings
 
 __all__ = ["bringup_launch_description", "bringup_nodes", "launch_nodes"]
 
@@ -32,7 +32,7 @@ def launch_nodes(bringup: Bringup, namespace: str = "", overrides: Mapping[str, 
             name=spec.name,
             namespace=namespace,
             parameters=[*spec.launch_parameters(), *extra],
-            remappings=list(spec.remappings),
+            remappings=list(spec.remappings) + namespace_remappings(namespace),
             output="screen",
             emulate_tty=True,
         )

@@ -1,8 +1,10 @@
 """Conversions between the messages pardyn's nodes exchange and arrays, shared by the nodes.
 
 * ``sensor_msgs/JointState`` -> positions and velocities of named joints (:func:`joint_readings`);
-* ``std_msgs/Float64MultiArray`` <-> actuator torques with the lockstep tag in
-  ``layout.data_offset`` (:func:`command_message`, :func:`check_command`);
+* actuator torques -> ``std_msgs/Float64MultiArray`` with the lockstep tag in
+  ``layout.data_offset`` and the joint names in ``layout.dim[0].label``
+  (:func:`command_message`; the receiving side checks commands with
+  :func:`pardyn.control.safety.check_command`);
 * ``trajectory_msgs/JointTrajectory`` <-> sampled joint references
   (:func:`trajectory_message`, :func:`reference_from_message`).
 
@@ -20,33 +22,37 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from pardyn.control.safety import joint_label
 from pardyn.errors import InputError
 from pardyn.nodes.common import ns_to_stamp
 from pardyn.trajectories import JointSamples, SampledReference
 
-__all__ = ["check_command", "command_message", "joint_readings", "reference_from_message", "trajectory_message"]
+__all__ = ["command_message", "joint_readings", "reference_from_message", "trajectory_message"]
 
 
 def joint_readings(
-    message: JointState, names: tuple[str, ...], *, what: str = "actuated"
+    message: JointState, names: tuple[str, ...], *, what: str = "actuated", velocities=None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Positions and velocities (k,) of the joints ``names`` (a law's ``joints``, every joint of a state) in a JointState.
 
+    ``velocities`` (one per message name) replace the message's own: the filled-in ones of
+    :class:`pardyn.control.joint_state.JointStateFilter` (estimates where the message has none or NaN).
+
     Raises:
-        InputError: missing names, lengths that differ, no velocities, NaN/inf.
+        InputError: missing names, lengths that differ, NaN/inf.
     """
     given = list(message.name)
-    if len(message.position) != len(given) or len(message.velocity) != len(given):
+    velocity_field = message.velocity if velocities is None else velocities
+    if len(message.position) != len(given) or len(velocity_field) != len(given):
         raise InputError(
-            f"{len(given)} names but {len(message.position)} positions and {len(message.velocity)} velocities "
-            "(the controller needs both)"
+            f"{len(given)} names but {len(message.position)} positions and {len(velocity_field)} velocities"
         )
     missing = [name for name in names if name not in given]
     if missing:
         raise InputError(f"missing {what} joints {missing}, got {given}")
     where = [given.index(name) for name in names]
     position = np.array([message.position[i] for i in where], dtype=float)
-    velocity = np.array([message.velocity[i] for i in where], dtype=float)
+    velocity = np.array([velocity_field[i] for i in where], dtype=float)
     bad = [name for name, p, v in zip(names, position, velocity) if not (math.isfinite(p) and math.isfinite(v))]
     if bad:
         raise InputError(f"non-finite position or velocity of {bad}")
@@ -54,9 +60,9 @@ def joint_readings(
 
 
 def command_message(tau: np.ndarray, names: tuple[str, ...], tag: int) -> Float64MultiArray:
-    """Float64MultiArray of the torques ``tau`` (n_a,), labelled with the joint names, tagged ``tag``."""
+    """Float64MultiArray of the torques ``tau`` (n_a,), joint names in ``layout.dim[0].label``, tagged ``tag``."""
     message = Float64MultiArray()
-    message.layout.dim = [MultiArrayDimension(label="joints", size=len(names), stride=len(names))]
+    message.layout.dim = [MultiArrayDimension(label=joint_label(names), size=len(names), stride=len(names))]
     message.layout.data_offset = int(tag)
     message.data = [float(v) for v in tau]
     return message
@@ -91,17 +97,6 @@ def reference_from_message(message: JointTrajectory, names: tuple[str, ...]) -> 
         times.append(point.time_from_start.sec + point.time_from_start.nanosec * 1e-9)
         positions.append([point.positions[i] for i in where])
     return SampledReference(np.array(times), np.array(positions), np.array(velocities), np.array(accelerations))
-
-
-def check_command(data, size: int, names) -> np.ndarray:
-    """A command's torques (size,), or InputError naming the problem (wrong length, NaN/inf)."""
-    values = np.asarray(data, dtype=float)
-    if values.size != size:
-        raise InputError(f"expected {size} torques {list(names)}, got {values.size}")
-    bad = [name for name, value in zip(names, values) if not math.isfinite(value)]
-    if bad:
-        raise InputError(f"non-finite torques for {bad}: {values.tolist()}")
-    return values
 
 
 def trajectory_message(samples: JointSamples, indices, names, start_ns: int) -> JointTrajectory:

@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from pardyn.control.laws import LAWS
+from pardyn.control.safety import SAFE_COMMANDS
 from pardyn.errors import DescriptionError
 from pardyn.plants.measurement import VELOCITY_MODES
 from pardyn.plants.registry import PLANTS
@@ -177,13 +178,20 @@ CONTROLLER = (
     _spec("pfc_points", "integer_array", (), "PFC coincidence points (control periods); empty: 6, 12, 18"),
     _spec("pfc_degree", "integer", 1, "PFC error extrapolation degree (eq. 29)", low=0, high=5),
     _spec("pfc_error_window", "integer", 20, "past errors the PFC extrapolation is fitted to", low=1, high=10_000),
-    _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m); empty: the URDF <limit effort>"),
+    _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m, N); empty: the robot YAML's "
+          "limits.effort, else the URDF <limit effort>", low=0.0),
     _spec("setpoint", "double_array", (),
           "fixed reference of the actuated joints (rad, m) until a trajectory arrives"),
     _spec("setpoint_task", "double_array", (),
           "fixed task pose (m, rad) if 'setpoint' is empty; both empty: hold the first reading"),
     _spec("watchdog_periods", "integer", 50,
           "control periods without a joint state before the controller outputs zero torque", low=1, high=1_000_000),
+    _spec("safe_command", "string", "zero", "command when the law cannot give one (the closure solve failed): "
+          "zero torque, or damping -safe_damping qdot", choices=SAFE_COMMANDS),
+    _spec("safe_damping", "double_array", (5.0,), "gains of the damping safe command (N m s/rad, N s/m), one or "
+          "one per actuator", low=0.0),
+    _spec("velocity_filter_hz", "double", 50.0, "cut-off of the velocity estimate of joints whose joint_states "
+          "velocity is absent or NaN (Hz)", low=1e-3, high=1e6),
     LOG_PERIOD,
     _spec("internal_stress_projection", "bool", True,
           "actuation-redundant robots: remove the torques in the null space of J^T (Briot et al. 2015, eq. 50)"),
@@ -230,7 +238,14 @@ SIM = (
           "advance one period per command of the current step (true) or free-running (false)"),
     _spec("watchdog_periods", "integer", 50,
           "control periods without a command before zero torque (free) or an error (lockstep)", low=1, high=1_000_000),
-    _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m); empty: the URDF <limit effort>"),
+    _spec("stall_timeout", "double", 2.0, "lockstep: wall-clock seconds without the command of a step before zero "
+          "torque is applied over it and the sim advances (a stalled step)", low=1e-3, high=1e9),
+    _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m, N); empty: the robot YAML's "
+          "limits.effort, else the URDF <limit effort>", low=0.0),
+    _spec("implausible_factor", "double", 10.0, "commands beyond this multiple of the effort limits are refused",
+          low=1.0, high=1e12),
+    _spec("command_sources", "string_array", (), "nodes whose commands are accepted (relative names: in the sim's "
+          "namespace); empty: any publisher"),
     _spec("initial_task", "double_array", (), "task pose at t = 0 (m, rad); empty: home"),
     _spec("plant_timestep", "double", 0.0, "plant integration step (s); 0: the plant's default", low=0.0, high=1.0),
     _spec("coulomb_width", "double", 0.01, "Coulomb friction smoothing of the pinocchio plant (rad/s)",

@@ -188,7 +188,7 @@ class RecorderNode(Node):
         """Open a new bag and record into it; (success, bag path or the reason of the failure)."""
         if self.bag is not None:
             return False, f"already recording to {self.bag.path}"
-        requested = Path(self.get_parameter("bag_path").value).expanduser()
+        requested = Path(self.get_parameter("bag_path").value).expanduser().absolute()  # logs say where it went
         path = available_bag_path(requested)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -35,7 +35,8 @@ command the sim holds the torques over ``[t_k, t_k+1]``, then publishes state
 ``k+1``, whose ``effort`` is that command (saturated). Simulated time does
 not advance without the command of the current step, so the run is
 deterministic and no step is missed or doubled; other commands are dropped:
-older tags silently (answers to a re-sent state), others with a warning.
+older tags silently (answers to a re-sent state), others with a warning (counted as
+rejected, reason ``tag``).
 While it waits, the sim re-sends state ``k`` every half watchdog period
 (DDS discovery of a controller that starts later, a lost message); a
 controller answers again with the same tag, and the duplicate is dropped.
@@ -51,10 +52,24 @@ Safety:
   come back); lockstep, simulated time stands still without a command (no
   torque acts) and the sim logs an error once it has waited
   ``watchdog_periods`` periods of wall time after the first command;
-* commands with NaN/inf or the wrong number of values are rejected with a
-  warning, the node goes on (lockstep: still waiting for a valid one);
-* commands are saturated at the per-actuator ``effort_limits`` (the URDF
-  ``<limit effort>`` by default) with a warning naming the joints;
+* stall timeout (lockstep): once running, the sim never waits more than
+  ``stall_timeout`` s of wall time for the command of a step: it then applies
+  the safe command (zero torque) over that step, advances, logs an error, and
+  counts the stalled step in its summary;
+* commands are checked by :func:`pardyn.control.safety.check_command`: the wrong
+  number of values, NaN/inf, efforts beyond ``implausible_factor`` times the
+  limits (a runaway command: refused, not saturated), joint names in the layout
+  in another order are rejected with a warning naming the reason, and counted by
+  reason in the summary; the node goes on (lockstep: still waiting for a valid one);
+* accepted commands are saturated at the per-actuator ``effort_limits`` (the robot
+  YAML's ``limits: effort:``, else the URDF ``<limit effort>``) with a warning naming
+  the joints;
+* ``command_sources`` (node names, relative ones in the sim's namespace): when
+  given, commands of any other publisher are rejected (reason ``source``; the
+  publisher is identified by its gid in the graph), so a second controller on the
+  topic cannot drive this robot; the bringup files name their ``controller``;
+* several publishers on the command topic, or another publisher of ``/clock``,
+  are reported (two robots in one ROS graph must each have their own namespace);
 * the plant's closure violation above ``closure_tolerance`` is logged as an error.
 
 Run: ``ros2 run pardyn sim --ros-args --params-file config/sim.yaml``.
@@ -62,9 +77,9 @@ Run: ``ros2 run pardyn sim --ros-args --params-file config/sim.yaml``.
 
 from __future__ import annotations
 
-import math
 import sys
 import time
+from collections import Counter
 
 import numpy as np
 from rclpy.clock import Clock, ClockType
@@ -75,6 +90,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from pardyn.control import actuator_limits, saturate
+from pardyn.control.safety import CommandRejected, check_command
 from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError
 from pardyn.nodes.common import (
@@ -88,7 +104,6 @@ from pardyn.nodes.common import (
     period_ns,
     run_node,
 )
-from pardyn.nodes.messages import check_command
 from pardyn.plants import PlantState
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.registry import make_plant
@@ -133,6 +148,8 @@ class SimNode(Node):
         self.period_ns = period_ns(rate)
         self.period_s = self.period_ns * 1e-9
         self.watchdog_s = watchdog_periods * self.period_s
+        self.stall_timeout_s = p["stall_timeout"]
+        self.implausible_factor = p["implausible_factor"]
         payload = self._payload(payload_mass, payload_com, payload_inertia)
         self.plant = make_plant(robot, plant_kind, self.dynamic_parameters, payload=payload, timestep=plant_timestep,
                                 coulomb_width=coulomb_width)
@@ -143,14 +160,19 @@ class SimNode(Node):
 
         # loop state
         self.step = 0  # index k of the state last published
-        self.commands_applied = 0
+        self.commands_applied = 0  # steps taken with a controller's command
+        self.stalls = 0  # lockstep steps taken with zero torque after stall_timeout
+        self.rejected: Counter[str] = Counter()  # commands refused, by reason
         self.duplicates = 0
         self.resends = 0
+        self._wall_start: float | None = None  # wall time of the first command (the loop's start)
+        self._graph_checked = -float("inf")
+        self._graph_reported: set[str] = set()
         self.max_closure_violation = 0.0
         self._armed = False  # a command has been applied (lockstep) / received (free)
         self._last_publish_wall = time.monotonic()
         self._latest: np.ndarray | None = None  # free-running: latest valid command
-        self._latest_wall = -math.inf
+        self._latest_wall = -float("inf")
         self._zero_since: float | None = None
 
         state_qos = QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
@@ -162,6 +184,9 @@ class SimNode(Node):
         self._motor_publisher = (  # rotor encoders of a flexible-joint plant
             self.create_publisher(JointState, MOTOR_STATE_TOPIC, state_qos) if plant_kind == "flexible" else None
         )
+        namespace = self.get_namespace().rstrip("/")
+        self._sources = {name if name.startswith("/") else f"{namespace}/{name}" for name in p["command_sources"]}
+        self._source_of_gid: dict[bytes, bool] = {}
         self._commands = self.create_subscription(Float64MultiArray, COMMAND_TOPIC, self._on_command, CONTROL_QOS)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         if self.lockstep:
@@ -226,6 +251,7 @@ class SimNode(Node):
             motor.position = self.measurement.quantize(state.theta)[1].tolist()
             motor.effort = list(message.effort)
         self._sent = (message, truth, ClockMessage(clock=stamp), motor)
+        self._step_wall = time.monotonic()  # when state `step` was first sent (re-sends do not reset it)
         self._send()
 
     def _send(self) -> None:
@@ -257,11 +283,30 @@ class SimNode(Node):
         self._publish(state)
 
     # ------------------------------------------------------------ callbacks
-    def _on_command(self, message: Float64MultiArray) -> None:
+    def _from_source(self, info) -> bool:
+        """Whether the publisher of a message (its gid in ``info``) is a node of ``command_sources``."""
+        gid = bytes((info or {}).get("publisher_gid", {}).get("data", b""))
+        accepted = self._source_of_gid.get(gid)
+        if accepted is None:  # a publisher not seen yet: ask the graph
+            for endpoint in self.get_publishers_info_by_topic(self._commands.topic_name):
+                node = f"{endpoint.node_namespace.rstrip('/')}/{endpoint.node_name}"
+                self._source_of_gid[bytes(endpoint.endpoint_gid)] = node in self._sources
+            accepted = self._source_of_gid.get(gid, False)
+        return accepted
+
+    def _on_command(self, message: Float64MultiArray, info: dict) -> None:  # info: the publisher gid
+        if self._sources and not self._from_source(info):
+            self.rejected["source"] += 1
+            self._reporter.warning("command source", f"rejected a {COMMAND_TOPIC} message from a publisher that is "
+                                   f"not one of command_sources {sorted(self._sources)}")
+            return
+        label = message.layout.dim[0].label if message.layout.dim else ""
         try:
-            tau = check_command(message.data, len(self.names), self.names)
-        except InputError as error:
-            self._reporter.warning("command", f"rejected {COMMAND_TOPIC} message: {error}")
+            tau = check_command(message.data, self.names, self.limits, label=label,
+                                implausible_factor=self.implausible_factor)
+        except CommandRejected as error:
+            self.rejected[error.reason] += 1
+            self._reporter.warning(f"command {error.reason}", f"rejected {COMMAND_TOPIC} message: {error}")
             return
         if not self.lockstep:
             self._latest = tau
@@ -274,18 +319,49 @@ class SimNode(Node):
             if 0 < behind <= STALE_WINDOW:
                 self.duplicates += 1  # an answer to a re-sent state: the step was already taken
             else:
+                self.rejected["tag"] += 1
                 self._reporter.warning(
                     "tag", f"dropped a command tagged {tag} while waiting for step {expected} "
                     "(do the sim's and the controller's rate parameters agree?)"
                 )
             return
         if not self._armed:
-            self._armed = True
+            self._arm()
             self.get_logger().info(f"first command received: lockstep running from step {self.step}")
         self.commands_applied += 1
         self._advance(tau)
 
+    def _check_graph(self) -> None:
+        """Report several command publishers, or another /clock publisher (two robots sharing names)."""
+        now = time.monotonic()
+        if now - self._graph_checked < 2.0:
+            return
+        self._graph_checked = now
+        topics = [(self._commands.topic_name, "commands of several controllers are mixed")]
+        if self._clock_publisher is not None:
+            topics.append((self._clock_publisher.topic_name, "several simulated clocks are mixed"))
+        for topic, consequence in topics:
+            publishers = self.get_publishers_info_by_topic(topic)
+            if len(publishers) > 1 and topic not in self._graph_reported:
+                self._graph_reported.add(topic)
+                nodes = sorted(f"{info.node_namespace.rstrip('/')}/{info.node_name}" for info in publishers)
+                self.get_logger().error(
+                    f"{len(publishers)} publishers on {topic} {nodes}: {consequence}; give each robot its own "
+                    "namespace (pardyn bringup --namespace NAME keeps /clock inside it too)"
+                )
+
     def _lockstep_watch(self) -> None:
+        self._check_graph()
+        stalled = time.monotonic() - self._step_wall
+        if self._armed and stalled >= self.stall_timeout_s:
+            self.stalls += 1
+            self._reporter.error(
+                "stall",
+                f"no command for step {self.step} for {stalled:.3g} s (stall_timeout {self.stall_timeout_s:g} s): "
+                f"applying zero torque over it and advancing ({self.stalls} stalled steps so far)",
+            )
+            self._advance(np.zeros(len(self.names)))
+            return
         waited = time.monotonic() - self._last_publish_wall
         if waited < self.watchdog_s:
             return
@@ -301,14 +377,16 @@ class SimNode(Node):
         self._send()
 
     def _free_tick(self) -> None:
+        self._check_graph()
         now = time.monotonic()
         fresh = self._latest is not None and now - self._latest_wall <= self.watchdog_s
         if fresh:
             if self._zero_since is not None:
                 self.get_logger().info(f"commands back at t = {self.step * self.period_s:.6f} s")
                 self._zero_since = None
-            self._armed = True
+            self._arm()
             tau = self._latest
+            self.commands_applied += 1
         else:
             tau = np.zeros(len(self.names))
             if self._armed and self._zero_since is None:
@@ -321,11 +399,21 @@ class SimNode(Node):
                 )
         self._advance(tau)
 
+    def _arm(self) -> None:
+        if not self._armed:
+            self._armed = True
+            self._wall_start = time.monotonic()
+
     def summary(self) -> str:
-        """One line on the run: steps, commands, duplicates, re-sends, max closure violation."""
+        """One line on the run: steps (and per wall-clock second), commands applied and rejected by reason,
+        stalled steps, duplicates, re-sends, max closure violation."""
+        wall = 0.0 if self._wall_start is None else time.monotonic() - self._wall_start
+        rejected = ", ".join(f"{count} {reason}" for reason, count in sorted(self.rejected.items())) or "none"
         return (
-            f"{self.step} steps ({self.step * self.period_s:.3f} s simulated), "
-            f"{self.commands_applied} commands applied, "
+            f"{self.step} steps ({self.step * self.period_s:.3f} s simulated) in {wall:.1f} s of wall time "
+            f"from the first command ({self.step / wall if wall > 0 else 0.0:.0f} steps/s), "
+            f"{self.commands_applied} commands applied, commands rejected: {rejected}, "
+            f"{self.stalls} stalled steps, "
             f"{self.duplicates} duplicates dropped, {self.resends} state re-sends, "
             f"max closure violation {self.max_closure_violation:.3g}"
         )
