@@ -31,6 +31,7 @@ import pinocchio as pin
 
 import pardyn
 from pardyn.dynamics.forward import ForwardDynamics, simulate
+from pardyn.dynamics.parameters import parameters_from_model
 
 STATES = 100
 
@@ -101,13 +102,13 @@ def main() -> None:
     for source in robots:
         robot = pardyn.load_robot(source)
         name = robot.name
-        model = robot.model
+        model = robot.model.copy()
         data = model.createData()
         model.armature[:] = 1e-3
         if name == "rrr3":
             model.gravity = pin.Motion(np.array([0.0, -9.81, 0.0]), np.zeros(3))
         n, n_a = len(robot.task_names), len(robot.actuated_indices)
-        dynamics = ForwardDynamics(robot)
+        dynamics = ForwardDynamics(robot, parameters_from_model(robot, model))
         center = robot.task_values(robot.home) + CENTER_OFFSET.get(name, 0.0)
         q, qdot = [], []
         for _ in range(STATES):

@@ -179,12 +179,10 @@ def in_process_rate(args, steps: int = 2000) -> float:
     import pardyn  # noqa: PLC0415
     from pardyn.control import JointReference, actuator_limits  # noqa: PLC0415
     from pardyn.control.pd import JointPD  # noqa: PLC0415
-    from pardyn.dynamics.parameters import load_dynamic_model  # noqa: PLC0415
     from pardyn.plants.registry import make_plant  # noqa: PLC0415
     from pardyn.plants.measurement import MeasurementModel  # noqa: PLC0415
 
     robot = pardyn.load_robot(args.robot)
-    load_dynamic_model(robot)
     plant = make_plant(robot, args.plant, coulomb_width=0.01)
     sensors = MeasurementModel(robot, velocities="difference", torque_noise=0.0, torque_noise_floor=0.0)
     law = JointPD(100.0, 6.0, limits=actuator_limits(robot))

@@ -25,7 +25,6 @@ import numpy as np
 import pinocchio as pin
 
 import pardyn
-from pardyn.dynamics.parameters import load_dynamic_model
 from pardyn.plants import Plant
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.plants.pinocchio_plant import PinocchioPlant
@@ -85,7 +84,6 @@ def main() -> None:
     print(f"{'robot':6s} {'operation':44s} {'us':>9s} {'RTF':>7s} {'ratio':>22s}")
     for name in ("dualv", "rrr3"):
         robot = pardyn.load_robot(name)
-        load_dynamic_model(robot)
         mujoco_plant = MujocoPlant(robot)
         fast_plant = MujocoPlant(robot, integrator="implicitfast")
         pinocchio_plant = PinocchioPlant(robot)

@@ -29,12 +29,14 @@ offset, they stay in the YAML). Link frames sit at the joints, x along the link.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))  # this tree's pardyn (its YAML parser)
 
 
 @dataclass
@@ -73,21 +75,25 @@ class Nominal:
 
 
 def read_nominal(name: str) -> Nominal:
-    """Nominal bodies and drives of ``config/robots/<name>.yaml``."""
+    """Nominal bodies and drives of ``config/robots/<name>.yaml`` (its ``dynamics:`` section, typed and
+    checked by :func:`pardyn.description.dynamics.parse_dynamics`, the parser the robot loads with)."""
+    from pardyn.description.dynamics import parse_dynamics  # noqa: PLC0415
+    from pardyn.description.fields import YamlFields  # noqa: PLC0415
+
     path = ROOT / "config" / "robots" / f"{name}.yaml"
-    section = (yaml.safe_load(path.read_text()) or {}).get("dynamics") or {}
+    raw = yaml.safe_load(path.read_text()) or {}
+    if raw.get("dynamics") is None:
+        return Nominal({}, {})
+    section = parse_dynamics(YamlFields(path), raw["dynamics"], task_joints=tuple((raw.get("task") or {}).values()),
+                             actuated=tuple(raw.get("actuated") or ()))
     bodies = {}
-    for item in section.get("bodies") or []:
-        inertia = item.get("inertia_com") or {}
-        body = Body(mass=float(item["mass"]), com=tuple(float(c) for c in item.get("com", (0.0, 0.0, 0.0))),
-                    **{f"i{k}": float(inertia.get(k, 0.0)) for k in ("xx", "xy", "xz", "yy", "yz", "zz")})
-        for link in item["links"]:
-            bodies[link] = body
+    for item in section.bodies:
+        (ixx, ixy, ixz), (_, iyy, iyz), (_, _, izz) = item.inertia_com.tolist()
+        body = Body(mass=item.mass, com=tuple(item.com.tolist()), ixx=ixx, ixy=ixy, ixz=ixz, iyy=iyy, iyz=iyz, izz=izz)
+        bodies.update(dict.fromkeys(item.links, body))
     drives = {}
-    for item in section.get("drives") or []:
-        drive = Drive(damping=float(item.get("fv", 0.0)), friction=float(item.get("fs", 0.0)))
-        for joint in item["joints"]:
-            drives[joint] = drive
+    for item in section.drives:
+        drives.update(dict.fromkeys(item.joints, Drive(damping=item.fv, friction=item.fs)))
     return Nominal(bodies=bodies, drives=drives)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from pardyn.description.config import ModeCondition, RobotDescription
 from pardyn.description.formats import load_description
 from pardyn.description.model import joint_names
+from pardyn.dynamics.parameters import parameters_from_description
 from pardyn.errors import DescriptionError, InputError, KinematicsError
 from pardyn.kinematics.analytic import analytic_kinematics
 from pardyn.kinematics.closure import LoopClosures
@@ -44,6 +45,9 @@ class Robot:
         solver: Newton solver (:class:`ClosureSolver`).
         differential: velocity/acceleration maps (:class:`DifferentialKinematics`).
         home: closed home configuration on the robot's branch (nv,).
+        nominal_parameters: the YAML's nominal dynamic parameters, checked against the URDF
+            at construction (:class:`~pardyn.dynamics.parameters.DynamicParameters`); whatever
+            evaluates dynamics takes its parameters explicitly, ``model`` carries none.
     """
 
     def __init__(
@@ -52,6 +56,7 @@ class Robot:
         *,
         tolerance: float = 1e-12,
         max_condition: float = 1e6,
+        check_urdf: bool = True,
     ) -> None:
         self.description = description
         self.name = description.name
@@ -91,6 +96,7 @@ class Robot:
         )
         self.home = self._solve_home(structure.assembled)
         self.analytic = analytic_kinematics(self)
+        self.nominal_parameters = parameters_from_description(self, check_urdf=check_urdf)
 
     @property
     def task_indices(self) -> np.ndarray:
@@ -310,13 +316,14 @@ class Robot:
         )
 
 
-def load_robot(robot: str | Path, *, format: str | None = None, **options: float) -> Robot:  # noqa: A002
+def load_robot(robot: str | Path, *, format: str | None = None, **options: float | bool) -> Robot:  # noqa: A002
     """Load a robot by name (``config/robots/<name>.yaml``) or by description file, in any format.
 
     Args:
         robot: a shipped robot's name, or a pardyn YAML, a Gepetto ``robot.yaml``
             or an MJCF file (:mod:`pardyn.description.formats`).
         format: ``pardyn``, ``gepetto`` or ``mjcf``; detected from the file by default.
-        options: go to :class:`Robot` (``tolerance``, ``max_condition``).
+        options: go to :class:`Robot` (``tolerance``, ``max_condition``, ``check_urdf``: False accepts a URDF
+            whose inertias or friction differ from the YAML's ``dynamics:``).
     """
     return Robot(load_description(robot, format=format), **options)

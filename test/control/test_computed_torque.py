@@ -26,7 +26,6 @@ from pardyn.control import JointReference
 from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference
 from pardyn.dynamics.forward import ForwardDynamics, simulate
 from pardyn.dynamics.inverse import null_space_projector
-from pardyn.dynamics.parameters import load_dynamic_model
 from pardyn.errors import InputError
 from pardyn.experiments.runner import run_closed_loop
 from pardyn.plants.measurement import MeasurementModel
@@ -35,12 +34,6 @@ from pardyn.plants.pinocchio_plant import PinocchioPlant
 OMEGA = 20.0  # rad/s
 DURATION = 0.4  # s, 8 / OMEGA
 POSE_ERROR = np.array([0.02, -0.01, 0.02])  # m, m, rad
-
-
-def dynamic_robot(name: str):
-    robot = pardyn.load_robot(name)
-    load_dynamic_model(robot)  # the simulator's model = the law's nominal parameters (gravity -y on rrr3)
-    return robot
 
 
 def decay(robot, law, indices, reference_indices):
@@ -59,7 +52,7 @@ def decay(robot, law, indices, reference_indices):
 
 
 def test_actuated_ctc_on_the_3rrr_with_gravity_gives_the_critically_damped_error():
-    robot = dynamic_robot("rrr3")
+    robot = pardyn.load_robot("rrr3")
     law = ComputedTorque(robot, kp=OMEGA**2, kd=2 * OMEGA, limits=[1e6])
     # gravity is in play: holding home needs torque
     assert np.max(np.abs(law.torques(robot.home[robot.actuated_indices], np.zeros(3),
@@ -70,7 +63,7 @@ def test_actuated_ctc_on_the_3rrr_with_gravity_gives_the_critically_damped_error
 
 
 def test_actuated_ctc_on_the_redundant_dualv_gives_the_critically_damped_error_without_internal_stress():
-    robot = dynamic_robot("dualv")
+    robot = pardyn.load_robot("dualv")
     law = ComputedTorque(robot, kp=OMEGA**2, kd=2 * OMEGA, limits=[1e6])
     error, expected = decay(robot, law, robot.actuated_indices, robot.actuated_indices)
     np.testing.assert_allclose(error, expected, rtol=0, atol=1e-2 * np.max(np.abs(error[0])))
@@ -83,7 +76,7 @@ def test_actuated_ctc_on_the_redundant_dualv_gives_the_critically_damped_error_w
 
 
 def test_task_space_ctc_gives_the_critically_damped_task_error():
-    robot = dynamic_robot("dualv")
+    robot = pardyn.load_robot("dualv")
     law = ComputedTorque(robot, kp=OMEGA**2, kd=2 * OMEGA, space="task", limits=[1e6])
     error, expected = decay(robot, law, robot.actuated_indices, robot.task_indices)
     np.testing.assert_allclose(error[0], -POSE_ERROR, rtol=0, atol=1e-12)
@@ -91,7 +84,7 @@ def test_task_space_ctc_gives_the_critically_damped_task_error():
 
 
 def test_extended_ctc_on_the_3rrr_gives_the_critically_damped_measured_error():
-    robot = dynamic_robot("rrr3")
+    robot = pardyn.load_robot("rrr3")
     law = ExtendedComputedTorque(robot, kp=OMEGA**2, kd=2 * OMEGA, limits=[1e6])
     assert law.joints == tuple(robot.measured_names) and len(law.joints) == 6
     error, expected = decay(robot, law, robot.measured_indices, robot.measured_indices)
@@ -118,7 +111,7 @@ def test_measured_reference_closes_the_loops():
 
 
 def test_run_closed_loop_feeds_the_extended_ctc_its_sensed_joints():
-    robot = dynamic_robot("rrr3")
+    robot = pardyn.load_robot("rrr3")
     law = ExtendedComputedTorque(robot, kp=OMEGA**2, kd=2 * OMEGA, limits=[1e6])
     lift = MeasuredReference(robot)
     target = JointReference.hold(robot.home[robot.actuated_indices])
@@ -141,12 +134,11 @@ def test_ctc_tracks_the_redundant_wu_machine_in_mujoco_without_internal_stress()
     from pardyn.plants.mujoco_plant import MujocoPlant  # noqa: PLC0415
     from pardyn.trajectories import PointToPoint, joint_trajectory  # noqa: PLC0415
 
-    plant_robot = dynamic_robot("wu3r")
     robot = pardyn.load_robot("wu3r")
     start = robot.home[robot.task_indices]
     samples = joint_trajectory(robot, PointToPoint(start, start + [0.08, -0.1, 0.2], duration_s=0.6), rate_hz=1000.0)
     law = ComputedTorque(robot, kp=OMEGA**2, kd=2 * OMEGA)
-    recording = run_closed_loop(robot, MujocoPlant(plant_robot), law, samples.select(robot.actuated_indices),
+    recording = run_closed_loop(robot, MujocoPlant(robot), law, samples.select(robot.actuated_indices),
                                 duration_s=0.7, start=samples.q[0], measurement=MeasurementModel(robot))
     actuated = recording.q[:, robot.actuated_indices]
     desired = np.array([samples.select(robot.actuated_indices)(t).position for t in recording.t])

@@ -23,7 +23,6 @@ import pardyn
 from pardyn.control import JointReference
 from pardyn.control.feedforward import AugmentedPD
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.dynamics.parameters import nominal_parameters
 
 BANDWIDTH_HZ = 70.0
 PERIOD_S = 1e-3
@@ -36,7 +35,7 @@ def dualv():
 
 def test_gains_are_the_drive_inertia_times_the_bandwidth(dualv):
     law = AugmentedPD(dualv, bandwidth_hz=BANDWIDTH_HZ, damping=0.7, period_s=PERIOD_S)
-    model = nominal_parameters(dualv).apply(dualv.model.copy())
+    model = dualv.nominal_parameters.apply(dualv.model.copy())
     mass = pin.crba(model, model.createData(), dualv.home)
     mass = np.triu(mass) + np.triu(mass, 1).T
     inertia = []

@@ -116,10 +116,8 @@ def test_bad_coincidence_points_are_refused():
 def test_law_linearizes_the_h4(load):
     """With the nominal model, the torques give the joints the inner loop's v (eq. 36: yddot = v)."""
     from pardyn.dynamics.forward import ForwardDynamics
-    from pardyn.dynamics.parameters import load_dynamic_model
 
     robot = load("h4")
-    load_dynamic_model(robot)
     law = PredictiveFunctionalControl(robot, limits=[1e6] * 4)
     q = robot.solve_inverse([0.01, 0.02, -0.36, 0.1]).q
     qdot = robot.differential.velocities_from_task(q, [0.1, -0.1, 0.2, 0.3])

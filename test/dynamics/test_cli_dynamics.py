@@ -10,7 +10,6 @@ import pinocchio as pin
 import pytest
 
 from pardyn.cli import main
-from pardyn.dynamics.parameters import nominal_parameters
 
 COLUMNS = {"dualv": ("x", "y", "phi"), "rrr3": ("x", "y", "theta"), "five_bar": ("x", "y")}
 
@@ -80,7 +79,7 @@ def test_torques_along_a_trajectory(tmp_path, load, name):
     assert header == ["t", *robot.actuated_names]
     assert data.shape == (6, 1 + len(robot.actuated_names))
     np.testing.assert_allclose(data[:, 0], np.linspace(0.0, 0.5, 6))
-    _check_closed_loop(robot, nominal_parameters(robot), trajectory, data[:, 1:])
+    _check_closed_loop(robot, robot.nominal_parameters, trajectory, data[:, 1:])
 
 
 def test_columns_in_any_order(tmp_path, load):
@@ -102,7 +101,7 @@ def test_internal_stress(tmp_path, load):
     assert main([*base, "--out", str(tmp_path / "stress.csv"), "--internal-stress", "5,-5,5,-5"]) == 0
     plain, stressed = _read(tmp_path / "plain.csv")[1][:, 1:], _read(tmp_path / "stress.csv")[1][:, 1:]
     assert np.abs(stressed - plain).max() > 0.1
-    _check_closed_loop(robot, nominal_parameters(robot), trajectory, stressed, stress_free=False)
+    _check_closed_loop(robot, robot.nominal_parameters, trajectory, stressed, stress_free=False)
 
 
 def test_parameters_from_a_result_file(tmp_path, load):
@@ -114,7 +113,7 @@ def test_parameters_from_a_result_file(tmp_path, load):
     out = tmp_path / "out.csv"
     assert main(["dynamics", "--robot", "dualv", "--trajectory", str(trajectory), "--out", str(out),
                  "--params", str(result)]) == 0
-    params = nominal_parameters(robot).with_values({"m_platform": 3.0, "m_payload": 1.5, "offset_leg1_joint1": 0.2})
+    params = robot.nominal_parameters.with_values({"m_platform": 3.0, "m_payload": 1.5, "offset_leg1_joint1": 0.2})
     _check_closed_loop(robot, params, trajectory, _read(out)[1][:, 1:])
 
 

@@ -31,7 +31,7 @@ import pytest
 import yaml
 
 import pardyn
-from pardyn.dynamics import InverseDynamics, load_dynamic_model
+from pardyn.dynamics import InverseDynamics
 from pardyn.dynamics.forward import ForwardDynamics
 
 ROOT = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "gepetto_parallel_robots"
@@ -166,8 +166,7 @@ def _state(robot: pardyn.Robot, rng: np.random.Generator):
 def test_forward_dynamics_matches_constraint_dynamics(name, robots):
     robot = robots[name]
     reference = Reference(name, robot)
-    load_dynamic_model(robot)  # nominal parameters: the URDF inertias, placeholders massless
-    forward = ForwardDynamics(robot)
+    forward = ForwardDynamics(robot, robot.nominal_parameters)  # the URDF inertias, placeholders massless
     rng = np.random.default_rng(2)
     worst = 0.0
     for _ in range(10):

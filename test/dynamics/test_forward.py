@@ -14,7 +14,8 @@ References, none of them the code under test:
   energy conservation (pinocchio's kinetic + potential energy) and the power
   balance with friction along simulated motions, 4th-order convergence of RK4.
 
-Every test loads its own robots: they change the dynamic parameters on ``robot.model``.
+Tests that set dynamic parameters field by field write them into a copy of ``robot.model``
+and pass that model's parameters (:func:`pardyn.dynamics.parameters.parameters_from_model`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pytest
 import pardyn
 from pardyn.dynamics.forward import ForwardDynamics, simulate
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.dynamics.parameters import load_dynamic_model
+from pardyn.dynamics.parameters import parameters_from_model
 from pardyn.errors import InputError
 
 GRAVITY_IN_PLANE = np.array([0.0, -9.81, 0.0])  # m/s^2, the plane of motion is xy
@@ -34,6 +35,11 @@ GRAVITY_IN_PLANE = np.array([0.0, -9.81, 0.0])  # m/s^2, the plane of motion is 
 
 def set_gravity(model: pin.Model, linear: np.ndarray) -> None:
     model.gravity = pin.Motion(np.asarray(linear, dtype=float), np.zeros(3))
+
+
+def dynamics_of(robot: pardyn.Robot, model: pin.Model, **options) -> ForwardDynamics:
+    """The forward dynamics of ``robot`` with the dynamic parameters ``model`` carries."""
+    return ForwardDynamics(robot, parameters_from_model(robot, model), **options)
 
 
 def random_state(robot: pardyn.Robot, rng: np.random.Generator, *, spread: float = 0.03, speed: float = 0.5):
@@ -78,7 +84,7 @@ def hand_friction(model: pin.Model, qdot: np.ndarray, width: float = 0.0) -> np.
 @pytest.mark.parametrize("name", ["dualv", "rrr3", "five_bar"])
 def test_matches_pinocchio_constraint_dynamics(name, drives):
     robot = pardyn.load_robot(name)
-    model = robot.model
+    model = robot.model.copy()
     data = model.createData()
     rng = np.random.default_rng(7)
     model.armature[:] = 0.0
@@ -95,7 +101,7 @@ def test_matches_pinocchio_constraint_dynamics(name, drives):
         model.damping[:] = rng.uniform(0.0, 0.2, model.nv)
         model.friction[:] = rng.uniform(0.0, 0.3, model.nv)
     set_gravity(model, GRAVITY_IN_PLANE)
-    dynamics = ForwardDynamics(robot)
+    dynamics = dynamics_of(robot, model)
     constraints, constraint_datas = loop_constraints(robot)
     pin.initConstraintDynamics(model, data, constraints, constraint_datas)
     worst = 0.0
@@ -154,7 +160,7 @@ def test_massless_linkage_rotor_equation(name, width):
     state, ``f_a = fv qdot_a + fs sign(qdot_a) + offset`` (eq. 5); with J_a square (no
     redundancy) each rotor is alone: ``ia qddot_a = tau - f_a``."""
     robot = pardyn.load_robot(name)
-    model = robot.model
+    model = robot.model.copy()
     for joint_id in range(model.njoints):
         model.inertias[joint_id] = pin.Inertia.Zero()
     actuated = robot.actuated_indices
@@ -168,7 +174,9 @@ def test_massless_linkage_rotor_equation(name, width):
     set_gravity(model, GRAVITY_IN_PLANE)  # massless: no effect
     offsets = np.zeros(model.nv)
     offsets[actuated] = np.linspace(-0.1, 0.1, n_a)  # N m
-    dynamics = ForwardDynamics(robot, coulomb_width=width, offsets=offsets)
+    params = parameters_from_model(robot, model).with_values(
+        {f"offset_{robot.joint_names[i]}": offsets[i] for i in actuated})
+    dynamics = ForwardDynamics(robot, params, coulomb_width=width)
     rng = np.random.default_rng(3)
     for _ in range(3):
         q, qdot = random_state(robot, rng)
@@ -206,11 +214,11 @@ def test_dualv_internal_forces_do_not_move_the_robot():
 def test_round_trip_with_inverse_dynamics(name):
     """pardyn's closed-loop inverse dynamics (RNEA + eq. 19/26, another implementation)
     returns the torques that produced the accelerations, with the YAML's nominal
-    parameters (drive inertia and friction of the DualV) written into the model.
+    parameters (drive inertia and friction of the DualV) given to both.
     With actuation redundancy it returns the minimum-norm torques: same J_a^T tau."""
     robot = pardyn.load_robot(name)
-    params = load_dynamic_model(robot)
-    dynamics = ForwardDynamics(robot, offsets=params.offset_vector())
+    params = robot.nominal_parameters
+    dynamics = ForwardDynamics(robot, params)
     inverse = InverseDynamics(robot, params)
     rng = np.random.default_rng(13)
     for _ in range(3):
@@ -228,7 +236,7 @@ def test_round_trip_with_inverse_dynamics(name):
 def _energy_run(name: str, dt: float, *, friction: bool = False):
     """Simulate 1 s from a moving state near home under conservative spring torques."""
     robot = pardyn.load_robot(name)
-    model = robot.model
+    model = robot.model.copy()
     data = model.createData()
     set_gravity(model, GRAVITY_IN_PLANE if name == "rrr3" else np.zeros(3))
     model.armature[:] = 0.0
@@ -249,7 +257,7 @@ def _energy_run(name: str, dt: float, *, friction: bool = False):
     def torque(t, q, qdot):
         return -stiffness * (q[actuated] - rest)
 
-    dynamics = ForwardDynamics(robot, coulomb_width=width)
+    dynamics = dynamics_of(robot, model, coulomb_width=width)
     trajectory = simulate(dynamics, torque, q0, qdot0, duration=1.0, dt=dt)
     kinetic = np.array([pin.computeKineticEnergy(model, data, q, v) for q, v in zip(trajectory.q, trajectory.qdot)])
     potential = np.array([pin.computePotentialEnergy(model, data, q) for q in trajectory.q])
@@ -336,5 +344,5 @@ def test_errors_name_the_input():
         simulate(dynamics, lambda t, q, v: np.zeros(3), q, qdot, duration=0.1, dt=0.01)
     with pytest.raises(InputError, match="coulomb_width"):
         ForwardDynamics(robot, coulomb_width=-1.0)
-    with pytest.raises(InputError, match=r"offsets must have shape \(6,\)"):
-        ForwardDynamics(robot, offsets=np.zeros(2))
+    with pytest.raises(InputError, match="dualv: parameters are for a model with 16 joints"):
+        ForwardDynamics(robot, pardyn.load_robot("dualv").nominal_parameters)

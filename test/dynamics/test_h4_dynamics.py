@@ -19,7 +19,6 @@ import pytest
 
 from pardyn.dynamics.forward import ForwardDynamics
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.dynamics.parameters import load_dynamic_model
 
 I_MOT = np.diag([0.0167, 0.0164, 0.0176, 0.0234])  # Table 1, kg m^2
 M_NAC, I_BC = 0.984, 0.0029
@@ -47,7 +46,6 @@ def h4():
     import pardyn
 
     robot = pardyn.load_robot("h4")
-    load_dynamic_model(robot)
     return robot
 
 

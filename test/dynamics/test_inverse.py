@@ -24,7 +24,7 @@ from pardyn.dynamics.closed_loop import (
 )
 from pardyn.dynamics.inverse import InverseDynamics, task_trajectory_states
 from pardyn.description.config import Closure
-from pardyn.dynamics.parameters import Drive, nominal_parameters
+from pardyn.dynamics.parameters import Drive
 from pardyn.errors import ConvergenceError, InputError
 from pardyn.kinematics.closure import LoopClosures
 
@@ -62,7 +62,7 @@ def _trajectory_state(robot, t, start):
 # ------------------------------------------------------- DualV closed forms
 def _dualv_random_parameters(robot, rng):
     """Random leg, platform and payload parameters, plus friction on the passive leg joints."""
-    params = nominal_parameters(robot)
+    params = robot.nominal_parameters
     values = {name: rng.uniform(0.01, 0.5) * rng.choice([-1, 1]) for name in params.names
               if not name.startswith(("m_", "ia_", "fv_", "fs_"))}
     values.update({name: rng.uniform(0.2, 2.0) for name in params.names if name.startswith(("m_", "ia_", "fv_", "fs_"))})
@@ -222,7 +222,7 @@ def test_power_balance_along_a_trajectory(load, name):
     """tau_a . qdot_a = d/dt (kinetic + potential energy) + friction power (pinocchio's energies,
     rotor inertia included; the time derivative by central differences)."""
     robot = load(name)
-    params = nominal_parameters(robot)
+    params = robot.nominal_parameters
     if name == "dualv":
         params = params.with_values({"offset_leg2_joint1": 0.15, "offset_leg4_joint1": -0.1})
     inverse = InverseDynamics(robot, params)
@@ -301,7 +301,7 @@ def test_regrouped_parameters_give_the_same_torques(load):
     """zz_1R = zz_1 + d_2^2 m_2 and m_2 = 0 (horizontal plane, eq. 51) is dynamically the same
     robot; pinocchio cannot hold a massless link with first moments, the regressor takes over."""
     robot = load("dualv")
-    nominal = nominal_parameters(robot)
+    nominal = robot.nominal_parameters
     values = nominal.as_dict()
     regrouped = {}
     for i in range(1, 5):

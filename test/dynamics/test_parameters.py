@@ -13,8 +13,6 @@ from pardyn.dynamics.parameters import (
     PINOCCHIO_FROM_STANDARD,
     body_to_joint_matrix,
     inertia_from_standard,
-    load_dynamic_model,
-    nominal_parameters,
     read_parameter_file,
     standard_from_inertia,
     write_parameter_file,
@@ -84,7 +82,7 @@ def _check_body(values, link, mass, com_x, izz_com):
 
 def test_rrr3_nominal_values(load):
     robot = load("rrr3")
-    params = nominal_parameters(robot)
+    params = robot.nominal_parameters
     values = params.as_dict()
     for i in (1, 2, 3):
         _check_body(values, f"leg{i}_link1", 0.4239, 0.25, 0.0088)
@@ -102,7 +100,7 @@ def test_rrr3_nominal_values(load):
 
 def test_dualv_nominal_values(load):
     robot = load("dualv")
-    params = nominal_parameters(robot)
+    params = robot.nominal_parameters
     values = params.as_dict()
     for i in (1, 2, 3, 4):
         _check_body(values, f"leg{i}_link1", 1.2, 0.12, 0.012)
@@ -121,7 +119,7 @@ def test_dualv_nominal_values(load):
 
 
 def test_five_bar_nominal_values(load):
-    values = nominal_parameters(load("five_bar")).as_dict()
+    values = load("five_bar").nominal_parameters.as_dict()
     for i in (1, 2):
         _check_body(values, f"leg{i}_link1", 0.3, 0.1, 1e-3)
         _check_body(values, f"leg{i}_link2", 0.2, 0.125, 1e-3)
@@ -130,8 +128,8 @@ def test_five_bar_nominal_values(load):
 
 @pytest.mark.parametrize("name", ROBOTS)
 def test_apply_reproduces_pinocchio_lumping_of_the_urdf(name):
-    robot = pardyn.load_robot(name)
-    params = nominal_parameters(robot, check_urdf=False)
+    robot = pardyn.load_robot(name, check_urdf=False)
+    params = robot.nominal_parameters
     urdf = pin.buildModelFromUrdf(str(robot.description.urdf))  # pinocchio lumps fixed links itself
     model = params.apply(robot.model.copy())
     for j in range(1, model.njoints):
@@ -144,24 +142,27 @@ def test_apply_reproduces_pinocchio_lumping_of_the_urdf(name):
         assert model.friction[drive.index] == drive.fs == urdf.friction[drive.index]
 
 
-def test_load_dynamic_model_changes_the_robot_model():
+def test_apply_writes_the_given_model_and_leaves_the_robot_alone():
     robot = pardyn.load_robot("rrr3")
-    assert robot.model.gravity.linear[2] == pytest.approx(-9.81)  # pinocchio's default
-    params = load_dynamic_model(robot)
-    np.testing.assert_array_equal(robot.model.gravity.linear, [0.0, -9.81, 0.0])
-    joint = robot.model.getJointId("leg1_joint2")
-    assert robot.model.inertias[joint].mass == pytest.approx(0.3391 + 0.0656)  # distal link + sensor
+    params = robot.nominal_parameters
+    model = params.apply(robot.model.copy())
+    np.testing.assert_array_equal(model.gravity.linear, [0.0, -9.81, 0.0])
+    joint = model.getJointId("leg1_joint2")
+    assert model.inertias[joint].mass == pytest.approx(0.3391 + 0.0656)  # distal link + sensor
     heavier = params.with_values({"offset_leg1_joint1": 0.2, "ia_leg1_joint1": 0.01, "m_payload": 1.0})
-    load_dynamic_model(robot, heavier)
-    assert robot.model.armature[robot.actuated_indices[0]] == 0.01
-    assert robot.model.inertias[robot.model.getJointId("platform_phi")].mass == pytest.approx(1.3576 + 1.0)
+    heavier.apply(model)
+    assert model.armature[robot.actuated_indices[0]] == 0.01
+    assert model.inertias[model.getJointId("platform_phi")].mass == pytest.approx(1.3576 + 1.0)
+    # the robot's own tree carries no parameters of either: pinocchio's default gravity, no rotors
+    assert robot.model.gravity.linear[2] == pytest.approx(-9.81) and not robot.model.armature.any()
+    assert robot.model.inertias[model.getJointId("platform_phi")].mass == pytest.approx(1.3576 + 0.5)  # the URDF's payload
     assert heavier.offsets["leg1_joint1"] == 0.2
     offsets = heavier.offset_vector()
     assert offsets[robot.actuated_indices[0]] == 0.2 and np.count_nonzero(offsets) == 1
 
 
 def test_regrouped_parameters_are_not_applied(load):
-    params = nominal_parameters(load("dualv"))
+    params = load("dualv").nominal_parameters
     regrouped = params.with_values({"m_leg1_link2": 0.0})  # mx_leg1_link2 stays nonzero
     assert params.representable() and not regrouped.representable()
     with pytest.raises(InputError, match="leg1_joint2"):
@@ -169,7 +170,7 @@ def test_regrouped_parameters_are_not_applied(load):
 
 
 def test_with_vector_round_trip_and_errors(load):
-    params = nominal_parameters(load("rrr3"))
+    params = load("rrr3").nominal_parameters
     vector = np.arange(params.size, dtype=float)
     assert np.array_equal(params.with_vector(vector).vector(), vector)
     with pytest.raises(InputError, match="expected 122"):
@@ -179,34 +180,34 @@ def test_with_vector_round_trip_and_errors(load):
 
 
 # ------------------------------------------------------------------ YAML
-def _robot_from_yaml(tmp_path, name, edit):
+def _yaml(tmp_path, name, edit):
     text = (robots_directory() / f"{name}.yaml").read_text()
     path = tmp_path / f"{name}.yaml"
     path.write_text(edit(text))
-    return pardyn.load_robot(path), path
+    return path
 
 
 def test_yaml_and_urdf_must_agree(tmp_path):
-    robot, path = _robot_from_yaml(tmp_path, "dualv", lambda t: t.replace("mass: 1.92", "mass: 2.0"))
+    path = _yaml(tmp_path, "dualv", lambda t: t.replace("mass: 1.92", "mass: 2.0"))
     with pytest.raises(DescriptionError, match="platform_phi") as error:
-        nominal_parameters(robot)
+        pardyn.load_robot(path)  # checked once, when the robot loads
     assert str(path) in str(error.value)
-    assert nominal_parameters(robot, check_urdf=False).as_dict()["m_platform"] == 2.0
+    assert pardyn.load_robot(path, check_urdf=False).nominal_parameters.as_dict()["m_platform"] == 2.0
 
 
 def test_yaml_errors_name_the_key(tmp_path):
-    robot, _ = _robot_from_yaml(tmp_path, "dualv", lambda t: t.replace("links: [platform]", "links: [plateform]"))
+    path = _yaml(tmp_path, "dualv", lambda t: t.replace("links: [platform]", "links: [plateform]"))
     with pytest.raises(DescriptionError, match=r"dynamics.bodies\[2\].links\[0\]: unknown link 'plateform'"):
-        nominal_parameters(robot)
-    robot, _ = _robot_from_yaml(tmp_path, "dualv", lambda t: t.replace("fv: 0.05", "fv: fast"))
+        pardyn.load_robot(path)
+    path = _yaml(tmp_path, "dualv", lambda t: t.replace("fv: 0.05", "fv: fast"))
     with pytest.raises(DescriptionError, match=r"dynamics.drives\[0\].fv"):
-        nominal_parameters(robot)
+        pardyn.load_robot(path)
 
 
 def test_without_dynamics_section_the_urdf_values_are_used(tmp_path, load):
-    robot, _ = _robot_from_yaml(tmp_path, "rrr3", lambda t: t[:t.index("\n# Nominal dynamic parameters")] + "\n")
-    fallback = nominal_parameters(robot)
-    yaml_values = nominal_parameters(load("rrr3"))
+    robot = pardyn.load_robot(_yaml(tmp_path, "rrr3", lambda t: t[:t.index("\n# Nominal dynamic parameters")] + "\n"))
+    fallback = robot.nominal_parameters
+    yaml_values = load("rrr3").nominal_parameters
     np.testing.assert_allclose(fallback.joint_parameters(), yaml_values.joint_parameters(), rtol=1e-12, atol=1e-15)
     assert "m_leg1_link2" in fallback.names and "m_leg1_sensor" not in fallback.names  # lumped per joint
     assert [d.joint for d in fallback.drives] == list(robot.actuated_names)
@@ -215,7 +216,7 @@ def test_without_dynamics_section_the_urdf_values_are_used(tmp_path, load):
 # ------------------------------------------------------------ result files
 def test_hand_written_result_file(tmp_path, load):
     robot = load("dualv")
-    nominal = nominal_parameters(robot)
+    nominal = robot.nominal_parameters
     path = tmp_path / "result.json"
     path.write_text(json.dumps({
         "format": "pardyn-dynamic-parameters", "version": 1, "robot": "dualv",
@@ -255,7 +256,7 @@ def test_bad_result_files(tmp_path, load, content, message):
 
 def test_result_file_round_trip(tmp_path, load):
     robot = load("rrr3")
-    params = nominal_parameters(robot).with_values({"m_payload": 0.7, "offset_leg3_joint1": -0.05})
+    params = robot.nominal_parameters.with_values({"m_payload": 0.7, "offset_leg3_joint1": -0.05})
     path = tmp_path / "out.json"
     write_parameter_file(path, params, method="test")
     assert json.loads(path.read_text())["method"] == "test"
@@ -264,12 +265,12 @@ def test_result_file_round_trip(tmp_path, load):
 
 def test_passive_joint_friction_and_task_coordinates_in_drives(tmp_path):
     extra = "    - joints: [leg1_joint2]\n      fv: 0.01\n"
-    robot, _ = _robot_from_yaml(tmp_path, "dualv", lambda t: t.rstrip("\n") + "\n" + extra)
-    params = nominal_parameters(robot, check_urdf=False)
+    path = _yaml(tmp_path, "dualv", lambda t: t.rstrip("\n") + "\n" + extra)
+    params = pardyn.load_robot(path, check_urdf=False).nominal_parameters
     assert params.names[-4:] == ("ia_leg1_joint2", "fv_leg1_joint2", "fs_leg1_joint2", "offset_leg1_joint2")
     assert params.as_dict()["fv_leg1_joint2"] == 0.01
     with pytest.raises(DescriptionError, match="leg1_joint2"):  # the URDF has no damping there
-        nominal_parameters(robot)
-    robot, _ = _robot_from_yaml(tmp_path, "dualv", lambda t: t.rstrip("\n") + "\n" + extra.replace("leg1_joint2", "platform_x"))
+        pardyn.load_robot(path)
+    path = _yaml(tmp_path, "dualv", lambda t: t.rstrip("\n") + "\n" + extra.replace("leg1_joint2", "platform_x"))
     with pytest.raises(DescriptionError, match="virtual task coordinate"):
-        nominal_parameters(robot)
+        pardyn.load_robot(path)

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from pardyn.dynamics.inverse import InverseDynamics, null_space_projector
-from pardyn.dynamics.parameters import nominal_parameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.identification.estimation import payload_system
 from pardyn.identification.filtering import stack_equations
@@ -44,7 +43,7 @@ def _random_parameters(params, rng):
 def test_observation_times_parameters_is_the_inverse_dynamic_model(load, name, projection, projected):
     robot = load(name)
     rng = np.random.default_rng(19)
-    nominal = nominal_parameters(robot)
+    nominal = robot.nominal_parameters
     regressor = Regressor(robot, projection=projection, projected=projected)
     q, qdot, qddot = _states(robot, rng, 5)
     for params in (nominal, _random_parameters(nominal, rng)):
@@ -63,7 +62,7 @@ def test_single_sample_shapes(load):
     torques = InverseDynamics(robot).torques(q, qdot, qddot)
     matrix = regressor.matrix(q, qdot, qddot)
     assert matrix.shape == (3, regressor.size)
-    np.testing.assert_allclose(matrix @ nominal_parameters(robot).vector(), regressor.measurement(q, torques),
+    np.testing.assert_allclose(matrix @ robot.nominal_parameters.vector(), regressor.measurement(q, torques),
                                atol=1e-10)
 
 
@@ -72,7 +71,7 @@ def test_tree_regressor_matches_rnea_with_random_parameters(load, name):
     """Y_t chi == RNEA + drive terms: checks the body frames (sensor, payload lumping) and eq. (5) columns."""
     robot = load(name)
     rng = np.random.default_rng(1)
-    params = _random_parameters(nominal_parameters(robot), rng)
+    params = _random_parameters(robot.nominal_parameters, rng)
     inverse = InverseDynamics(robot, params)
     regressor = Regressor(robot, params)
     q, qdot, qddot = (rng.uniform(-2, 2, (4, robot.nv)) for _ in range(3))  # any tree state
@@ -95,7 +94,7 @@ def test_projected_models_ignore_internal_stress(load, projection, projected):
     jacobians = np.stack([robot.differential.task_velocity_map(sample)[robot.actuated_indices] for sample in q])
     assert np.min(np.abs(np.einsum("nab,nb->na", null_space_projector(jacobians), stressed)).max(axis=1)) > 0.1
     np.testing.assert_allclose(regressor.measurement(q, stressed), regressor.measurement(q, minimum), atol=1e-10)
-    np.testing.assert_allclose(regressor.matrix(q, qdot, qddot) @ nominal_parameters(robot).vector(),
+    np.testing.assert_allclose(regressor.matrix(q, qdot, qddot) @ robot.nominal_parameters.vector(),
                                regressor.measurement(q, stressed), atol=1e-10)
 
 
@@ -134,7 +133,7 @@ def test_payload_columns_and_eq49(load):
     # the payload is fixed to the platform at P in the same axes: identical columns (eq. 38)
     np.testing.assert_allclose(observation[:, :, payload], observation[:, :, platform], atol=1e-14)
     # eq. (49): trajectories without then with the payload, one parameter vector
-    loaded = nominal_parameters(robot)
+    loaded = robot.nominal_parameters
     unloaded = loaded.with_values({name: 0.0 for name in loaded.names if name.endswith("_payload")})
     torques_a = InverseDynamics(robot, unloaded).torques_batch(q[:3], qdot[:3], qddot[:3])
     torques_b = InverseDynamics(robot, loaded).torques_batch(q[3:], qdot[3:], qddot[3:])

@@ -25,7 +25,6 @@ import pytest
 from pardyn.dynamics.forward import ForwardDynamics, simulate
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.lumped import split_bar_masses
-from pardyn.dynamics.parameters import load_dynamic_model, nominal_parameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.identification.base_parameters import base_parameters
 from pardyn.plants.mujoco_plant import MujocoPlant
@@ -76,21 +75,20 @@ def test_forward_model_agrees_with_mujoco_and_loops_stay_closed(name, amplitude)
     import pardyn
 
     robot = pardyn.load_robot(name)
-    params = nominal_parameters(robot).with_values({f"fs_{j}": 0.0 for j in robot.actuated_names})  # smooth
-    load_dynamic_model(robot, params)
+    params = robot.nominal_parameters.with_values({f"fs_{j}": 0.0 for j in robot.actuated_names})  # smooth
     hold = InverseDynamics(robot, params).torques(robot.home, np.zeros(robot.nv), np.zeros(robot.nv))
     frequencies = 1.0 + 0.37 * np.arange(len(robot.actuated_names))
 
     def torque(t):
         return hold + amplitude * np.sin(2 * np.pi * frequencies * t)
 
-    plant = MujocoPlant(robot)
+    plant = MujocoPlant(robot, params)
     dt, states, worst = plant.timestep, [plant.state().q], 0.0
     for k in range(int(round(0.2 / dt))):
         states.append(plant.step(torque((k + 0.5) * dt), dt).q)
         worst = max(worst, plant.closure_violation())
-    reference = simulate(ForwardDynamics(robot), lambda t, q, qdot: torque(t), robot.home, np.zeros(robot.nv),
-                         duration=0.2, dt=1e-3)
+    reference = simulate(ForwardDynamics(robot, params), lambda t, q, qdot: torque(t), robot.home,
+                         np.zeros(robot.nv), duration=0.2, dt=1e-3)
     difference = np.abs(np.array(states)[::10] - reference.q).max()
     print(f"{name}: motion {np.abs(reference.q[-1] - robot.home).max():.3g}, MuJoCo vs forward model "
           f"{difference:.2e}, closure {worst:.2e} m")
@@ -101,7 +99,7 @@ def test_forward_model_agrees_with_mujoco_and_loops_stay_closed(name, amplitude)
 
 def test_simplified_delta_is_codoureys_closed_form(load):
     robot = load("delta")
-    exact = nominal_parameters(robot)
+    exact = robot.nominal_parameters
     simplified = InverseDynamics(robot, split_bar_masses(robot, exact, BARS))
     values = exact.as_dict()
     m_bar, m_arm, xg = values["m_leg1_bar1"], values["m_arm1"], values["mx_arm1"] / values["m_arm1"]
@@ -132,7 +130,7 @@ def observation(robot, params, samples=45):
 
 def test_base_parameters(load):
     delta = load("delta")
-    exact = nominal_parameters(delta)
+    exact = delta.nominal_parameters
     simplified = split_bar_masses(delta, exact, BARS)
     lumped = type(simplified)(robot=simplified.robot, bodies=tuple(b for b in simplified.bodies if b.name not in BARS),
                               drives=simplified.drives, gravity=simplified.gravity, njoints=simplified.njoints,
@@ -140,7 +138,7 @@ def test_base_parameters(load):
     # per arm yyR (with ia), mx, mz; per drive fv, fs, offset; the platform + payload mass
     assert observation(delta, lumped).n_base == 3 * 3 + 3 * 3 + 1
     hexapod = load("hexapod")
-    base = observation(hexapod, nominal_parameters(hexapod))
+    base = observation(hexapod, hexapod.nominal_parameters)
     relation = next(r for r in base.relations if r.startswith("m_platformR"))
     assert all(f"+ 1.0*m_leg{j}_piston" in relation for j in range(1, 7))
     print(f"base parameters: delta simplified 19, hexapod {base.n_base}")
@@ -150,7 +148,7 @@ def test_split_bar_masses_names_what_it_cannot_split(load):
     from pardyn.errors import InputError
 
     robot = load("delta")
-    params = nominal_parameters(robot)
+    params = robot.nominal_parameters
     with pytest.raises(InputError, match="no body 'leg9_bar1'"):
         split_bar_masses(robot, params, ["leg9_bar1"])
     with pytest.raises(InputError, match="platform: no body above it"):

@@ -17,7 +17,6 @@ import pytest
 from scipy.linalg import subspace_angles
 
 from pardyn.dynamics import InverseDynamics, Regressor
-from pardyn.dynamics.parameters import nominal_parameters
 from pardyn.dynamics.wu import WuVirtualWork
 
 ROBOTS = ("wu3r", "wu3n")
@@ -38,7 +37,7 @@ def test_virtual_work_and_generic_engine_agree(load, name):
     robot = load(name)
     generic = InverseDynamics(robot)
     regressor = Regressor(robot, projection="platform")
-    chi = nominal_parameters(robot).vector()
+    chi = robot.nominal_parameters.vector()
     model = WuVirtualWork(robot)
     observations, virtual = [], []
     for pose, velocity, acceleration, q, qdot, qddot in _states(robot, 12, 5):

@@ -12,7 +12,6 @@ import json
 import numpy as np
 
 from pardyn.dynamics.lumped import split_bar_masses
-from pardyn.dynamics.parameters import nominal_parameters
 from pardyn.experiments.delta_pick_and_place import (
     BARS,
     DeltaOptions,
@@ -42,7 +41,7 @@ def test_cycle_geometry_and_rates(load):
 
 def test_models_differ_by_the_bars_only(load):
     robot = load("delta")
-    nominal = nominal_parameters(robot)
+    nominal = robot.nominal_parameters
     t, x, xdot, xddot = pick_and_place_path(robot, DeltaOptions())
     _, q, qdot, qddot = _joint_reference(robot, t[::20], x[::20], xdot[::20], xddot[::20])
     massless = nominal.with_values({f"{p}_{bar}": 0.0 for bar in BARS for p in ("xx", "xy", "xz", "yy", "yz", "zz",

@@ -52,7 +52,7 @@ def test_json_layout_and_plots(small_run):
         for kind in ("errors", "torques"):
             assert (out / f"h4_pfc_vs_ctc_{case}_{kind}.png").stat().st_size > 10_000
     assert sorted(data["plots"]) == sorted(p.name for p in out.glob("*.png"))
-    assert data["torque_limits_nm"] == {j: 15.0 for j in joints}  # config/robots/h4.yaml motor_effort_nm
+    assert data["torque_limits_nm"] == {j: 15.0 for j in joints}  # config/robots/h4.yaml limits: effort:
     amplitude = np.array(data["motion"]["joint_amplitude_rad"])
     assert np.allclose(amplitude, amplitude[0]) and 0.05 < amplitude[0] < 0.1  # 2 cm: every motor alike
 

@@ -10,9 +10,7 @@ import numpy as np
 import pytest
 
 from pardyn.nodes.bringup import load_bringup
-from pardyn.dynamics.parameters import nominal_parameters
 from pardyn.errors import InputError
-from pardyn.robot import load_robot
 from pardyn.control.gains import gains_from_step_response
 from pardyn.experiments.plots import error_indices
 from pardyn.experiments.robustness import (
@@ -36,7 +34,7 @@ def test_error_indices_closed_form():
 
 def test_templates_and_perturbation(load):
     robot = load("rrr3")
-    nominal = nominal_parameters(robot)
+    nominal = robot.nominal_parameters
     templates = sign_templates(nominal, count=10, seed=3)
     assert templates.shape == (10, len(nominal.bodies), 3)
     assert set(np.unique(templates)) <= {-1.0, 0.0, 1.0}
@@ -54,7 +52,7 @@ def test_templates_and_perturbation(load):
     body = nominal.bodies[0]  # proximal link: m = 0.4239, c = 0.25 along x, I_zz about com 0.0088
     assert minus.bodies[0].standard[5] == pytest.approx(0.0088 + 0.95 * 0.4239 * 0.25**2, rel=1e-9)
     assert body.standard[5] == pytest.approx(0.0088 + 0.4239 * 0.25**2, rel=1e-9)
-    plus.apply(load_robot("rrr3").model)  # physical bodies: accepted by pinocchio (own robot: not the cached one)
+    plus.apply(load("rrr3").model.copy())  # physical bodies: accepted by pinocchio
 
 
 def test_reachability_of_the_papers_circle(load):

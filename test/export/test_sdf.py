@@ -14,7 +14,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from pardyn.dynamics import nominal_parameters
 from pardyn.export import ExportError, build_mechanism
 from pardyn.resources import list_robots
 
@@ -57,7 +56,7 @@ def test_links_joints_frames_match_pinocchio_at_home(name, exported, libsdformat
     links = {link["name"]: link for link in sdf["links"]}
     joints = {joint["name"]: joint for joint in sdf["joints"]}
     frames = {frame["name"]: frame for frame in sdf["frames"]}
-    drives = {drive.joint: drive for drive in nominal_parameters(robot).drives}
+    drives = {drive.joint: drive for drive in robot.nominal_parameters.drives}
     checked = 0
     for frame_id, frame in enumerate(model.frames):
         if frame.type != pin.FrameType.BODY or frame.name not in links:
@@ -270,7 +269,7 @@ def test_gz_sim_variant_closes_every_loop_with_a_detachable_joint(name, exported
     world = libsdformat[paths["gz_world"]]
     assert world["errors"] == []
     (gz_world,) = world["worlds"]
-    assert _close(gz_world["gravity"], nominal_parameters(robot).gravity)
+    assert _close(gz_world["gravity"], robot.nominal_parameters.gravity)
     assert "type='dart'" in gz_world["physics"][0] and "<solver_type>pgs</solver_type>" in gz_world["physics"][0]
     classic = libsdformat[paths["classic_world"]]
     assert classic["errors"] == []

@@ -19,7 +19,6 @@ import pinocchio as pin
 import pytest
 
 import pardyn
-from pardyn.dynamics import load_dynamic_model, nominal_parameters
 from pardyn.dynamics.forward import ForwardDynamics
 from pardyn.resources import list_robots
 
@@ -106,15 +105,14 @@ def test_accelerations_match_pardyns_forward_dynamics(name, exported, libsdforma
     sdf = libsdformat[paths["model"]]
     assert sdf["errors"] == []
     (model_sdf,) = sdf["models"]
-    robot = pardyn.load_robot(name)  # its own: the dynamic parameters are written into robot.model
-    params = nominal_parameters(robot)
+    robot = pardyn.load_robot(name)
+    params = robot.nominal_parameters
     # what SDF cannot hold is left out of the reference too (wu3r/wu3n counterweights)
     left_out = {f"{p}_{d.joint}": 0.0 for d in params.drives for p in ("ia", "offset")
                 if d.joint not in summary["rotor_disks_kg_m2"]}
     params = params.with_values(left_out)
-    load_dynamic_model(robot, params)
     tau = np.linspace(0.5, -0.7, len(robot.actuated_names)) * (10.0 if name == "ur5e" else 1.0)
-    reference = ForwardDynamics(robot).accelerations(robot.home, np.zeros(robot.nv), tau)
+    reference = ForwardDynamics(robot, params).accelerations(robot.home, np.zeros(robot.nv), tau)
 
     model, constraints = pinocchio_from_sdf(model_sdf, params.gravity)
     data = model.createData()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pardyn.dynamics.parameters import nominal_parameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.identification.base_parameters import base_parameters, symmetric_order
 from pardyn.identification.estimation import LinearSystem, essential_parameters, wls
@@ -39,7 +38,7 @@ def ur5e_system(load):
     regressor = Regressor(robot)
     q, qdot, qddot = fourier_motion(robot.nv, np.random.default_rng(0))
     observation = regressor.matrix(q, qdot, qddot)  # (N, 6, n_st)
-    torque = observation @ nominal_parameters(robot).vector()  # the truth's torques (N, 6)
+    torque = observation @ robot.nominal_parameters.vector()  # the truth's torques (N, 6)
     w = np.concatenate(list(np.swapaxes(observation, 0, 1)))  # joint after joint (eq. 48 blocks)
     system = LinearSystem(w, torque.T.ravel(), (len(q),) * observation.shape[1], regressor.names)
     base = base_parameters(system.W, names=system.names, order=symmetric_order(system.names), eps=1e-8)

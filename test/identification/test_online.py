@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.dynamics.parameters import nominal_parameters
 from pardyn.errors import InputError
 from pardyn.trajectories.excitation import excitation_settings
 from pardyn.identification.online import OnlineIdentifier
@@ -28,7 +27,7 @@ def dualv_stream(load):
     robot = load("dualv")
     design = design_exciting_trajectory(robot, duration_s=8.0, candidates=1, seed=3, **excitation_settings("dualv").design_options())
     samples = joint_trajectory(robot, design.trajectory, rate_hz=RATE)
-    nominal = nominal_parameters(robot)
+    nominal = robot.nominal_parameters
     half = len(samples.times) // 2
     unloaded = InverseDynamics(robot, nominal).torques_batch(samples.q[:half], samples.qdot[:half], samples.qddot[:half])
     loaded_params = nominal.with_values({"m_payload": PAYLOAD})
@@ -44,7 +43,7 @@ def test_online_estimate_follows_the_payload_within_five_percent(dualv_stream):
     robot, samples, torques, half = dualv_stream
     identifier = OnlineIdentifier(robot, rate_hz=RATE, decimation=2, window=6, window_s=2.0, solve_every=5)
     index = identifier.names.index("m_platformR")
-    values = nominal_parameters(robot).as_dict()
+    values = robot.nominal_parameters.as_dict()
     before = identifier.base.from_standard(np.array([values[n] for n in identifier.base.standard_names]))[index]
     history = []
     for t, q, tau in zip(samples.times, samples.q[:, robot.measured_indices], torques):

@@ -14,7 +14,7 @@ import pytest
 from scipy import optimize
 
 import pardyn
-from pardyn.dynamics.parameters import inertia_from_standard, nominal_parameters, read_parameter_file
+from pardyn.dynamics.parameters import inertia_from_standard, read_parameter_file
 from pardyn.dynamics.regressor import Regressor
 from pardyn.experiments.identification_runs import Run, as_built_parameters, record_runs
 from pardyn.identification import base_parameters, relative_error_norm, stack_equations, symmetric_order, wls
@@ -64,7 +64,7 @@ def _closed_states(robot, *, seed, count, position, velocity, acceleration):
 def _synthetic(name, *, states, noise, noise_seed=0):
     """System ``Y = W_st phi_true + noise`` (payload columns dropped), base parameters, WLS, truth."""
     robot = pardyn.load_robot(name)
-    layout = nominal_parameters(robot)
+    layout = robot.nominal_parameters
     regressor = Regressor(robot)
     columns = [k for k, n in enumerate(regressor.names) if not n.endswith("_payload")]
     names = [regressor.names[k] for k in columns]
@@ -130,7 +130,7 @@ def _parameters_of_pseudo_inertia(matrix: np.ndarray) -> np.ndarray:
 def test_one_body_optimum_matches_a_cholesky_parametrised_scipy_solution():
     """min ||W phi - Y||^2 s.t. J(phi) >= 0 for one body, solved without SDP: J = L L^T, BFGS over L."""
     robot = pardyn.load_robot("five_bar")
-    layout = nominal_parameters(robot)
+    layout = robot.nominal_parameters
     names = [f"{p}_platform" for p in ("xx", "xy", "xz", "yy", "yz", "zz", "mx", "my", "mz", "m")]
     rng = np.random.default_rng(4)
     observation = rng.normal(size=(40, 10)) * np.array([10.0] * 6 + [3.0] * 3 + [1.0])

@@ -25,7 +25,7 @@ import pytest
 
 from pardyn import load_robot
 from pardyn.control.gains import pd_gains_from_bandwidth
-from pardyn.dynamics.parameters import nominal_parameters, write_parameter_file
+from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.experiments.identification_runs import as_built_parameters
 from pardyn.identification.pipeline import identify
 from pardyn.nodes.bringup import load_bringup, run_nodes
@@ -39,7 +39,7 @@ START_S = 0.5
 def test_robot_delta_bag_identify_validate_through_the_nodes(ros_domain, tmp_path):
     robot = load_robot(SOURCE)
     truth_path = tmp_path / "as_built.json"
-    write_parameter_file(truth_path, as_built_parameters(nominal_parameters(robot), seed=7))
+    write_parameter_file(truth_path, as_built_parameters(robot.nominal_parameters, seed=7))
     center = robot.task_values(robot.home) + np.array([0.0, 0.5])  # rad: away from the singular curve
     kp, kd = pd_gains_from_bandwidth(robot, bandwidth_hz=40.0, damping=0.7, q=robot.solve_inverse(center).q)
     bringup = load_bringup(REPO / "config" / "bringup" / "identification.yaml")

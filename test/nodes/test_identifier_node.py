@@ -15,7 +15,6 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.dynamics.parameters import nominal_parameters
 from pardyn.trajectories.excitation import excitation_settings
 from pardyn.robot import load_robot
 from pardyn.trajectories.exciting import design_exciting_trajectory
@@ -29,7 +28,7 @@ def test_identifier_publishes_the_estimate_and_saves_it_when_well_conditioned(la
     robot = load_robot("dualv")
     design = design_exciting_trajectory(robot, duration_s=3.0, candidates=1, seed=3, **excitation_settings("dualv").design_options())
     samples = joint_trajectory(robot, design.trajectory, rate_hz=RATE)
-    nominal = nominal_parameters(robot)
+    nominal = robot.nominal_parameters
     exact = InverseDynamics(robot, nominal).torques_batch(samples.q, samples.qdot, samples.qddot)
     torques = np.vstack([exact[:1], 0.5 * (exact[1:] + exact[:-1])])  # held over the period before the stamp
     out = tmp_path / "estimate.json"

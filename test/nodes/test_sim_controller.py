@@ -30,7 +30,6 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from pardyn import load_robot
-from pardyn.dynamics.parameters import load_dynamic_model
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 
@@ -148,7 +147,6 @@ def test_lockstep_keeps_the_loops_closed_and_reaches_the_setpoint(lockstep_run, 
 def test_lockstep_run_equals_the_same_loop_without_ros(lockstep_run):
     """Determinism: plant + encoders + PD in this process, no DDS in between, give the same states."""
     robot = load_robot("dualv")
-    load_dynamic_model(robot)
     plant = MujocoPlant(robot)
     plant.reset(robot.home)
     sensors = MeasurementModel(robot, velocities="difference", torque_noise=0.0, torque_noise_floor=0.0)

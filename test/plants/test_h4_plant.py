@@ -16,14 +16,12 @@ import pytest
 import pardyn
 from pardyn.dynamics.forward import ForwardDynamics, simulate
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.dynamics.parameters import load_dynamic_model
 from pardyn.plants.mujoco_plant import MujocoPlant, Payload
 
 
 @pytest.fixture(scope="module")
 def h4():
     robot = pardyn.load_robot("h4")
-    load_dynamic_model(robot)
     return robot
 
 

@@ -195,14 +195,14 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
     """Part 2 (module docstring); the identification result as JSON."""
     from pardyn.nodes.bringup import load_bringup  # noqa: PLC0415
     from pardyn.control.gains import pd_gains_from_bandwidth  # noqa: PLC0415
-    from pardyn.dynamics.parameters import load_dynamic_model, write_parameter_file  # noqa: PLC0415
+    from pardyn.dynamics.parameters import write_parameter_file  # noqa: PLC0415
     from pardyn.experiments.identification_runs import PAYLOADS, as_built_parameters  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
     from pardyn.identification.report import write_report  # noqa: PLC0415
     from pardyn.resources import share_directory  # noqa: PLC0415
 
     robot = load_robot(robot_name)
-    nominal = load_dynamic_model(robot)
+    nominal = robot.nominal_parameters
     out.mkdir(parents=True, exist_ok=True)
     truth = as_built_parameters(nominal, seed=7)
     truth_path = out / "truth.json"

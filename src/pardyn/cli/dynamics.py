@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.dynamics.parameters import nominal_parameters, read_parameter_file
+from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError, KinematicsError
 from pardyn.robot import Robot, load_robot
 
@@ -110,7 +110,7 @@ def _numbers(text: str, option: str) -> list[float]:
 
 def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot)
-    params = nominal_parameters(robot) if args.params is None else read_parameter_file(args.params, robot)
+    params = robot.nominal_parameters if args.params is None else read_parameter_file(args.params, robot)
     stress = None if args.internal_stress is None else _numbers(args.internal_stress, "--internal-stress")
     time, task, velocity, acceleration, lines = read_trajectory(args.trajectory, robot)
     inverse = InverseDynamics(robot, params)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pardyn.errors import DescriptionError, InputError
+from pardyn.errors import InputError
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -83,37 +83,14 @@ def saturate(tau: np.ndarray, limits: np.ndarray) -> np.ndarray:
 def yaml_effort_limits(robot: Robot) -> np.ndarray | None:
     """The robot YAML's per-actuator effort limits (n_a,), ``robot.actuated_names`` order, or None.
 
-    The YAML section (N m for a revolute actuator, N for a prismatic one)::
+    The typed ``limits:`` section (:mod:`pardyn.description.limits`: N m for a revolute
+    actuator, N for a prismatic one, every actuated joint, checked when the robot loads)::
 
         limits:
           effort: {leg1_joint1: 127.0, leg2_joint1: 127.0, ...}   # every actuated joint
-
-    Raises:
-        DescriptionError: not a mapping, a missing or unknown joint, a value not positive and finite
-            (the message names the file and the key).
     """
-    raw = robot.description.extra.get("limits")
-    if raw is None:
-        return None
-    source = robot.description.source
-    names = list(robot.actuated_names)
-    effort = raw.get("effort") if isinstance(raw, dict) else None
-    unknown = sorted(set(raw) - {"effort"}) if isinstance(raw, dict) else []
-    if not isinstance(effort, dict) or unknown:
-        raise DescriptionError(f"{source}: limits: expected {{effort: {{joint: N m or N, ...}}}}, got {raw!r}")
-    missing = [name for name in names if name not in effort]
-    extra = sorted(set(effort) - set(names))
-    if missing or extra:
-        raise DescriptionError(f"{source}: limits.effort: needs one value per actuated joint {names}; "
-                               f"missing {missing}, not actuated {extra}")
-    try:
-        values = np.array([float(effort[name]) for name in names])
-    except (TypeError, ValueError) as error:
-        raise DescriptionError(f"{source}: limits.effort: expected numbers, got {effort!r}") from error
-    bad = [name for name, value in zip(names, values) if not (math.isfinite(value) and value > 0.0)]
-    if bad:
-        raise DescriptionError(f"{source}: limits.effort: {bad} must be positive and finite, got {values.tolist()}")
-    return values
+    effort = robot.description.limits.effort
+    return np.array([effort[name] for name in robot.actuated_names]) if effort else None
 
 
 def actuator_limits(robot: Robot, override: Sequence[float] | np.ndarray | None = None) -> np.ndarray:

@@ -56,7 +56,11 @@ from typing import Any
 
 import yaml
 
+from pardyn.description.dynamics import DynamicsSection, parse_dynamics
+from pardyn.description.excitation import ExcitationSettings, parse_excitation
 from pardyn.description.fields import YamlFields
+from pardyn.description.limits import Limits, parse_limits
+from pardyn.description.rotors import RotorsSection, parse_rotors
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, robots_directory
 
@@ -78,6 +82,10 @@ CLOSURE_TYPES: dict[str, tuple[str, ...]] = {
     "distance": (),
 }
 _AXES = {"x": 0, "y": 1, "z": 2}
+_TOP_KEYS = {
+    "name", "urdf", "task", "actuated", "sensed", "closures", "working_mode", "assembly_mode", "home",
+    "analytic", "counterweights", "dynamics", "rotors", "excitation", "limits", "transmissions", "locked",
+}
 
 
 @dataclass(frozen=True)
@@ -141,7 +149,16 @@ class ModeCondition:
 
 @dataclass(frozen=True)
 class RobotDescription:
-    """Everything the YAML file says, validated for form (not yet against the URDF)."""
+    """Everything the YAML file says, validated for form (not yet against the URDF).
+
+    Every section is typed; a key the parser does not know is an error naming
+    the file and the key path. The optional sections (module in parentheses):
+    ``analytic`` (the closed form's name, :mod:`pardyn.kinematics.analytic`),
+    ``counterweights`` (prismatic base joints whose drive ``ia`` is a
+    counterweight, :mod:`pardyn.plants.mujoco_plant`), ``dynamics``
+    (:mod:`pardyn.description.dynamics`), ``rotors`` (:mod:`pardyn.description.rotors`),
+    ``excitation`` (:mod:`pardyn.description.excitation`), ``limits`` (:mod:`pardyn.description.limits`).
+    """
 
     name: str
     source: Path
@@ -155,7 +172,16 @@ class RobotDescription:
     assembly_mode: tuple[ModeCondition, ...]
     home_task: tuple[float, ...]
     home_joints: dict[str, float]
-    extra: dict[str, Any] = field(default_factory=dict)
+    analytic: str | None = None
+    counterweights: tuple[str, ...] = ()
+    dynamics: DynamicsSection | None = None
+    rotors: RotorsSection | None = None
+    excitation: ExcitationSettings | None = None
+    limits: Limits = field(default_factory=Limits)
+    transmissions: Any = None
+    """The ``transmissions:`` section, a :class:`pardyn.dynamics.transmission.Transmission` (or None)."""
+    locked: str | dict[str, float] | None = None
+    """``locked:``: ``"others"`` or ``{joint: value}`` (rad, m), resolved on the tree (:mod:`pardyn.description.model`)."""
     task_frame: str | None = None
     """Frame whose pose components are the task (``task_names`` are then among
     x y z rx ry rz, :mod:`pardyn.kinematics.task`); ``None``: the task is ``task_joints``."""
@@ -179,9 +205,7 @@ class RobotDescription:
 def _parse_closure(reader: YamlFields, raw: Any, index: int) -> Closure:
     key = f"closures[{index}]"
     item = reader.mapping(raw, key)
-    unknown = set(item) - {"name", "frames", "type", "components", "length"}
-    if unknown:
-        raise reader.fail(key, f"unknown keys {sorted(unknown)}")
+    reader.check_keys(item, key, {"name", "frames", "type", "components", "length"})
     frames = reader.strings(item.get("frames"), f"{key}.frames")
     if len(frames) != 2:
         raise reader.fail(f"{key}.frames", f"expected two frame names, got {list(frames)}")
@@ -208,6 +232,7 @@ def _parse_closure(reader: YamlFields, raw: Any, index: int) -> Closure:
 
 def _parse_condition(reader: YamlFields, raw: Any, key: str) -> ModeCondition:
     item = reader.mapping(raw, key)
+    reader.check_keys(item, key, {"point", "line", "side", "above", "below", "axis"})
     point = reader.string(item.get("point"), f"{key}.point")
     text = ", ".join(f"{k}: {v}" for k, v in item.items())
     if "line" in item:
@@ -255,10 +280,24 @@ def _parse_task(
     return names, tuple(reader.string(v, f"task.{k}") for k, v in task.items()), None
 
 
+def _parse_locked(reader: YamlFields, raw: Any) -> str | dict[str, float] | None:
+    """``locked: others``, ``[joint, ...]`` (at 0) or ``{joint: value}``; joint names are checked on the tree."""
+    if raw is None or raw == "others":
+        return raw
+    if isinstance(raw, list):
+        return dict.fromkeys(reader.strings(raw, "locked"), 0.0)
+    if isinstance(raw, Mapping):
+        return {reader.string(k, "locked"): reader.number(v, f"locked.{k}") for k, v in raw.items()}
+    raise reader.fail("locked", f"expected 'others', a list of joints or {{joint: value}}, got {raw!r}")
+
+
 def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     """Validate the content of a robot YAML file (already parsed) and return it typed."""
+    from pardyn.description.transmission import parse_transmissions  # noqa: PLC0415 - its type is dynamics'
+
     reader = YamlFields(source)
     top = reader.mapping(raw, "<top>")
+    reader.check_keys(top, "<top>", _TOP_KEYS)
     name = reader.string(top.get("name", source.stem), "name")
     if "urdf" not in top:
         raise reader.fail("urdf", "missing: path of the URDF tree")
@@ -309,6 +348,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         modes[label] = tuple(_parse_condition(reader, c, f"{label}[{i}]") for i, c in enumerate(items))
 
     home = reader.mapping(top.get("home", {}), "home")
+    reader.check_keys(home, "home", {"task", "joints"})
     home_task_raw = reader.mapping(home.get("task", {}), "home.task")
     unknown = sorted(set(home_task_raw) - set(task_names))
     if unknown:
@@ -320,11 +360,11 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         for k, v in home_joints_raw.items()
     }
 
-    known = {
-        "name", "urdf", "task", "actuated", "sensed", "closures",
-        "working_mode", "assembly_mode", "home", "description",
-    }
-    extra = {k: v for k, v in top.items() if k not in known}
+    analytic = reader.string(top["analytic"], "analytic") if top.get("analytic") is not None else None
+    counterweights = reader.strings(top.get("counterweights"), "counterweights")
+    clash = sorted(set(counterweights) & set(task_joints))
+    if clash:
+        raise reader.fail("counterweights", f"{clash} are task coordinates of the virtual chain")
     return RobotDescription(
         name=name,
         source=source,
@@ -338,7 +378,16 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         assembly_mode=modes["assembly_mode"],
         home_task=home_task,
         home_joints=home_joints,
-        extra=extra,
+        analytic=analytic,
+        counterweights=counterweights,
+        dynamics=(None if top.get("dynamics") is None
+                  else parse_dynamics(reader, top["dynamics"], task_joints=task_joints, actuated=actuated)),
+        rotors=None if top.get("rotors") is None else parse_rotors(reader, top["rotors"], actuated=actuated),
+        excitation=(None if top.get("excitation") is None
+                    else parse_excitation(reader, top["excitation"], task_names=task_names)),
+        limits=parse_limits(reader, top.get("limits"), actuated=actuated),
+        transmissions=parse_transmissions(reader, top.get("transmissions"), actuated=actuated),
+        locked=_parse_locked(reader, top.get("locked")),
         task_frame=task_frame,
         home_task_given=bool(home_task_raw) or task_frame is None,
     )

@@ -68,7 +68,13 @@ class YamlFields:
         return names
 
     def check_keys(self, item: Mapping[str, Any], key: str, allowed: set[str]) -> None:
-        unknown = sorted(set(item) - allowed)
+        """Refuse keys outside ``allowed``, naming each by its path (``dynamics.bodies[0].mas``).
+
+        ``key`` is the path of ``item`` itself (``"<top>"`` for the file's top level).
+        """
+        unknown = sorted(map(str, set(item) - allowed))
         if unknown:
-            raise self.fail(key, f"unknown keys {unknown}; allowed: {sorted(allowed)}")
+            paths = ", ".join(name if key == "<top>" else f"{key}.{name}" for name in unknown)
+            where = "at the top level" if key == "<top>" else f"under {key}"
+            raise self.fail(paths, f"unknown key{'s' if len(unknown) > 1 else ''}; allowed {where}: {sorted(allowed)}")
 

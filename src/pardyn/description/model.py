@@ -26,20 +26,12 @@ def _lock_joints(model: pin.Model, description: RobotDescription) -> pin.Model:
     hand when only its arm is modelled. The bodies of a locked joint are
     welded to its parent (their inertia lumped into the parent body).
     """
-    raw = description.extra.get("locked")
-    if raw is None:
+    locked = description.locked
+    if locked is None:
         return model
     names = list(model.names[1:])
     used = set(description.task_joints) | set(description.actuated) | set(description.sensed)
-    if raw == "others":
-        values = {name: 0.0 for name in names if name not in used}
-    elif isinstance(raw, list) and all(isinstance(name, str) for name in raw):
-        values = {name: 0.0 for name in raw}
-    elif isinstance(raw, dict) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in raw.values()):
-        values = {str(k): float(v) for k, v in raw.items()}
-    else:
-        raise DescriptionError(f"{description.source}: locked: expected 'others', a list of joints or "
-                               f"{{joint: value}}, got {raw!r}")
+    values = {name: 0.0 for name in names if name not in used} if locked == "others" else dict(locked)
     unknown = sorted(set(values) - set(names))
     if unknown:
         raise DescriptionError(f"{description.source}: locked: unknown joints {unknown}; URDF joints: {names}")
@@ -85,6 +77,12 @@ def build_model(description: RobotDescription) -> pin.Model:
     check_joints("actuated", description.actuated)
     check_joints("sensed", description.sensed)
     check_joints("home.joints", tuple(description.home_joints))
+    check_joints("counterweights", description.counterweights)
+    for name in description.counterweights:
+        joint_id = model.getJointId(name)
+        kind = model.joints[joint_id].shortname().removeprefix("JointModel")
+        if not kind.startswith("P") or model.parents[joint_id] != 0:
+            raise DescriptionError(f"{source}: counterweights: {name!r} must be a prismatic joint of the base")
 
     frames = {frame.name for frame in model.frames}
 

@@ -74,7 +74,5 @@ def parse_transmissions(fields: YamlFields, raw: Any, *, actuated: Sequence[str]
 
 
 def load_transmission(robot: Any) -> Transmission | None:
-    """The robot's ``transmissions:`` section, typed; None without one."""
-    description = robot.description
-    return parse_transmissions(YamlFields(description.source), description.extra.get(SECTION),
-                               actuated=robot.actuated_names)
+    """The robot's ``transmissions:`` section, typed when the robot loaded; None without one."""
+    return robot.description.transmissions

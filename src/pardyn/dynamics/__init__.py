@@ -1,9 +1,8 @@
 """Dynamics of closed-loop robots: parameters, inverse dynamics, reduced model, identification models.
 
 * :mod:`pardyn.dynamics.parameters`: standard dynamic parameters (DualV paper
-  eq. 2), YAML nominal values, result files, and :func:`load_dynamic_model`
-  which writes them into ``robot.model`` (inertias, armature, damping,
-  friction, gravity), the interface with the forward dynamics;
+  eq. 2), the nominal ones of the YAML (``robot.nominal_parameters``), result
+  files; every model below takes them explicitly (its own copy of the tree);
 * :mod:`pardyn.dynamics.inverse`: closed-loop inverse dynamics (eqs. 19, 26, 30);
 * :mod:`pardyn.dynamics.closed_loop`: inertia, Coriolis, gravity terms in task
   and joint coordinates (3-RRR paper eqs. 26, 58) for computed torque control;
@@ -13,9 +12,9 @@
   rotor friction, rotor dynamics compensation; UR5e paper sections 2, 3.1).
 
 >>> import pardyn
->>> from pardyn.dynamics import InverseDynamics, load_dynamic_model
+>>> from pardyn.dynamics import InverseDynamics
 >>> robot = pardyn.load_robot("dualv")
->>> params = load_dynamic_model(robot)           # robot.model now carries the nominal dynamics
+>>> params = robot.nominal_parameters.with_values({"m_payload": 0.5})   # kg
 >>> inverse = InverseDynamics(robot, params)
 >>> inverse.torques_from_task(robot.home, [0.1, 0.0, 0.0], [0.0, 0.0, 0.0])   # N m
 """
@@ -40,8 +39,7 @@ from pardyn.dynamics.parameters import (
     DynamicParameters,
     body_to_joint_matrix,
     inertia_from_standard,
-    load_dynamic_model,
-    nominal_parameters,
+    parameters_from_model,
     read_parameter_file,
     standard_from_inertia,
     write_parameter_file,
@@ -65,10 +63,9 @@ __all__ = [
     "TaskSpaceModel",
     "body_to_joint_matrix",
     "inertia_from_standard",
-    "load_dynamic_model",
     "load_rotor_model",
     "minimum_norm_torques",
-    "nominal_parameters",
+    "parameters_from_model",
     "null_space_projector",
     "read_parameter_file",
     "standard_from_inertia",

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
-from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ class ClosedLoopModel:
 
     def __init__(self, robot: Robot, params: DynamicParameters | None = None) -> None:
         self.robot = robot
-        self.params = nominal_parameters(robot) if params is None else params
+        self.params = robot.nominal_parameters if params is None else params
         if not self.params.representable():
             raise InputError(
                 f"{robot.name}: these parameters give a joint zero mass with a nonzero first moment "

@@ -1,7 +1,8 @@
 """Constrained forward (direct) dynamics of closed-loop robots, and a simulator.
 
-The robot is its pinocchio tree (``robot.model``) with the loops closed by the
-closure equations of :mod:`pardyn.kinematics.closure`. The tree dynamics with
+The robot is its pinocchio tree (a copy of ``robot.model`` carrying the
+dynamic parameters given, :meth:`pardyn.dynamics.parameters.DynamicParameters.apply`)
+with the loops closed by the closure equations of :mod:`pardyn.kinematics.closure`. The tree dynamics with
 Lagrange multipliers, the generic form of the DualV paper's eqs. (1), (15)-(16):
 
     M(q) qddot + b(q, qdot) = S_a^T tau_a - f(qdot) + K(q)^T lambda     # (nv,)
@@ -15,8 +16,8 @@ the selection of the actuated joints, ``f`` the drive friction of eq. (5):
     f_j = fv_j qdot_j + fs_j sign(qdot_j) + tau_off_j    fv = model.damping, fs = model.friction
 
 (``sign`` is replaced by ``tanh(qdot_j / coulomb_width)`` when a smoothing
-width is given; pinocchio has no field for the offsets ``tau_off``, they are
-an option of :class:`ForwardDynamics`, zero by default), and ``lambda`` (m,) the closure efforts: with the closure
+width is given; pinocchio has no field for the offsets ``tau_off``, they come
+from the parameters' drives), and ``lambda`` (m,) the closure efforts: with the closure
 ``(a, b)`` rows of ``K = J_b - J_a`` (world-aligned frame Jacobians),
 ``lambda`` is the force (N) / moment (N m) in world axes that the loop applies
 on frame ``b`` at its origin, ``-lambda`` the one on frame ``a``.
@@ -70,6 +71,7 @@ import pinocchio as pin
 from pardyn.errors import ConvergenceError, InputError, SingularityError
 
 if TYPE_CHECKING:
+    from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.robot import Robot
 
 __all__ = ["ForwardDynamics", "ForwardSolution", "Trajectory", "TorqueFunction", "simulate"]
@@ -115,16 +117,16 @@ class Trajectory:
 class ForwardDynamics:
     """Constrained forward dynamics of a closed-loop robot (reduced form, module docstring).
 
-    The dynamic parameters are read from ``robot.model`` at every call
-    (``inertias``, ``armature``, ``damping``, ``friction``, ``gravity``), so
-    changing them on the model takes effect immediately.
+    Works on its own copy of ``robot.model`` with ``params`` applied (inertias,
+    ``armature`` = ``ia``, ``damping`` = ``fv``, ``friction`` = ``fs``, gravity;
+    the offsets ``tau_off`` from the drives); ``robot.model`` is left untouched.
 
     Args:
         robot: the robot (tree model, closures, differential kinematics).
+        params: dynamic parameters (:class:`~pardyn.dynamics.parameters.DynamicParameters`,
+            rigid bodies); ``robot.nominal_parameters`` by default.
         coulomb_width: velocity (rad/s or m/s) of the ``tanh`` smoothing of the
             Coulomb friction sign; ``0`` (default) uses the exact ``sign`` of eq. (5).
-        offsets: torque offsets ``tau_off`` of eq. (5), shape (nv,), N m or N
-            (e.g. the drives' ``offset`` of :mod:`pardyn.dynamics.parameters`); zeros by default.
         tolerance: max |phi| (m, rad) after projection; ``robot.solver.tolerance`` by default.
         max_projection_iterations: Gauss-Newton iterations allowed in :meth:`project`.
     """
@@ -132,24 +134,25 @@ class ForwardDynamics:
     def __init__(
         self,
         robot: Robot,
+        params: DynamicParameters | None = None,
         *,
         coulomb_width: float = 0.0,
-        offsets: np.ndarray | None = None,
         tolerance: float | None = None,
         max_projection_iterations: int = 10,
     ) -> None:
         if not (math.isfinite(coulomb_width) and coulomb_width >= 0.0):
             raise InputError(f"coulomb_width must be a finite velocity >= 0 (rad/s, m/s), got {coulomb_width}")
         self.robot = robot
-        self.model = robot.model
-        self.data = robot.model.createData()
+        self.params = robot.nominal_parameters if params is None else params
+        self.model = self.params.apply(robot.model.copy())
+        self.data = self.model.createData()
         self.closures = robot.closures
         self.differential = robot.differential
         self.nv = robot.model.nv
         self.actuated_indices = np.asarray(robot.actuated_indices, dtype=int)
         self.leg_indices = self.differential.leg_indices
         self.coulomb_width = float(coulomb_width)
-        self.offsets = np.zeros(self.nv) if offsets is None else self._vector(offsets, self.nv, "offsets").copy()
+        self.offsets = self.params.offset_vector()  # (nv,), N m or N
         self.tolerance = float(robot.solver.tolerance if tolerance is None else tolerance)
         self.max_projection_iterations = int(max_projection_iterations)
         self._effort = np.zeros(self.nv)  # S_a^T tau_a, reused
@@ -170,7 +173,7 @@ class ForwardDynamics:
     def friction(self, qdot: np.ndarray) -> np.ndarray:
         """Drive friction efforts ``f(qdot)`` of eq. (5), shape (nv,), N m or N.
 
-        ``f = damping * qdot + friction * sign(qdot) + offsets``, with ``sign``
+        ``f = fv * qdot + fs * sign(qdot) + offset`` (``model.damping``, ``model.friction``), with ``sign``
         replaced by ``tanh(qdot / coulomb_width)`` when ``coulomb_width > 0``.
         """
         qdot = np.asarray(qdot, dtype=float)
@@ -221,7 +224,7 @@ class ForwardDynamics:
                 ) from error
             raise InputError(
                 f"{self.robot.name}: the reduced mass matrix W^T M W is singular at "
-                f"{self.robot.solver.describe(q)}: robot.model.inertias and robot.model.armature "
+                f"{self.robot.solver.describe(q)}: the parameters' bodies and rotor inertias (ia) "
                 "give no inertia to some closed-loop motion"
             ) from error
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
-from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError, KinematicsError, SingularityError
 
 if TYPE_CHECKING:
@@ -84,8 +84,7 @@ class InverseDynamics:
     """Closed-loop inverse dynamics of a robot (eqs. 1, 19, 26, 30).
 
     Works on its own copy of ``robot.model`` with ``params`` applied (the
-    robot's model is left untouched; use
-    :func:`pardyn.dynamics.parameters.load_dynamic_model` to change it).
+    robot's model is left untouched).
 
     Args:
         robot: the robot.
@@ -103,7 +102,7 @@ class InverseDynamics:
 
     def __init__(self, robot: Robot, params: DynamicParameters | None = None) -> None:
         self.robot = robot
-        self.params = nominal_parameters(robot) if params is None else params
+        self.params = robot.nominal_parameters if params is None else params
         self.model = robot.model.copy()
         self.uses_rnea = self.params.representable()
         if self.uses_rnea:

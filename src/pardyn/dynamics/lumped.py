@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pardyn.dynamics.parameters import DynamicParameters, _standard_from_com
+from pardyn.description.dynamics import standard_from_com
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 
 if TYPE_CHECKING:
@@ -93,8 +94,8 @@ def split_bar_masses(robot: Robot, params: DynamicParameters, bars: Sequence[str
     for bar in bars:
         (upper, upper_point), (lower, lower_point) = bar_ends(robot, params, bar)
         half = 0.5 * float(params.bodies[names.index(bar)].standard[9])
-        standard[upper] += _standard_from_com(half, upper_point, np.zeros((3, 3)))
-        standard[lower] += _standard_from_com(half, lower_point, np.zeros((3, 3)))
+        standard[upper] += standard_from_com(half, upper_point, np.zeros((3, 3)))
+        standard[lower] += standard_from_com(half, lower_point, np.zeros((3, 3)))
         standard[names.index(bar)][:] = 0.0
     bodies = tuple(replace(body, standard=values) for body, values in zip(params.bodies, standard))
     return replace(params, bodies=bodies)

@@ -35,8 +35,10 @@ link, a payload fixed to the platform, eq. 38) into the joint's inertia. Each
 body here keeps its own parameters in its own frame; :meth:`DynamicParameters.body_map`
 is the linear map to pinocchio's per-joint parameters.
 
-The shared interface with the rest of pardyn (forward dynamics, simulation) is
-the pinocchio model itself: :meth:`DynamicParameters.apply` writes
+The parameters are a value passed explicitly to whatever evaluates a model
+(:class:`~pardyn.dynamics.inverse.InverseDynamics`, :class:`~pardyn.dynamics.forward.ForwardDynamics`,
+the plants, the control laws), which writes them into its own copy of the
+pinocchio tree with :meth:`DynamicParameters.apply`:
 
 * ``model.inertias[j]``: the sum of the bodies attached to joint ``j``;
 * ``model.armature[v]``: ``ia``, ``model.damping[v]``: ``fv``,
@@ -44,27 +46,17 @@ the pinocchio model itself: :meth:`DynamicParameters.apply` writes
 * ``model.gravity``: the gravity of the YAML (m/s^2, world frame);
 
 and keeps ``offset`` (pinocchio has no field for it) in the
-:class:`DynamicParameters` object.
+:class:`DynamicParameters` object. ``robot.model`` is never changed, so one
+robot serves a plant with its true parameters and a controller with nominal
+ones at once.
 
-Nominal values come from the ``dynamics:`` section of ``config/robots/<name>.yaml``::
-
-    dynamics:
-      gravity: [0.0, -9.81, 0.0]         # m/s^2, world frame
-      bodies:                            # one entry may list several links with equal values
-        - links: [leg1_link1, leg2_link1]
-          mass: 0.4239                   # kg
-          com: [0.25, 0.0, 0.0]          # m, link frame
-          inertia_com: {xx: 1.0e-6, yy: 0.0088, zz: 0.0088}   # kg m^2 about the com, link axes
-      drives:
-        - joints: [leg1_joint1, leg2_joint1]
-          ia: 0.02                       # kg m^2
-          fv: 0.05                       # N m s/rad
-          fs: 0.3                        # N m
-          offset: 0.0                    # N m
-
-A robot without a ``dynamics:`` section gets one body per moving joint (named
-after the joint's child link) from the URDF inertias, and zero drive
-parameters for its actuated joints.
+Nominal values come from the typed ``dynamics:`` section of the robot YAML
+(:mod:`pardyn.description.dynamics`), turned into parameters and checked against
+the URDF once, when the robot loads: ``robot.nominal_parameters``
+(:func:`parameters_from_description`). A robot without a ``dynamics:`` section
+gets one body per moving joint (named after the joint's child link) from the
+URDF inertias, and zero drive parameters for its actuated joints
+(:func:`parameters_from_model`).
 
 Identified parameters are read from a JSON result file (see
 :func:`read_parameter_file`).
@@ -82,6 +74,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
+from pardyn.description.dynamics import DRIVE_NAMES, DynamicsSection
 from pardyn.description.fields import YamlFields
 from pardyn.errors import DescriptionError, InputError
 
@@ -100,17 +93,14 @@ __all__ = [
     "standard_from_inertia",
     "inertia_from_standard",
     "body_to_joint_matrix",
-    "nominal_parameters",
-    "load_dynamic_model",
+    "parameters_from_description",
+    "parameters_from_model",
     "read_parameter_file",
     "write_parameter_file",
 ]
 
 INERTIAL_NAMES: tuple[str, ...] = ("xx", "xy", "xz", "yy", "yz", "zz", "mx", "my", "mz", "m")
 """The 10 inertial standard parameters of a body, eq. (2) order."""
-
-DRIVE_NAMES: tuple[str, ...] = ("ia", "fv", "fs", "offset")
-"""The 4 drive-chain parameters of a joint, eq. (2) order (``offset`` is tau_off)."""
 
 STANDARD_FROM_PINOCCHIO = np.array([4, 5, 7, 6, 8, 9, 1, 2, 3, 0])
 """``standard = pinocchio[STANDARD_FROM_PINOCCHIO]``, pinocchio = toDynamicParameters()."""
@@ -120,9 +110,6 @@ PINOCCHIO_FROM_STANDARD = np.argsort(STANDARD_FROM_PINOCCHIO)
 
 RESULT_FORMAT = "pardyn-dynamic-parameters"
 """Value of the ``format`` key of a parameter result file (version 1)."""
-
-_INERTIA_KEYS = ("xx", "xy", "xz", "yy", "yz", "zz")
-
 
 def standard_from_inertia(inertia: pin.Inertia) -> np.ndarray:
     """The 10 standard parameters of a pinocchio inertia, eq. (2) order, shape (10,).
@@ -233,7 +220,7 @@ class Drive:
 class DynamicParameters:
     """The standard dynamic parameters of a robot (eq. 2 for every body and drive).
 
-    Build with :func:`nominal_parameters` (YAML values) or
+    Get them as ``robot.nominal_parameters`` (YAML values) or from
     :func:`read_parameter_file` (identified values); change with
     :meth:`with_vector` / :meth:`with_values`; write into a pinocchio model with
     :meth:`apply`.
@@ -423,15 +410,7 @@ class DynamicParameters:
         }
 
 
-# ----------------------------------------------------------------- YAML reading
-def _standard_from_com(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
-    """Standard parameters at the frame origin from mass, com and inertia about the com."""
-    origin = inertia_com + mass * (com @ com * np.eye(3) - np.outer(com, com))  # parallel axes
-    moment = mass * com
-    return np.array([origin[0, 0], origin[0, 1], origin[0, 2], origin[1, 1], origin[1, 2], origin[2, 2],
-                     *moment, mass])
-
-
+# ------------------------------------------------------- from the description
 def _body_frame(robot: Robot, link: str, fields: YamlFields, key: str) -> tuple[int, pin.SE3]:
     model = robot.model
     frame_id = model.getFrameId(link, pin.FrameType.BODY)
@@ -455,66 +434,38 @@ def _order_drives(robot: Robot, drives: dict[str, Drive]) -> tuple[Drive, ...]:
     return tuple(ordered)
 
 
-def _from_section(robot: Robot, raw: Any) -> DynamicParameters:
-    source = robot.description.source
-    fields = YamlFields(source)
-    section = fields.mapping(raw, "dynamics")
-    fields.check_keys(section, "dynamics", {"gravity", "bodies", "drives"})
-    gravity = (fields.vector(section["gravity"], "dynamics.gravity", 3) if "gravity" in section
-               else np.array([0.0, 0.0, -9.81]))
-
-    raw_bodies = section.get("bodies") or []
-    if not isinstance(raw_bodies, list):
-        raise fields.fail("dynamics.bodies", "expected a list")
+def _from_section(robot: Robot, section: DynamicsSection) -> DynamicParameters:
+    """The parameters of the typed ``dynamics:`` section, its link and joint names checked against the tree."""
+    fields = YamlFields(robot.description.source)
     bodies: list[Body] = []
-    for i, raw_body in enumerate(raw_bodies):
-        key = f"dynamics.bodies[{i}]"
-        item = fields.mapping(raw_body, key)
-        fields.check_keys(item, key, {"links", "mass", "com", "inertia_com"})
-        if "mass" not in item:
-            raise fields.fail(key, "missing 'mass' (kg)")
-        mass = fields.number(item["mass"], f"{key}.mass")
-        com = fields.vector(item["com"], f"{key}.com", 3) if "com" in item else np.zeros(3)
-        raw_inertia = fields.mapping(item.get("inertia_com", {}), f"{key}.inertia_com")
-        fields.check_keys(raw_inertia, f"{key}.inertia_com", set(_INERTIA_KEYS))
-        xx, xy, xz, yy, yz, zz = (fields.number(raw_inertia.get(k, 0.0), f"{key}.inertia_com.{k}")
-                                  for k in _INERTIA_KEYS)
-        inertia_com = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-        standard = _standard_from_com(mass, com, inertia_com)
-        for j, link in enumerate(fields.names(item.get("links"), f"{key}.links")):
-            joint, placement = _body_frame(robot, link, fields, f"{key}.links[{j}]")
+    for i, values in enumerate(section.bodies):
+        standard = values.standard()
+        for j, link in enumerate(values.links):
+            joint, placement = _body_frame(robot, link, fields, f"dynamics.bodies[{i}].links[{j}]")
             bodies.append(Body(name=link, joint=joint, placement=placement, standard=standard.copy()))
-    names = [b.name for b in bodies]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise fields.fail("dynamics.bodies", f"links listed twice: {twice}")
-
-    raw_drives = section.get("drives") or []
-    if not isinstance(raw_drives, list):
-        raise fields.fail("dynamics.drives", "expected a list")
     drives: dict[str, Drive] = {}
-    for i, raw_drive in enumerate(raw_drives):
-        key = f"dynamics.drives[{i}]"
-        item = fields.mapping(raw_drive, key)
-        fields.check_keys(item, key, {"joints", *DRIVE_NAMES})
-        values = {p: fields.number(item.get(p, 0.0), f"{key}.{p}") for p in DRIVE_NAMES}
-        for j, joint in enumerate(fields.names(item.get("joints"), f"{key}.joints")):
+    for i, values in enumerate(section.drives):
+        for j, joint in enumerate(values.joints):
             if joint not in robot.joint_names:
-                raise fields.fail(f"{key}.joints[{j}]", f"unknown joint {joint!r}; joints: {list(robot.joint_names)}")
-            if robot.task_frame is None and robot.joint_names.index(joint) in robot.task_indices and joint not in robot.actuated_names:
-                raise fields.fail(f"{key}.joints[{j}]", f"{joint!r} is a virtual task coordinate, not a drive")
-            if joint in drives:
-                raise fields.fail(f"{key}.joints[{j}]", f"joint {joint!r} listed twice")
-            drives[joint] = _drive(robot, joint, values)
+                raise fields.fail(f"dynamics.drives[{i}].joints[{j}]",
+                                  f"unknown joint {joint!r}; joints: {list(robot.joint_names)}")
+            drives[joint] = _drive(robot, joint, values.values())
     return DynamicParameters(
-        robot=robot.name, bodies=tuple(bodies), drives=_order_drives(robot, drives), gravity=gravity,
-        njoints=robot.model.njoints, nv=robot.model.nv,
+        robot=robot.name, bodies=tuple(bodies), drives=_order_drives(robot, drives),
+        gravity=section.gravity.copy(), njoints=robot.model.njoints, nv=robot.model.nv,
     )
 
 
-def _from_urdf(robot: Robot) -> DynamicParameters:
-    """One body per moving joint carrying mass (named after its child link), URDF drive friction."""
-    model = robot.model
+def parameters_from_model(robot: Robot, model: pin.Model | None = None) -> DynamicParameters:
+    """The parameters a pinocchio model carries (``robot.model``, i.e. the URDF's, by default).
+
+    One body per moving joint carrying mass (named after its child link, at the
+    joint frame), a drive for every actuated joint and every joint with
+    armature, damping or friction, the model's gravity; offsets zero.
+    ``parameters_from_model(robot, model).apply(robot.model.copy())`` gives
+    ``model``'s dynamics back.
+    """
+    model = robot.model if model is None else model
     bodies = []
     for joint in range(1, model.njoints):
         standard = standard_from_inertia(model.inertias[joint])
@@ -535,56 +486,42 @@ def _from_urdf(robot: Robot) -> DynamicParameters:
 
 
 def _check_against_urdf(robot: Robot, params: DynamicParameters) -> None:
-    """The URDF (as pinocchio lumps it) must agree with the YAML nominal values."""
-    model = robot.model
-    lumped = params.joint_parameters()
-    for joint in range(1, model.njoints):
-        urdf = np.asarray(model.inertias[joint].toDynamicParameters())
-        if not np.allclose(urdf, lumped[joint - 1], rtol=1e-8, atol=1e-12):
-            raise DescriptionError(
-                f"{robot.description.source}: dynamics: the bodies on joint {model.names[joint]!r} add up to "
-                f"[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] = {np.round(lumped[joint - 1], 10).tolist()} but "
-                f"{robot.description.urdf} gives {np.round(urdf, 10).tolist()}; regenerate the URDF "
-                "(python tools/generate_planar_urdf.py) or fix the YAML"
-            )
-    for drive in params.drives:
-        urdf = (float(model.damping[drive.index]), float(model.friction[drive.index]))
-        if not np.allclose(urdf, (drive.fv, drive.fs), rtol=1e-8, atol=1e-12):
-            raise DescriptionError(
-                f"{robot.description.source}: dynamics: joint {drive.joint!r} has fv, fs = {drive.fv}, {drive.fs} "
-                f"but {robot.description.urdf} <dynamics damping friction> gives {urdf}; regenerate the URDF"
-            )
+    """The URDF (as pinocchio lumps it) must agree with the YAML nominal values (the first joint that does not is named)."""
+    model, source, urdf_path = robot.model, robot.description.source, robot.description.urdf
+    lumped = params.joint_parameters()  # (njoints - 1, 10)
+    urdf = np.array([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)])
+    for row in np.flatnonzero(~np.isclose(urdf, lumped, rtol=1e-8, atol=1e-12).all(axis=1))[:1]:
+        raise DescriptionError(
+            f"{source}: dynamics: the bodies on joint {model.names[int(row) + 1]!r} add up to "
+            f"[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] = {np.round(lumped[row], 10).tolist()} but "
+            f"{urdf_path} gives {np.round(urdf[row], 10).tolist()}; regenerate the URDF "
+            "(python tools/generate_planar_urdf.py) or fix the YAML"
+        )
+    index = params.drive_indices
+    drives = params.drive_values()[:, 1:3]  # (n_d, 2): fv, fs
+    friction = np.column_stack([model.damping[index], model.friction[index]])
+    for k in np.flatnonzero(~np.isclose(friction, drives, rtol=1e-8, atol=1e-12).all(axis=1))[:1]:
+        drive = params.drives[int(k)]
+        raise DescriptionError(
+            f"{source}: dynamics: joint {drive.joint!r} has fv, fs = {drive.fv}, {drive.fs} but {urdf_path} "
+            f"<dynamics damping friction> gives {tuple(friction[k].tolist())}; regenerate the URDF"
+        )
 
 
-def nominal_parameters(robot: Robot, *, check_urdf: bool = True) -> DynamicParameters:
-    """The nominal parameters of the robot's YAML ``dynamics:`` section.
+def parameters_from_description(robot: Robot, *, check_urdf: bool = True) -> DynamicParameters:
+    """The nominal parameters of the robot's typed ``dynamics:`` section, built once when the robot loads.
 
-    Without that section: the URDF inertias (one body per moving joint) and
-    drive friction. With ``check_urdf`` the URDF must agree with the YAML
-    (:class:`DescriptionError` otherwise, naming the joint).
+    :class:`pardyn.Robot` calls this at construction and keeps the result as
+    ``robot.nominal_parameters``: use that. Without a ``dynamics:`` section: the
+    URDF's (:func:`parameters_from_model`). With ``check_urdf`` the URDF must
+    agree with the YAML (:class:`DescriptionError` otherwise, naming the joint).
     """
-    raw = robot.description.extra.get("dynamics")
-    if raw is None:
-        return _from_urdf(robot)
-    params = _from_section(robot, raw)
-    if check_urdf:
+    section = robot.description.dynamics
+    params = parameters_from_model(robot) if section is None else _from_section(robot, section)
+    if section is not None and check_urdf:
         _check_against_urdf(robot, params)
-    return params
-
-
-def load_dynamic_model(robot: Robot, params: DynamicParameters | None = None) -> DynamicParameters:
-    """Write dynamic parameters into ``robot.model`` (in place) and return them.
-
-    The explicit step that turns the kinematic model into the dynamic one used
-    by the rest of pardyn (forward dynamics, simulation): inertias, armature,
-    damping, friction and gravity as in :meth:`DynamicParameters.apply`.
-
-    Args:
-        robot: the robot whose ``model`` is modified.
-        params: parameters to apply; the YAML nominal values by default.
-    """
-    params = nominal_parameters(robot) if params is None else params
-    params.apply(robot.model)
+    for array in (params.gravity, *(body.standard for body in params.bodies)):
+        array.flags.writeable = False  # shared by every user of the robot: change copies (with_values, ...)
     return params
 
 
@@ -606,7 +543,7 @@ def read_parameter_file(path: str | Path, robot: Robot, *, base: DynamicParamete
         }
 
     ``unlisted`` says what the parameters not listed become: their nominal
-    value (``base``, the YAML values by default), or zero. Base parameters
+    value (``base``, ``robot.nominal_parameters`` by default), or zero. Base parameters
     (section 4.1) are written with ``"unlisted": "zero"`` under the name of the
     standard parameter that carries the regrouped value (e.g. ``zz_leg1_link1``
     for ``zz1R = zz1 + d2^2 m2``): the model they give is then exactly the
@@ -635,7 +572,7 @@ def read_parameter_file(path: str | Path, robot: Robot, *, base: DynamicParamete
     unlisted = content.get("unlisted", "nominal")
     if unlisted not in ("nominal", "zero"):
         raise InputError(f"{path}: unlisted: expected 'nominal' or 'zero', got {unlisted!r}")
-    base = nominal_parameters(robot) if base is None else base
+    base = robot.nominal_parameters if base is None else base
     return base.with_values(values, unlisted="keep" if unlisted == "nominal" else "zero",
                             where=f"{path}: standard_parameters")
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
-from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class Regressor:
         projected: Sequence[str] | None = None,
     ) -> None:
         self.robot = robot
-        self.params = nominal_parameters(robot) if params is None else params
+        self.params = robot.nominal_parameters if params is None else params
         actuated = list(robot.actuated_names)
         self.n_actuated = len(actuated)
         self.n_task = len(robot.task_names)

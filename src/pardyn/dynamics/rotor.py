@@ -32,8 +32,9 @@ implicit in ``tau_J`` through the load term; with ``a = K_tau i - B thetaddot -
 s [F_c(T) + Stribeck] - F_v(T) thetadot`` its unique solution (``F_l < 1``) is
 ``tau_J = a / (1 + s F_l sign(a))`` (:meth:`RotorModel.joint_torque`).
 
-Parameters come from the ``rotors:`` section of the robot YAML (see
-``config/robots/ur5e.yaml``), read by :func:`load_rotor_model`.
+Parameters come from the typed ``rotors:`` section of the robot YAML
+(:mod:`pardyn.description.rotors`, ``config/robots/ur5e.yaml``), as a
+:class:`RotorModel` from :func:`load_rotor_model`.
 """
 
 from __future__ import annotations
@@ -44,31 +45,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pardyn.description.fields import YamlFields
-from pardyn.errors import InputError
+from pardyn.description.rotors import ROTOR_FIELDS
+from pardyn.errors import DescriptionError, InputError
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
 __all__ = ["ROTOR_FIELDS", "RotorFriction", "RotorModel", "load_rotor_model"]
-
-ROTOR_FIELDS: dict[str, str] = {
-    "inertia": "B, rotor inertia reflected to the link side, kg m^2",
-    "torque_constant": "K_tau, link-side torque constant, N m/A",
-    "stiffness": "transmission stiffness, N m/rad (plant)",
-    "damping": "transmission damping, N m s/rad (plant)",
-    "coulomb": "F_c, Coulomb friction at T_ref, N m",
-    "static": "F_s, breakaway (Stribeck) friction, N m",
-    "stribeck_velocity": "v_s, Stribeck velocity, rad/s",
-    "load_coulomb": "F_l, Coulomb friction per N m of transmitted torque, -",
-    "viscous": "F_v, viscous friction at T_ref, N m s/rad",
-    "viscous_temperature": "k_v, F_v(T) = F_v exp(-k_v (T - T_ref)), 1/K",
-    "coulomb_temperature": "k_c, F_c(T) = F_c (1 - k_c (T - T_ref)), 1/K",
-    "coulomb_width": "w, velocity scale of the Coulomb sign s = tanh(thetadot / w) (presliding), rad/s",
-    "temperature_c": "operating temperature T, deg C",
-}
-"""Keys of a ``rotors.drives`` entry and their meaning / unit (every one required)."""
-
 
 @dataclass(frozen=True)
 class RotorFriction:
@@ -231,55 +214,26 @@ class RotorModel:
 
 
 def load_rotor_model(robot: Robot) -> RotorModel:
-    """The rotor model of the robot YAML's ``rotors:`` section (actuated-joint order).
+    """The rotor model of the robot's typed ``rotors:`` section (actuated-joint order).
 
     Raises:
-        DescriptionError: missing section, a missing/unknown key, an actuated joint
-            without entry (the message names the YAML file and key).
+        DescriptionError: the robot YAML has no ``rotors:`` section (the section's content
+            was checked when the robot loaded, :mod:`pardyn.description.rotors`).
     """
-    source = robot.description.source
-    reader = YamlFields(source)
-    raw = robot.description.extra.get("rotors")
-    if raw is None:
-        raise reader.fail("rotors", f"{robot.name} has no rotor model (section 'rotors:' missing)")
-    section = reader.mapping(raw, "rotors")
-    reader.check_keys(section, "rotors", {"reference_temperature_c", "drives"})
-    reference = reader.number(section.get("reference_temperature_c", 25.0), "rotors.reference_temperature_c")
-    drives = section.get("drives") or []
-    if not isinstance(drives, list):
-        raise reader.fail("rotors.drives", "expected a list")
-    values: dict[str, dict[str, float]] = {}
-    for i, raw_drive in enumerate(drives):
-        key = f"rotors.drives[{i}]"
-        item = reader.mapping(raw_drive, key)
-        reader.check_keys(item, key, {"joints", *ROTOR_FIELDS})
-        missing = [name for name in ROTOR_FIELDS if name not in item]
-        if missing:
-            raise reader.fail(key, f"missing {missing} ({'; '.join(ROTOR_FIELDS[m] for m in missing)})")
-        numbers = {name: reader.number(item[name], f"{key}.{name}") for name in ROTOR_FIELDS}
-        for name in ("inertia", "stribeck_velocity", "torque_constant"):
-            if not numbers[name] > 0.0:
-                raise reader.fail(f"{key}.{name}", f"must be positive, got {numbers[name]}")
-        if not 0.0 <= numbers["load_coulomb"] < 1.0:
-            raise reader.fail(f"{key}.load_coulomb", f"must be in [0, 1), got {numbers['load_coulomb']}")
-        for j, joint in enumerate(reader.names(item.get("joints"), f"{key}.joints")):
-            if joint not in robot.actuated_names:
-                raise reader.fail(f"{key}.joints[{j}]", f"{joint!r} is not an actuated joint {list(robot.actuated_names)}")
-            values[joint] = numbers
-    missing = [name for name in robot.actuated_names if name not in values]
-    if missing:
-        raise reader.fail("rotors.drives", f"no entry for the actuated joints {missing}")
-    joints = tuple(robot.actuated_names)
+    section = robot.description.rotors
+    if section is None:
+        raise DescriptionError(f"{robot.description.source}: rotors: {robot.name} has no rotor model "
+                               "(section 'rotors:' missing)")
 
     def column(name: str) -> np.ndarray:
-        return np.array([values[joint][name] for joint in joints])
+        return np.array(section.values[name], dtype=float)
 
     friction = RotorFriction(
         **{f.name: column(f.name) for f in fields(RotorFriction) if f.name != "reference_temperature_c"},
-        reference_temperature_c=float(reference),
+        reference_temperature_c=section.reference_temperature_c,
     )
     return RotorModel(
-        joints=joints,
+        joints=section.joints,
         inertia=column("inertia"),
         torque_constant=column("torque_constant"),
         stiffness=column("stiffness"),
@@ -287,4 +241,3 @@ def load_rotor_model(robot: Robot) -> RotorModel:
         friction=friction,
         temperature_c=column("temperature_c"),
     )
-

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pardyn.dynamics.inverse import minimum_norm_torques
-from pardyn.dynamics.parameters import INERTIAL_NAMES, DynamicParameters, nominal_parameters
+from pardyn.dynamics.parameters import INERTIAL_NAMES, DynamicParameters
 from pardyn.dynamics.virtual_work import body_energy, body_observation, body_parameters, parameter_names
 from pardyn.errors import DescriptionError
 from pardyn.kinematics.analytic.wu import WuGeometry, WuMotion, pivotal_motion
@@ -54,7 +54,7 @@ class WuVirtualWork:
     def __init__(self, robot: Robot, params: DynamicParameters | None = None) -> None:
         self.robot = robot
         self.geometry = WuGeometry.from_robot(robot)
-        params = nominal_parameters(robot) if params is None else params
+        params = robot.nominal_parameters if params is None else params
         self.gravity = np.asarray(params.gravity, dtype=float)[:2]  # (2,), m/s^2
         home = pivotal_motion(self.geometry, np.asarray(robot.home)[np.asarray(robot.task_indices)])
         self.names = parameter_names(home.bodies)

@@ -18,7 +18,7 @@ quantized encoders, torque noise, velocities by a filtered difference):
   the controllers).
 * **Figures**: per case and law, max and RMS platform position error (mm, true plant
   pose vs reference), max joint error (rad), peak torque per motor against its limit
-  (YAML ``motor_effort_nm``) and the fraction of samples at a limit; per case, the
+  (YAML ``limits: effort:``) and the fraction of samples at a limit; per case, the
   exact vs simplified inverse-dynamics torques along the reference
   (``model_difference_pct``: max |tau_exact - tau_simplified| / max |tau_exact|, and RMS ratio).
 * **Claim** (``ctc_beats_pd``): CTC's max position error is below PD's in every case run;
@@ -41,7 +41,6 @@ from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.control.pd import JointPD
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.lumped import split_bar_masses
-from pardyn.dynamics.parameters import load_dynamic_model
 from pardyn.experiments.plots import joint_panels, write_json
 from pardyn.experiments.runner import run_closed_loop
 from pardyn.parallel import fork_map
@@ -148,10 +147,8 @@ def _job(shared: tuple, item: tuple[str, str]) -> dict[str, Any]:
         law = JointPD(kp, kd, limits=limits)
     else:
         law = ComputedTorque(robot, simplified, kp=options.ctc_kp, kd=options.ctc_kd, space="actuated", limits=limits)
-    plant_robot = load_robot("delta")
-    load_dynamic_model(plant_robot, nominal)
     payload = Payload(options.payload_kg) if case == "payload" else None
-    plant = MujocoPlant(plant_robot, payload=payload)
+    plant = MujocoPlant(robot, nominal, payload=payload)
     t_path, x_path = path
     recording = run_closed_loop(
         robot, plant, law, reference, duration_s=float(t_path[-1]), start=robot.analytic.inverse(x_path[0]),
@@ -191,7 +188,7 @@ def delta_pick_and_place(out_dir: Path | str, options: DeltaOptions | None = Non
     out_dir.mkdir(parents=True, exist_ok=True)
     clock = time.perf_counter()
     robot = load_robot("delta")
-    nominal = load_dynamic_model(robot)
+    nominal = robot.nominal_parameters
     simplified = split_bar_masses(robot, nominal, BARS)
     limits = actuator_limits(robot)
     t, x, xdot, xddot = pick_and_place_path(robot, options)

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from pardyn.control.laws import LawOptions, make_law
-from pardyn.dynamics.parameters import DynamicParameters, load_dynamic_model
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import joint_panels, write_json
 from pardyn.experiments.runner import run_closed_loop
@@ -83,7 +83,7 @@ class H4Options:
         pfc_kp, pfc_kv: PFC inner-loop gains (1/s^2, 1/s); pfc_response_periods: CLTR (periods);
         pfc_points: coincidence points (periods); pfc_degree: error extrapolation degree;
         pfc_error_window: past errors its coefficients are fitted to (least squares).
-        torque_limits_nm: per motor (N m); empty: the URDF's (``motor_effort_nm`` of h4.yaml).
+        torque_limits_nm: per motor (N m); empty: the URDF's (``limits: effort:`` of h4.yaml).
         counts_per_revolution, torque_noise, seed: measurement model.
         velocity_cutoff_hz: low-pass of the velocity estimate (Hz).
         similar_ratio: tolerance of the ``similar_tracking`` claim.
@@ -154,11 +154,11 @@ def scaled_parameters(nominal: DynamicParameters, level_pct: float) -> DynamicPa
     return nominal.with_vector(nominal.vector() * (1.0 + level_pct / 100.0))
 
 
-def _law(kind: str, params: DynamicParameters, options: H4Options, limits: np.ndarray):
+def _law(robot: Robot, kind: str, params: DynamicParameters, options: H4Options, limits: np.ndarray):
     pfc = {"kp": options.pfc_kp, "kv": options.pfc_kv, "response_periods": options.pfc_response_periods,
            "points": options.pfc_points, "degree": options.pfc_degree, "error_window": options.pfc_error_window}
     law_options = LawOptions(ctc_kp=(options.ctc_kp,), ctc_kd=(options.ctc_kv,), limits=limits, pfc=pfc)
-    return make_law(kind, load_robot("h4"), params, law_options)
+    return make_law(kind, robot, params, law_options)
 
 
 def _cases(options: H4Options) -> list[tuple[str, float | None]]:
@@ -177,10 +177,8 @@ def _job(shared: tuple, item: tuple[str, float | None, str]) -> dict[str, Any]:
     robot, nominal, reference, limits, options = shared
     case, level, kind = item
     params = nominal if level is None else scaled_parameters(nominal, level)
-    law = _law(kind, params, options, limits)
-    plant_robot = load_robot("h4")
-    load_dynamic_model(plant_robot, nominal)
-    plant: Plant = MujocoPlant(plant_robot)
+    law = _law(robot, kind, params, options, limits)
+    plant: Plant = MujocoPlant(robot, nominal)
     if case == "load":
         plant = LoadStep(plant, Payload(options.load_kg, frame="nacelle"), options.load_at_s)
     recording = run_closed_loop(
@@ -281,7 +279,7 @@ def h4_pfc_vs_ctc(out_dir: Path | str, options: H4Options | None = None) -> dict
     clock = time.perf_counter()
     cases = _cases(options)
     robot: Robot = load_robot("h4")
-    nominal = load_dynamic_model(robot)
+    nominal = robot.nominal_parameters
     from pardyn.control import actuator_limits  # noqa: PLC0415
 
     limits = actuator_limits(robot, options.torque_limits_nm or None)

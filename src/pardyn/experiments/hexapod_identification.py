@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from pardyn.dynamics.parameters import load_dynamic_model
 from pardyn.errors import KinematicsError
 from pardyn.experiments.plots import joint_panels, write_json
 from pardyn.experiments.runner import run_closed_loop
@@ -66,11 +65,11 @@ class HexapodOptions:
 
 
 def _control_job(shared: tuple, case: str) -> dict[str, Any]:
-    robot, plant_robot, laws, samples, options = shared
+    robot, truth, laws, samples, options = shared
     law = laws[case]
     try:
         recording = run_closed_loop(
-            robot, MujocoPlant(plant_robot), law, samples.select(robot.actuated_indices),
+            robot, MujocoPlant(robot, truth), law, samples.select(robot.actuated_indices),
             duration_s=options.control_s, start=samples.q[0],
             measurement=MeasurementModel(robot, counts_per_revolution=options.counts_per_revolution,
                                          torque_noise=options.torque_noise, seed=11),
@@ -105,7 +104,7 @@ def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None =
                            counts_per_revolution=options.counts_per_revolution, torque_noise=options.torque_noise,
                            show_progress=options.show_progress, workers=options.workers)
     robot = load_robot("hexapod")
-    nominal = load_dynamic_model(robot)
+    nominal = robot.nominal_parameters
     result = identify(robot, [recorded.bags["unloaded"]], loaded_bags=[recorded.bags["loaded"]],
                       validate_bags=[recorded.bags["validation"]], settings=IdentificationSettings(workers=1),
                       show_progress=options.show_progress)
@@ -115,16 +114,14 @@ def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None =
 
     # CTC with the nominal vs the identified model on the as-built plant, the validation trajectory
     truth = as_built_parameters(nominal, seed=options.truth_seed)
-    plant_robot = load_robot("hexapod")
-    load_dynamic_model(plant_robot, truth)
     design = design_exciting_trajectory(robot, duration_s=options.validation_s, candidates=6, seed=3,
-                                        **excitation_settings("hexapod").design_options())
+                                        **excitation_settings(robot).design_options())
     samples = joint_trajectory(robot, design.trajectory, rate_hz=200.0)
     kp, kd = ctc_gains(options.bandwidth_hz, options.damping)
-    laws = {"ctc_nominal": ComputedTorque(load_robot("hexapod"), nominal, kp=kp, kd=kd, space="actuated"),
-            "ctc_identified": ComputedTorque(load_robot("hexapod"), result.parameters, kp=kp, kd=kd, space="actuated")}
+    laws = {"ctc_nominal": ComputedTorque(robot, nominal, kp=kp, kd=kd, space="actuated"),
+            "ctc_identified": ComputedTorque(robot, result.parameters, kp=kp, kd=kd, space="actuated")}
     cases = list(laws)
-    outcomes = fork_map(_control_job, (robot, plant_robot, laws, samples, options), cases, workers=options.workers)
+    outcomes = fork_map(_control_job, (robot, truth, laws, samples, options), cases, workers=options.workers)
     control = dict(zip(cases, outcomes))
     joints = list(robot.actuated_names)
     ran = [case for case in cases if control[case]["diverged"] is None]

@@ -26,7 +26,7 @@ import numpy as np
 
 from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.control.pd import JointPD
-from pardyn.dynamics.parameters import DynamicParameters, load_dynamic_model
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.parallel import fork_map
 from pardyn.experiments.runner import run_closed_loop
@@ -132,15 +132,15 @@ def controller(robot: Robot) -> JointPD:
 
 
 def _record_job(shared: tuple, run: Run) -> tuple[Path, dict[str, float], object]:
-    robot, plant_robot, law, out_dir, rate_hz, counts_per_revolution, torque_noise, candidates, show_progress = shared
+    robot, truth, law, out_dir, rate_hz, counts_per_revolution, torque_noise, candidates, show_progress = shared
     design = design_exciting_trajectory(
         robot, duration_s=run.duration_s, candidates=candidates, seed=run.seed,
-        **excitation_settings(robot.name).design_options()
+        **excitation_settings(robot).design_options()
     )
     samples = joint_trajectory(robot, design.trajectory, rate_hz=100.0)
     reference = samples.select(robot.actuated_indices)
     recording = run_closed_loop(
-        robot, MujocoPlant(plant_robot, payload=run.payload), law, reference,
+        robot, MujocoPlant(robot, truth, payload=run.payload), law, reference,
         duration_s=run.duration_s, start=samples.q[0], rate_hz=rate_hz,
         measurement=MeasurementModel(robot, counts_per_revolution=counts_per_revolution,
                                      torque_noise=torque_noise, seed=run.seed),
@@ -178,12 +178,9 @@ def record_runs(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     robot = load_robot(robot_name)
-    nominal = load_dynamic_model(robot)
-    plant_robot = load_robot(robot_name)  # same kinematics, as-built dynamics
-    truth = as_built_parameters(nominal, seed=truth_seed)
-    load_dynamic_model(plant_robot, truth)
+    truth = as_built_parameters(robot.nominal_parameters, seed=truth_seed)  # the plant, as built
     law = controller(robot)
-    shared = (robot, plant_robot, law, out_dir, rate_hz, counts_per_revolution, torque_noise,
+    shared = (robot, truth, law, out_dir, rate_hz, counts_per_revolution, torque_noise,
               candidates, show_progress)
     recorded = fork_map(_record_job, shared, list(runs), workers=workers)
     bags = {run.name: path for run, (path, _, _) in zip(runs, recorded)}

@@ -32,7 +32,6 @@ import numpy as np
 from pardyn.control.computed_torque import ComputedTorque
 from pardyn.control.gains import ctc_gains
 from pardyn.control.model_swap import ModelSwap
-from pardyn.dynamics.parameters import load_dynamic_model
 from pardyn.experiments.identification_runs import DUALV_PAYLOAD, as_built_parameters
 from pardyn.experiments.plots import line_plot, write_json
 from pardyn.experiments.runner import run_closed_loop
@@ -82,13 +81,11 @@ def online_identification(out: Path | str | None, options: OnlineOptions | None 
     """Run the demonstration (module docstring); JSON and plots in ``out`` (none if ``None``)."""
     options = options or OnlineOptions()
     robot = load_robot("dualv")
-    nominal = load_dynamic_model(robot)
-    plant_robot = load_robot("dualv")
+    nominal = robot.nominal_parameters
     truth = as_built_parameters(nominal, seed=options.truth_seed)
-    load_dynamic_model(plant_robot, truth)
-    plant = MujocoPlant(plant_robot)
+    plant = MujocoPlant(robot, truth)
     design = design_exciting_trajectory(robot, duration_s=options.duration_s, candidates=2, seed=options.seed,
-                                        **excitation_settings("dualv").design_options())
+                                        **excitation_settings(robot).design_options())
     samples = joint_trajectory(robot, design.trajectory, rate_hz=100.0)
     reference = samples.select(robot.actuated_indices)
     kp, kd = ctc_gains(options.natural_frequency_hz, 1.0)

@@ -53,7 +53,6 @@ import pinocchio as pin
 from pardyn.dynamics.parameters import (
     DynamicParameters,
     inertia_from_standard,
-    load_dynamic_model,
     standard_from_inertia,
 )
 from pardyn.errors import InputError, KinematicsError
@@ -168,23 +167,22 @@ def _reachable_centre(robot: Robot, options: RobustnessOptions) -> tuple[np.ndar
                      f"{options.centre} (condition number limit {options.max_condition})")
 
 
-def _make_law(kind: str, frequency_hz: float, damping: float):
+def _make_law(robot: Robot, kind: str, frequency_hz: float, damping: float):
     from pardyn.experiments.tracking import build_law  # noqa: PLC0415
 
-    return build_law("rrr3", kind, bandwidth_hz=frequency_hz, damping=damping)
+    return build_law(robot, kind, bandwidth_hz=frequency_hz, damping=damping)
 
 
 def _job(shared: tuple, item: tuple[str, float, int]) -> dict[str, Any]:
     robot, nominal, templates, laws, samples, circle, options = shared
     kind, level, index = item
-    plant_robot = load_robot("rrr3")
     template = templates[index] if level else np.zeros_like(templates[0])
-    load_dynamic_model(plant_robot, perturbed_parameters(nominal, template, level))
+    plant = MujocoPlant(robot, perturbed_parameters(nominal, template, level))
     law = laws[kind]
     if hasattr(law, "reset"):
         law.reset(samples.q[0])
     recording = run_closed_loop(
-        robot, MujocoPlant(plant_robot), law, samples.select(robot.indices(law_joints(robot, law))),
+        robot, plant, law, samples.select(robot.indices(law_joints(robot, law))),
         duration_s=options.duration_s + options.settle_s, start=samples.q[0],
         measurement=MeasurementModel(robot, counts_per_revolution=options.counts_per_revolution,
                                      torque_noise=options.torque_noise, seed=options.measurement_seed),
@@ -216,12 +214,12 @@ def rrr3_robustness(out_dir: Path | str, options: RobustnessOptions | None = Non
     out_dir.mkdir(parents=True, exist_ok=True)
     clock = time.perf_counter()
     robot = load_robot("rrr3")
-    nominal = load_dynamic_model(robot)
+    nominal = robot.nominal_parameters
     centre, exact, worst = _reachable_centre(robot, options)
     circle = _circle(centre, options)
     samples = joint_trajectory(robot, circle, rate_hz=200.0, start=robot.home)
     frequency_hz, damping = gains_from_step_response(overshoot=options.overshoot, peak_time_s=options.peak_time_s)
-    laws = {kind: _make_law(kind, frequency_hz, damping) for kind in options.laws}
+    laws = {kind: _make_law(robot, kind, frequency_hz, damping) for kind in options.laws}
     templates = sign_templates(nominal, count=options.templates, seed=options.seed)
     levels = [float(level) for level in options.levels]
     items = [(kind, 0.0, 0) for kind in options.laws]

@@ -52,7 +52,7 @@ import numpy as np
 
 from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.control.laws import LawOptions, make_law
-from pardyn.dynamics.parameters import DynamicParameters, load_dynamic_model
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import law_joints, line_plot, write_json
 from pardyn.experiments.runner import run_closed_loop
@@ -138,25 +138,23 @@ def tracking_trajectories(robot: Robot, options: TrackingOptions, *, rate_hz: fl
     }
 
 
-def build_law(robot_name: str, kind: str, *, bandwidth_hz: float, damping: float,
+def build_law(robot: Robot, kind: str, *, bandwidth_hz: float, damping: float,
               params: DynamicParameters | None = None, gain_scale: float = 1.0):
-    """The law ``kind`` of the registry (:mod:`pardyn.control.laws`) on its own :class:`Robot`, tuned to a bandwidth.
+    """The law ``kind`` of the registry (:mod:`pardyn.control.laws`) for ``robot``, tuned to a bandwidth.
 
-    A law may write its parameters into its model, hence its own robot. ``pd``: gains from the
+    ``pd``: gains from the
     nominal inertia seen by each drive (:func:`pardyn.control.gains.pd_gains_from_bandwidth`),
     times ``gain_scale``; the model-based laws: error dynamics of natural frequency ``bandwidth_hz``
     and ``damping`` (:func:`pardyn.control.gains.ctc_gains`), model with ``params`` (None: nominal).
     """
-    robot = load_robot(robot_name)
     if kind == "pd":
-        load_dynamic_model(robot)
         kp, kd = pd_gains_from_bandwidth(robot, bandwidth_hz=bandwidth_hz, damping=damping)
         return make_law("pd", robot, options=LawOptions(kp=gain_scale * kp, kd=gain_scale * kd))
     return make_law(kind, robot, params, LawOptions(natural_frequency_hz=bandwidth_hz, damping=damping))
 
 
 def _job(shared: tuple, item: tuple[str, str]) -> dict[str, Any]:
-    robot, plant_robot, laws, trajectories, options = shared
+    robot, truth, laws, trajectories, options = shared
     trajectory_name, case = item
     samples = trajectories[trajectory_name]
     law = laws[case]
@@ -165,7 +163,7 @@ def _job(shared: tuple, item: tuple[str, str]) -> dict[str, Any]:
     actuated_reference = samples.select(robot.actuated_indices)
     duration = float(samples.times[-1]) + options.settle_s
     recording = run_closed_loop(
-        robot, MujocoPlant(plant_robot), law, samples.select(robot.indices(law_joints(robot, law))),
+        robot, MujocoPlant(robot, truth), law, samples.select(robot.indices(law_joints(robot, law))),
         duration_s=duration, start=samples.q[0],
         measurement=MeasurementModel(robot, counts_per_revolution=options.counts_per_revolution,
                                      torque_noise=options.torque_noise, seed=options.seed),
@@ -197,7 +195,7 @@ def dualv_tracking(out_dir: Path | str, options: TrackingOptions | None = None) 
     robot = load_robot("dualv")
     from pardyn.experiments.identification_runs import Run, as_built_parameters, record_runs  # noqa: PLC0415
 
-    nominal = load_dynamic_model(robot)
+    nominal = robot.nominal_parameters
     identification: dict[str, Any] | None = None
     identified = None
     if "ctc_identified" in options.cases:
@@ -207,7 +205,7 @@ def dualv_tracking(out_dir: Path | str, options: TrackingOptions | None = None) 
             recorded = record_runs("dualv", [Run("identification", 1, options.identification_s)], bags,
                                    truth_seed=options.truth_seed, show_progress=options.show_progress, workers=1)
             truth = recorded.truth
-            result = identify(load_robot("dualv"), [recorded.bags["identification"]],
+            result = identify(robot, [recorded.bags["identification"]],
                               settings=IdentificationSettings(workers=1), show_progress=options.show_progress)
         identified = result.parameters
         data = result.as_json()
@@ -221,18 +219,16 @@ def dualv_tracking(out_dir: Path | str, options: TrackingOptions | None = None) 
         }
     else:
         truth = as_built_parameters(nominal, seed=options.truth_seed)
-    plant_robot = load_robot("dualv")
-    load_dynamic_model(plant_robot, truth)
     trajectories = tracking_trajectories(robot, options)
     common = dict(bandwidth_hz=options.bandwidth_hz, damping=options.damping)
     factories = {
-        "pd": lambda: build_law("dualv", "pd", gain_scale=options.pd_gain_scale, **common),
-        "ctc_nominal": lambda: build_law("dualv", "ctc", params=nominal, **common),
-        "ctc_identified": lambda: build_law("dualv", "ctc", params=identified, **common),
+        "pd": lambda: build_law(robot, "pd", gain_scale=options.pd_gain_scale, **common),
+        "ctc_nominal": lambda: build_law(robot, "ctc", params=nominal, **common),
+        "ctc_identified": lambda: build_law(robot, "ctc", params=identified, **common),
     }
     laws = {case: factories[case]() for case in options.cases}
     items = [(name, case) for name in trajectories for case in options.cases]
-    results = fork_map(_job, (robot, plant_robot, laws, trajectories, options), items, workers=options.workers,
+    results = fork_map(_job, (robot, truth, laws, trajectories, options), items, workers=options.workers,
                        label="dualv_tracking runs" if options.show_progress else None)
     by_item = dict(zip(items, results))
     joints = list(robot.actuated_names)

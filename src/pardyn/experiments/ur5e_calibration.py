@@ -57,7 +57,7 @@ import numpy as np
 from pardyn.bags.joint_states import write_joint_states
 from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel, load_rotor_model
 from pardyn.experiments.identification_runs import as_built_parameters
@@ -141,7 +141,7 @@ def base_parameter_counts(
     Returns ``{"inertial": n_b of the 10-per-link inertial parameters (the paper's count),
     "with_drives": n_b with the drive columns ia, fv, fs, offset, "inertial_names": ...}``.
     """
-    params = nominal_parameters(robot)
+    params = robot.nominal_parameters
     if gravity is not None:
         params = params.with_gravity(gravity)
     regressor = Regressor(robot, params)
@@ -378,7 +378,7 @@ def ur5e_calibration(out: Path | str, options: CalibrationOptions | None = None)
     out.mkdir(parents=True, exist_ok=True)
     clock = time.perf_counter()
     robot = load_robot("ur5e")
-    cad = nominal_parameters(robot)
+    cad = robot.nominal_parameters
     tilt = options.tilt_rad
     counts = {
         "vertical": base_parameter_counts(robot),

@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 from pardyn.dynamics import InverseDynamics
-from pardyn.dynamics.parameters import nominal_parameters
 from pardyn.dynamics.wu import WuVirtualWork
 from pardyn.experiments.plots import line_plot, write_json
 from pardyn.robot import load_robot
@@ -91,7 +90,7 @@ def machine_forces(
     """Driving forces (N, n_a) of ``name`` along the motion, eq. (39) / (38), and the largest
     difference (N) to the generic engine's; ``counterweights=False`` sets their mass to 0."""
     robot = load_robot(name)
-    params = nominal_parameters(robot)
+    params = robot.nominal_parameters
     if not counterweights:
         params = params.with_values({f"{p}_slider{i}_joint": 0.0 for i in (1, 2) for p in ("ia", "offset")})
     model = WuVirtualWork(robot, params)

@@ -418,7 +418,7 @@ def build_mechanism(
     Args:
         robot: the robot (tree, closures, actuated and sensed joints, home).
         params: dynamic parameters; the YAML's nominal ones by default
-            (:func:`pardyn.dynamics.nominal_parameters`).
+            (``robot.nominal_parameters``).
         placeholder_mass: mass of the links pardyn models as massless (kg), > 0.
         placeholder_inertia: their isotropic inertia about their origin (kg m^2), > 0.
 
@@ -428,9 +428,7 @@ def build_mechanism(
     if not (placeholder_mass > 0.0 and placeholder_inertia > 0.0):
         raise ExportError(f"placeholder mass and inertia must be > 0, got {placeholder_mass}, {placeholder_inertia}")
     if params is None:
-        from pardyn.dynamics import nominal_parameters  # noqa: PLC0415 - dynamics imports pinocchio models
-
-        params = nominal_parameters(robot)
+        params = robot.nominal_parameters
     builder = _Builder(robot, params, placeholder_mass, placeholder_inertia)
     lumped = params.joint_parameters()
     virtual = _virtual_chain(robot, lumped)

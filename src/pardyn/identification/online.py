@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.signal import savgol_coeffs
 
-from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.errors import InputError, PardynError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
@@ -117,7 +117,7 @@ class OnlineIdentifier:
             raise InputError(f"decimation >= 1, window >= 2, 2 < order < 2 window + 1, rate_hz > 0 expected, "
                              f"got {decimation}, {window}, {order}, {rate_hz}")
         self.robot = robot
-        self.layout = params or nominal_parameters(robot)
+        self.layout = params or robot.nominal_parameters
         self.regressor = Regressor(robot, self.layout)
         self.base = structural_base(robot, self.regressor)
         columns = [self.layout.names.index(n) for n in self.base.standard_names]

@@ -68,7 +68,7 @@ from pardyn.bags.errors import BagError
 from pardyn.bags.joint_states import JointStateSeries
 from pardyn.bags.resample import DEFAULT_MAX_GAP
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel
 from pardyn.dynamics.transmission import Transmission
@@ -735,7 +735,7 @@ def _identify(
     estimate = estimator.estimate
     timings["solve_s"] = time.perf_counter() - clock_solve
     check_fit(estimate, essential, settings)
-    layout = nominal_parameters(robot)
+    layout = robot.nominal_parameters
     physical = None
     if settings.physical:
         from pardyn.identification.physical import physical_estimate  # noqa: PLC0415 - cvxpy on demand
@@ -835,7 +835,7 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         raise MissingRecordingError(
             f"the {settings.estimator} estimator simulates the model in closed loop: it needs the controller and "
             f"the reference of each of the {len(every)} bags, got {given}")
-    simulator = ModelSimulator(robot, nominal_parameters(robot), base)
+    simulator = ModelSimulator(robot, robot.nominal_parameters, base)
 
     def simulate(chi: np.ndarray) -> LinearSystem:
         runs = []
@@ -851,7 +851,7 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         raise InputError(f"estimator_start must be 'wls' or 'nominal', got {settings.estimator_start!r}")
     start = None
     if settings.estimator_start == "nominal":
-        values = nominal_parameters(robot).as_dict()
+        values = robot.nominal_parameters.as_dict()
         start = base.from_standard(np.array([values[n] for n in base.standard_names]))
     say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
     return estimate_by(settings.estimator, reduced, simulate=simulate, start=start,

@@ -28,7 +28,6 @@ in pinocchio).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -97,7 +96,7 @@ class ModelSimulator:
 
     Args:
         robot: the robot (its model is not modified: the simulation uses a copy).
-        layout: the full parameter layout (nominal values), :func:`pardyn.dynamics.parameters.nominal_parameters`.
+        layout: the full parameter layout (nominal values), ``robot.nominal_parameters``.
         base: the base parameters of the identification system.
         columns: the standard names of the system's columns (``base.standard_names``), all in ``layout``.
     """
@@ -135,14 +134,11 @@ class ModelSimulator:
         from pardyn.plants.pinocchio_plant import PinocchioPlant  # noqa: PLC0415
 
         params = self.parameters(chi_base, payload=payload)
-        model_robot = copy.copy(self.robot)  # same closures and kinematics, own inertias
-        model_robot.model = self.robot.model.copy()
-        params.apply(model_robot.model)
+        model_robot = self.robot
         times = np.asarray(times, dtype=float)
         duration = float(times[-1] - start_time)
         period = 1.0 / setup.rate_hz
-        plant = PinocchioPlant(model_robot, timestep=period, coulomb_width=setup.coulomb_width,
-                               offsets=params.offset_vector())
+        plant = PinocchioPlant(model_robot, params, timestep=period, coulomb_width=setup.coulomb_width)
         exact = MeasurementModel(model_robot, counts_per_revolution=2**48, length_resolution=1e-12,
                                  torque_noise=0.0, torque_noise_floor=0.0,
                                  joints=tuple(setup.law.joints) or None, seed=0)

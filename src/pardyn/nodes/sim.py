@@ -91,7 +91,7 @@ from std_msgs.msg import Float64MultiArray
 
 from pardyn.control import actuator_limits, saturate
 from pardyn.control.safety import CommandRejected, check_command
-from pardyn.dynamics.parameters import load_dynamic_model, read_parameter_file
+from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError
 from pardyn.nodes.common import (
     COMMAND_TOPIC,
@@ -140,10 +140,9 @@ class SimNode(Node):
 
         self.robot = load_robot(robot_name)
         robot = self.robot
-        # the dynamic parameters simulated (written into robot.model, which the plants read)
-        self.dynamic_parameters = load_dynamic_model(
-            robot, read_parameter_file(parameters_file, robot) if parameters_file else None
-        )
+        # the dynamic parameters simulated
+        self.dynamic_parameters = (read_parameter_file(parameters_file, robot) if parameters_file
+                                   else robot.nominal_parameters)
         self.names = tuple(robot.actuated_names)
         self.limits = actuator_limits(robot, limits)
         self.period_ns = period_ns(rate)
@@ -152,9 +151,8 @@ class SimNode(Node):
         self.stall_timeout_s = p["stall_timeout"]
         self.implausible_factor = p["implausible_factor"]
         payload = self._payload(payload_mass, payload_com, payload_inertia)
-        self.plant = make_plant(robot, plant_kind, payload=payload, timestep=plant_timestep,
-                                coulomb_width=coulomb_width, offsets=self.dynamic_parameters.offset_vector(),
-                                params=self.dynamic_parameters)
+        self.plant = make_plant(robot, plant_kind, self.dynamic_parameters, payload=payload, timestep=plant_timestep,
+                                coulomb_width=coulomb_width)
         q0 = robot.home if not initial_task else robot.solve_inverse(initial_task).q
         self.plant.reset(q0)
         self.measurement = self._make_measurement(measurement)

@@ -94,7 +94,7 @@ class TrajectoryNode(Node):
         """A Fourier exciting trajectory (pardyn.trajectories.exciting) around ``center``."""
         from pardyn.trajectories.exciting import design_exciting_trajectory  # noqa: PLC0415 - heavy, on demand
 
-        settings = excitation_settings(robot.name, amplitude=options["amplitude"], max_velocity=options["max_velocity"],
+        settings = excitation_settings(robot, amplitude=options["amplitude"], max_velocity=options["max_velocity"],
                                        max_acceleration=options["max_acceleration"],
                                        base_frequency_hz=options["base_frequency_hz"])
         design = design_exciting_trajectory(

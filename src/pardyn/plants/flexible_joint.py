@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
-from pardyn.dynamics.parameters import DynamicParameters, nominal_parameters
+from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.rotor import RotorModel
 from pardyn.errors import InputError
 from pardyn.plants import Plant, PlantState
@@ -89,7 +89,7 @@ class FlexibleJointPlant(Plant):
                              f"{rotors.friction.coulomb_width.tolist()}")
         self.robot = robot
         self.rotors = rotors
-        self.params = nominal_parameters(robot) if params is None else params
+        self.params = robot.nominal_parameters if params is None else params
         self.model = robot.model.copy()
         self.params.apply(self.model)
         self.model.armature[:] = 0.0  # the rotor is its own body here, not armature

@@ -1,9 +1,9 @@
 """MuJoCo plant: the robot simulated by an independent physics engine.
 
-The MJCF model is generated from the pinocchio model of the robot
-(``robot.model`` after :func:`pardyn.dynamics.parameters.load_dynamic_model`),
-not from the URDF nor the YAML, so whatever parameters pardyn holds are the
-ones simulated:
+The MJCF model is generated from the pinocchio tree of the robot with the
+plant's dynamic parameters applied (a copy of ``robot.model``,
+:meth:`pardyn.dynamics.parameters.DynamicParameters.apply`), not from the URDF
+nor the YAML, so whatever parameters the plant is given are the ones simulated:
 
 * one MuJoCo body per pinocchio joint, placed at ``model.jointPlacements[j]``
   in its parent's body (body frame = pinocchio joint frame), carrying the
@@ -19,7 +19,7 @@ ones simulated:
   On a PD-held DualV motion with velocity reversals, 0.5 s, it stays within
   2e-3 rad of eq. (5) with a 1e-3 rad/s ``tanh``; MuJoCo's default, softer
   friction was 1e-2 rad away), ``model.gravity`` -> ``option/gravity``;
-* counterweights (YAML top-level ``counterweights: [joint, ...]``, e.g. ``wu3r``):
+* counterweights (the description's ``counterweights: [joint, ...]``, e.g. ``wu3r``):
   pardyn models a counterweight of mass ``m_c`` moving opposite to a prismatic
   joint ``q`` of the base as that joint's drive terms ``ia = m_c``,
   ``offset = -m_c g`` (``T = m_c qdot^2 / 2``, ``V = -m_c g q``). Here it is a real
@@ -104,9 +104,10 @@ from pardyn.description.tree import joint_axis, link_names, physical_inertia, pl
 from pardyn.dynamics.forward import ForwardDynamics
 from pardyn.errors import DescriptionError, InputError
 from pardyn.plants import Plant, PlantState
-from pardyn.plants.pinocchio_plant import Payload, model_with_payload
+from pardyn.plants.pinocchio_plant import Payload
 
 if TYPE_CHECKING:
+    from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.robot import Robot
 
 __all__ = ["MujocoPlant", "Payload", "build_mjcf", "counterweight_joints", "DEFAULT_SOLIMP", "INTEGRATORS"]
@@ -137,28 +138,23 @@ def _quaternion(rotation: np.ndarray) -> list[float]:
 
 
 def counterweight_joints(robot: Robot, model: pin.Model) -> list[int]:
-    """Joint ids of the YAML ``counterweights``: prismatic joints of the base with a mass (armature) > 0."""
-    names = robot.description.extra.get("counterweights") or []
-    source = robot.description.source
-    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
-        raise DescriptionError(f"{source}: counterweights: expected a list of joint names, got {names!r}")
-    ids = []
-    for name in names:
-        if not model.existJointName(name):
-            raise DescriptionError(f"{source}: counterweights: unknown joint {name!r}")
-        joint_id = model.getJointId(name)
-        if _joint_kind(model, joint_id)[0] != "slide" or model.parents[joint_id] != 0:
-            raise DescriptionError(f"{source}: counterweights: {name!r} must be a prismatic joint of the base")
+    """Joint ids of the YAML ``counterweights`` (prismatic joints of the base, checked at load).
+
+    Raises:
+        InputError: ``model``'s parameters give one no drive ``ia`` (the counterweight mass, kg).
+    """
+    ids = [model.getJointId(name) for name in robot.description.counterweights]
+    for joint_id in ids:
         if model.armature[model.joints[joint_id].idx_v] <= 0.0:
-            raise DescriptionError(f"{source}: counterweights: {name!r} has no drive ia (the counterweight mass, kg)")
-        ids.append(joint_id)
+            raise InputError(f"{robot.name}: counterweights: {model.names[joint_id]!r} has no drive ia "
+                             "(the counterweight mass, kg)")
     return ids
 
 
 def build_mjcf(
     robot: Robot,
+    params: DynamicParameters | None = None,
     *,
-    model: pin.Model | None = None,
     timestep: float = 1e-4,
     integrator: str = "RK4",
     constraint_timeconst: float | None = None,
@@ -170,9 +166,9 @@ def build_mjcf(
     """The MJCF text of the robot (module docstring for the mapping).
 
     Args:
-        robot: the robot (closures, actuated joints).
-        model: the pinocchio model to translate (``robot.model`` by default; a copy
-            with a payload, see :func:`pardyn.plants.pinocchio_plant.model_with_payload`).
+        robot: the robot (tree, closures, actuated joints).
+        params: the dynamic parameters simulated (``robot.nominal_parameters`` by default;
+            with a payload: :meth:`pardyn.plants.pinocchio_plant.Payload.added_to`).
         timestep: MuJoCo time step (s).
         integrator: MuJoCo integrator name (``Euler``, ``implicitfast``, ``implicit``, ``RK4``).
         constraint_timeconst: ``solref`` time constant of the closures (s), ``2 * timestep`` by default.
@@ -182,7 +178,7 @@ def build_mjcf(
             definite (kg m^2), > 1e-15.
         solver_tolerance: MuJoCo constraint solver tolerance.
     """
-    model = robot.model if model is None else model
+    model = (robot.nominal_parameters if params is None else params).apply(robot.model.copy())
     timeconst = 2.0 * timestep if constraint_timeconst is None else float(constraint_timeconst)
     bodies = link_names(model)
     counterweights = counterweight_joints(robot, model)
@@ -334,9 +330,11 @@ class MujocoPlant(Plant):
             (``qvel`` shares it: hinge and slide joints only).
 
     Args:
-        robot: the robot; its ``model`` (dynamic parameters included) is read at
-            construction: call :meth:`set_payload` (e.g. ``set_payload(plant.payload)``)
-            to rebuild after changing it.
+        robot: the robot.
+        params: the simulated robot's dynamic parameters (e.g. its as-built values while
+            a controller of the same robot uses the nominal ones); ``robot.nominal_parameters``
+            by default. MuJoCo has no drive offsets: counterweights are bodies, other
+            offsets are not simulated.
         payload: a :class:`Payload` fixed to the platform (first moments ``mass * com``
             and inertia in the platform frame, SI units), in addition to whatever the
             model already carries (the 3-RRR's YAML puts a 0.5 kg load on its platform).
@@ -348,6 +346,7 @@ class MujocoPlant(Plant):
     def __init__(
         self,
         robot: Robot,
+        params: DynamicParameters | None = None,
         *,
         payload: Payload | None = None,
         timestep: float = 1e-4,
@@ -367,6 +366,7 @@ class MujocoPlant(Plant):
                 f"virtual_mass and virtual_inertia must be > 0 (kg, kg m^2), got {virtual_mass}, {virtual_inertia}"
             )
         self.robot = robot
+        self.params = robot.nominal_parameters if params is None else params
         self._options = dict(
             timestep=float(timestep),
             integrator=integrator,
@@ -384,7 +384,8 @@ class MujocoPlant(Plant):
     # ------------------------------------------------------------------ model
     def _build(self, payload: Payload | None) -> None:
         self.payload = payload
-        self._mjcf = build_mjcf(self.robot, model=model_with_payload(self.robot.model, payload), **self._options)
+        simulated = self.params if payload is None else payload.added_to(self.params, self.robot.model)
+        self._mjcf = build_mjcf(self.robot, simulated, **self._options)
         try:
             self.model = mujoco.MjModel.from_xml_string(self._mjcf)
         except ValueError as error:  # MuJoCo reports compile errors as ValueError
@@ -399,10 +400,9 @@ class MujocoPlant(Plant):
                 raise DescriptionError(f"{self.robot.name}: joint {name!r}: MuJoCo qpos and qvel addresses differ")
         self.qpos_addresses = np.array(addresses, dtype=int)
         self._counterweights = []  # (MuJoCo qpos address of the counterweight, pardyn index of its joint)
-        for joint_id in counterweight_joints(self.robot, self.robot.model):
-            name = f"{self.robot.model.names[joint_id]}_counterweight"
-            address = int(self.model.jnt_qposadr[mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, name)])
-            self._counterweights.append((address, self.robot.model.joints[joint_id].idx_v))
+        for name in self.robot.description.counterweights:
+            joint_id = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, f"{name}_counterweight")
+            self._counterweights.append((int(self.model.jnt_qposadr[joint_id]), self.robot.joint_names.index(name)))
         actuators = [mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(self.model.nu)]
         if actuators != list(self.robot.actuated_names):
             raise DescriptionError(
@@ -414,10 +414,7 @@ class MujocoPlant(Plant):
         return self._mjcf
 
     def set_payload(self, payload: Payload | None) -> PlantState:
-        """Rebuild the MuJoCo model with ``payload`` (``None`` removes it), keeping the state.
-
-        ``robot.model`` is read again, so this also picks up new dynamic parameters.
-        """
+        """Rebuild the MuJoCo model with ``payload`` (``None`` removes it), keeping the state."""
         state = self.state()
         self._build(payload)
         self._set_state(state.q, state.qdot, state.time)

@@ -19,22 +19,22 @@ tree (the platform by default), shared by both plants.
 
 from __future__ import annotations
 
-import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
 
 from pardyn.dynamics.forward import ForwardDynamics, simulate
+from pardyn.dynamics.parameters import Body, DynamicParameters, standard_from_inertia
 from pardyn.errors import InputError
 from pardyn.plants import Plant, PlantState
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["Payload", "PinocchioPlant", "model_with_payload"]
+__all__ = ["Payload", "PinocchioPlant"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,13 @@ class Payload:
         :func:`pardyn.dynamics.parameters.inertia_from_standard` of the 10 standard parameters)."""
         return cls(float(inertia.mass), np.array(inertia.lever), np.array(inertia.inertia), frame)
 
+    def added_to(self, params: DynamicParameters, model: pin.Model) -> DynamicParameters:
+        """``params`` with the payload as one more body, ``payload_on_<frame>``, on its frame's joint of ``model``."""
+        joint, inertia = self.joint_inertia(model)
+        body = Body(name=f"payload_on_{self.frame}", joint=joint, placement=pin.SE3.Identity(),
+                    standard=standard_from_inertia(inertia))
+        return replace(params, bodies=(*params.bodies, body))
+
     def joint_inertia(self, model: pin.Model) -> tuple[int, pin.Inertia]:
         """The joint that carries the payload and the payload's inertia in that joint's frame.
 
@@ -92,54 +99,42 @@ class Payload:
         return int(frame.parentJoint), frame.placement.act(local)
 
 
-def model_with_payload(model: pin.Model, payload: Payload | None) -> pin.Model:
-    """A copy of ``model`` whose joint inertias include ``payload`` (``model`` itself is untouched)."""
-    model = model.copy()
-    if payload is not None:
-        joint, inertia = payload.joint_inertia(model)
-        model.inertias[joint] = model.inertias[joint] + inertia
-    return model
-
-
 class PinocchioPlant(Plant):
     """The robot simulated by pardyn's constrained forward dynamics (RK4 + projection).
 
     Every :meth:`step` holds ``tau`` over ``duration`` and runs
     ``round(duration / timestep)`` RK4 steps of :func:`pardyn.dynamics.forward.simulate`
-    (at least one). The dynamic parameters are those of ``robot.model`` (set them
-    with :func:`pardyn.dynamics.parameters.load_dynamic_model`): read at every
-    evaluation without a payload, copied once at construction with one.
+    (at least one).
 
     Args:
         robot: the robot (tree, closures, differential kinematics).
-        payload: a :class:`Payload` added to the model (a copy of it).
+        params: the simulated robot's dynamic parameters (drive offsets included);
+            ``robot.nominal_parameters`` by default.
+        payload: a :class:`Payload` added to them.
         timestep: RK4 step (s), 1 ms by default.
         coulomb_width: ``tanh`` smoothing velocity of the Coulomb friction (rad/s, m/s);
             see :class:`pardyn.dynamics.forward.ForwardDynamics` (RK4 needs smooth dynamics:
-            with ``model.friction`` nonzero give a width and a ``timestep`` below
-            ``armature * coulomb_width / friction``).
-        offsets: drive torque offsets ``tau_off`` (nv,), N m or N, zeros by default.
+            with Coulomb friction ``fs`` give a width and a ``timestep`` below
+            ``ia * coulomb_width / fs``).
     """
 
     def __init__(
         self,
         robot: Robot,
+        params: DynamicParameters | None = None,
         *,
         payload: Payload | None = None,
         timestep: float = 1e-3,
         coulomb_width: float = 0.0,
-        offsets: np.ndarray | None = None,
     ) -> None:
         if not (math.isfinite(timestep) and timestep > 0.0):
             raise InputError(f"timestep must be a positive time (s), got {timestep}")
         self.robot = robot
+        self.params = robot.nominal_parameters if params is None else params
         self.payload = payload
         self.timestep = float(timestep)
-        dynamic_robot = robot
-        if payload is not None:
-            dynamic_robot = copy.copy(robot)  # same closures and differential kinematics, own inertias
-            dynamic_robot.model = model_with_payload(robot.model, payload)
-        self.dynamics = ForwardDynamics(dynamic_robot, coulomb_width=coulomb_width, offsets=offsets)
+        simulated = self.params if payload is None else payload.added_to(self.params, robot.model)
+        self.dynamics = ForwardDynamics(robot, simulated, coulomb_width=coulomb_width)
         self._n_a = len(robot.actuated_indices)
         self.reset(robot.home)
 

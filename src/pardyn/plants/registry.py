@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from pardyn.errors import InputError
 from pardyn.registry import Registry
 
@@ -30,27 +28,29 @@ __all__ = ["PLANTS", "make_plant", "register"]
 
 _REGISTRY: Registry[Callable[..., Plant]] = Registry("plant")
 register = _REGISTRY.register
-"""Function decorator: make a plant factory ``(robot, *, payload, options, coulomb_width, offsets, params)``
-available as ``name`` (``options``: the plant's keyword options, e.g. ``timestep``)."""
+"""Function decorator: make a plant factory ``(robot, params, *, payload, options, coulomb_width)``
+available as ``name`` (``params``: the simulated dynamic parameters; ``options``: the plant's keyword
+options, e.g. ``timestep``)."""
 
 
 @register("mujoco")
-def _mujoco(robot: Robot, *, payload: Payload | None, options: dict[str, Any], **_: Any) -> Plant:
+def _mujoco(robot: Robot, params: DynamicParameters | None, *, payload: Payload | None, options: dict[str, Any],
+            **_: Any) -> Plant:
     from pardyn.plants.mujoco_plant import MujocoPlant  # noqa: PLC0415 - mujoco only when asked for
 
-    return MujocoPlant(robot, payload=payload, **options)
+    return MujocoPlant(robot, params, payload=payload, **options)
 
 
 @register("pinocchio")
-def _pinocchio(robot: Robot, *, payload: Payload | None, options: dict[str, Any], coulomb_width: float,
-               offsets: np.ndarray | None, **_: Any) -> Plant:
+def _pinocchio(robot: Robot, params: DynamicParameters | None, *, payload: Payload | None, options: dict[str, Any],
+               coulomb_width: float, **_: Any) -> Plant:
     from pardyn.plants.pinocchio_plant import PinocchioPlant  # noqa: PLC0415
 
-    return PinocchioPlant(robot, payload=payload, coulomb_width=coulomb_width, offsets=offsets, **options)
+    return PinocchioPlant(robot, params, payload=payload, coulomb_width=coulomb_width, **options)
 
 
 @register("flexible")
-def _flexible(robot: Robot, *, payload: Payload | None, options: dict[str, Any], params: DynamicParameters | None,
+def _flexible(robot: Robot, params: DynamicParameters | None, *, payload: Payload | None, options: dict[str, Any],
               **_: Any) -> Plant:
     from pardyn.dynamics.rotor import load_rotor_model  # noqa: PLC0415
     from pardyn.plants.flexible_joint import FlexibleJointPlant  # noqa: PLC0415
@@ -64,16 +64,14 @@ PLANTS: tuple[str, ...] = _REGISTRY.names
 """The registered plant names."""
 
 
-def make_plant(robot: Robot, kind: str, *, payload: Payload | None = None, timestep: float = 0.0,
-               coulomb_width: float = 0.0, offsets: np.ndarray | None = None,
-               params: DynamicParameters | None = None) -> Plant:
-    """A plant of ``kind`` (:data:`PLANTS`) for ``robot`` (whose model carries the dynamic parameters).
+def make_plant(robot: Robot, kind: str, params: DynamicParameters | None = None, *, payload: Payload | None = None,
+               timestep: float = 0.0, coulomb_width: float = 0.0) -> Plant:
+    """A plant of ``kind`` (:data:`PLANTS`) for ``robot`` simulating the dynamic parameters ``params``.
 
-    ``timestep`` 0 keeps the plant's default; ``coulomb_width`` is the pinocchio
-    plant's friction smoothing (rad/s); ``offsets`` the drive offsets ``tau_off``
-    (nv,), N m or N, which pinocchio's model cannot hold (the pinocchio plant adds
-    them; MuJoCo builds counterweights as bodies, see :mod:`pardyn.plants.mujoco_plant`);
-    ``params`` the link parameters of the flexible-joint plant (the YAML's by default).
+    ``params``: ``robot.nominal_parameters`` by default (the pinocchio plant adds the
+    drive offsets ``tau_off``; MuJoCo builds counterweights as bodies, see
+    :mod:`pardyn.plants.mujoco_plant`); ``timestep`` 0 keeps the plant's default;
+    ``coulomb_width`` is the pinocchio plant's friction smoothing (rad/s).
 
     Raises:
         InputError: an unknown ``kind`` (the message lists the known ones).
@@ -83,5 +81,4 @@ def make_plant(robot: Robot, kind: str, *, payload: Payload | None = None, times
     except InputError as error:
         raise InputError(f"parameter plant: {error}") from error
     options = {} if timestep <= 0.0 else {"timestep": timestep}
-    return factory(robot, payload=payload, options=options, coulomb_width=coulomb_width, offsets=offsets,
-                           params=params)
+    return factory(robot, params, payload=payload, options=options, coulomb_width=coulomb_width)

@@ -1,57 +1,27 @@
 """Per-robot bounds of exciting trajectories (the identification runs' and the ``trajectory`` node's defaults).
 
-:class:`ExcitationSettings` holds what :func:`pardyn.trajectories.exciting.design_exciting_trajectory`
-needs to know about a robot: the largest deviation from the centre, the velocity
-and acceleration bounds per task coordinate, and the fundamental frequency.
-:data:`DEFAULT_EXCITATION` gives them for the shipped robots (a robot without
-an entry must be given them); :func:`excitation_settings` overrides them.
+:class:`ExcitationSettings` (the typed ``excitation:`` section of a robot YAML,
+:mod:`pardyn.description.excitation`) holds what
+:func:`pardyn.trajectories.exciting.design_exciting_trajectory` needs to know about a
+robot: the largest deviation from the centre, the velocity and acceleration bounds per
+task coordinate, and the fundamental frequency. A robot's defaults are its YAML's
+section, else :data:`DEFAULT_EXCITATION` for the shipped robots (a robot with neither
+must be given them); :func:`excitation_settings` overrides them.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
+from pardyn.description.excitation import ExcitationSettings
 from pardyn.errors import InputError
 
+if TYPE_CHECKING:
+    from pardyn.robot import Robot
+
 __all__ = ["DEFAULT_EXCITATION", "ExcitationSettings", "excitation_settings"]
-
-
-@dataclass(frozen=True)
-class ExcitationSettings:
-    """Bounds of a robot's exciting trajectories, one value per task coordinate (n,).
-
-    Attributes:
-        amplitude: largest deviation from the centre (m, rad).
-        max_velocity: velocity bound (m/s, rad/s).
-        max_acceleration: acceleration bound (m/s^2, rad/s^2).
-        base_frequency_hz: fundamental frequency of the Fourier series (Hz).
-    """
-
-    amplitude: tuple[float, ...]
-    max_velocity: tuple[float, ...]
-    max_acceleration: tuple[float, ...]
-    base_frequency_hz: float
-
-    def __post_init__(self) -> None:
-        sizes = {len(self.amplitude), len(self.max_velocity), len(self.max_acceleration)}
-        if len(sizes) != 1:
-            raise InputError(
-                f"excitation: amplitude, max_velocity, max_acceleration need one value per task coordinate each, "
-                f"got {len(self.amplitude)}, {len(self.max_velocity)}, {len(self.max_acceleration)}"
-            )
-        for field in ("amplitude", "max_velocity", "max_acceleration"):
-            values = getattr(self, field)
-            if not all(math.isfinite(v) and v > 0.0 for v in values):
-                raise InputError(f"excitation: {field} must be positive and finite, got {list(values)}")
-        if not (math.isfinite(self.base_frequency_hz) and self.base_frequency_hz > 0.0):
-            raise InputError(f"excitation: base_frequency_hz must be positive (Hz), got {self.base_frequency_hz}")
-
-    def design_options(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`~pardyn.trajectories.exciting.design_exciting_trajectory`."""
-        return {field.name: getattr(self, field.name) for field in fields(self)}
 
 
 DEFAULT_EXCITATION: dict[str, ExcitationSettings] = {
@@ -82,7 +52,7 @@ DEFAULT_EXCITATION: dict[str, ExcitationSettings] = {
 
 
 def excitation_settings(
-    robot_name: str,
+    robot: Robot | str,
     *,
     amplitude: Sequence[float] = (),
     max_velocity: Sequence[float] = (),
@@ -90,6 +60,8 @@ def excitation_settings(
     base_frequency_hz: float = 0.0,
 ) -> ExcitationSettings:
     """The robot's default excitation with the given values in place of the defaults (empty or 0: the default).
+
+    ``robot``: a :class:`~pardyn.Robot` (its YAML's ``excitation:`` section first) or a robot name.
 
     Raises:
         InputError: the robot has no default for a value that is not given (names the values).
@@ -99,7 +71,9 @@ def excitation_settings(
         "max_acceleration": tuple(max_acceleration), "base_frequency_hz": base_frequency_hz,
     }
     given = {key: value for key, value in given.items() if value}
-    default = DEFAULT_EXCITATION.get(robot_name)
+    robot_name = robot if isinstance(robot, str) else robot.name
+    default = None if isinstance(robot, str) else robot.description.excitation
+    default = DEFAULT_EXCITATION.get(robot_name) if default is None else default
     if default is not None:
         return replace(default, **given)
     missing = [key for key in ("amplitude", "max_velocity", "max_acceleration", "base_frequency_hz") if key not in given]

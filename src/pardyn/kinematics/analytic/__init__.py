@@ -65,7 +65,7 @@ def register(name: str):
 
 def analytic_kinematics(robot: Robot) -> AnalyticKinematics | None:
     """The closed form the robot's YAML names under ``analytic``, or None."""
-    name = robot.description.extra.get("analytic")
+    name = robot.description.analytic
     if name is None:
         return None
     if name not in _REGISTRY:
