@@ -19,7 +19,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import re
 import shutil
 import sys
 from datetime import datetime
