@@ -68,11 +68,7 @@ def null_space(matrix: np.ndarray, columns: int) -> np.ndarray:
 
 
 class RankChange(Exception):
-    """The closure rows independent at one configuration are dependent at another."""
-
-    def __init__(self, message: str, q: np.ndarray) -> None:
-        super().__init__(message)
-        self.q = q
+    """The closure rows independent at one configuration are dependent at another (the message names both)."""
 
 
 def assemble(
@@ -134,8 +130,7 @@ def independent_rows(jacobians: Sequence[np.ndarray], describe: Callable[[int], 
         if rank != len(kept) or chosen != len(kept):
             raise RankChange(
                 f"the closure Jacobian has rank {len(kept)} at {describe(0)} but rank {rank} "
-                f"(rank {chosen} on the rows independent there) at {describe(k)}",
-                q=np.empty(0),
+                f"(rank {chosen} on the rows independent there) at {describe(k)}"
             )
     return np.asarray(kept, dtype=int)
 
