@@ -53,14 +53,16 @@ def start(executable: str, namespace: str, params: dict, log: Path) -> subproces
                             stdin=subprocess.DEVNULL)
 
 
-def stop(process: subprocess.Popen) -> None:
+def stop(process: subprocess.Popen, timeout_s: float = 10.0) -> int:
+    """SIGINT, then SIGKILL after ``timeout_s``; the exit status."""
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+    return process.returncode
 
 
 def percentiles(values) -> str:

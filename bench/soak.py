@@ -31,8 +31,6 @@ import math
 import os
 import random
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,31 +38,9 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from loop import start, stop  # noqa: E402 - the two-process loop's node helpers, shared
 SETPOINT_TASK = [0.01, 0.005, 0.02]
-
-
-def node_command(executable: str) -> list[str]:
-    script = Path(sys.executable).parent / executable
-    return [str(script)] if script.is_file() else [sys.executable, "-m", f"pardyn.nodes.{executable}"]
-
-
-def start(executable: str, namespace: str, params: dict, log: Path) -> subprocess.Popen:
-    arguments = ["--ros-args", "-r", f"__ns:={namespace}", "--params-file", str(ROOT / "config" / f"{executable}.yaml")]
-    for name, value in params.items():
-        arguments += ["-p", f"{name}:={value}"]
-    return subprocess.Popen(node_command(executable) + arguments, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL)
-
-
-def stop(process: subprocess.Popen) -> int:
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    return process.returncode
 
 
 class Injector:
@@ -214,7 +190,7 @@ def main() -> int:
             first_step = injector.step
         finally:
             injector.close()
-            codes = {"controller": stop(controller), "sim": stop(sim), "recorder": stop(recorder)}
+            codes = {"controller": stop(controller, 30.0), "sim": stop(sim, 30.0), "recorder": stop(recorder, 30.0)}
         sim_output = (logs / "sim.log").read_text(errors="replace")
         controller_output = (logs / "controller.log").read_text(errors="replace")
         figures = summary_figures(sim_output)

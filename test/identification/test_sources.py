@@ -59,7 +59,7 @@ def fails(arguments: list[str], capsys) -> str:
     return error
 
 
-@pytest.mark.skipif(not TX40.is_dir(), reason=f"{TX40} absent (the shared datasets folder)")
+@pytest.mark.skipif(not TX40.is_dir(), reason=f"shared datasets absent: {TX40} not found")
 def test_foreign_sqlite3_bag_of_the_tx40_gives_what_the_csv_files_give(tmp_path, tx40_arguments):
     positions = np.loadtxt(TX40 / "data" / "pos_read_data.csv", delimiter=",", skiprows=1)
     currents = np.loadtxt(TX40 / "data" / "curr_data.csv", delimiter=",", skiprows=1)

@@ -17,7 +17,7 @@ import pytest
 from pardyn.cli import main
 
 TIAGO = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "tiago"
-pytestmark = pytest.mark.skipif(not TIAGO.is_dir(), reason=f"{TIAGO} absent (the shared datasets folder)")
+pytestmark = pytest.mark.skipif(not TIAGO.is_dir(), reason=f"shared datasets absent: {TIAGO} not found")
 
 DESCRIPTION = f"""\
 name: tiago

@@ -24,7 +24,7 @@ from pardyn.identification.figaroh import figaroh_value, parse_expression, pardy
 
 REPO = Path(__file__).resolve().parents[2]
 TX40 = REPO.parent / "shared" / "datasets" / "staubli_tx40"
-pytestmark = pytest.mark.skipif(not TX40.is_dir(), reason=f"{TX40} absent (the shared datasets folder)")
+pytestmark = pytest.mark.skipif(not TX40.is_dir(), reason=f"shared datasets absent: {TX40} not found")
 
 JOINTS = [f"joint_{k}" for k in range(1, 7)]
 MOTORS = [f"motor_{k}" for k in range(1, 7)]
