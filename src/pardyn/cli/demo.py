@@ -169,73 +169,21 @@ def _plot(robot, times, poses, joints, path: Path) -> None:
     plt.close(figure)
 
 
-def _ros_run(bringup, overrides: dict, *, end_s: float, label: str) -> dict:
-    """Run one bringup until the sim's clock passes ``end_s``; a progress line on the way."""
-    from pardyn.nodes.bringup import run_nodes  # noqa: PLC0415 - imports rclpy
-
-    shown = {"last": 0.0, "start": time.perf_counter()}
-
-    def finished(nodes: dict) -> bool:
-        sim = nodes["sim"]
-        now = sim.step * sim.period_s
-        wall = time.perf_counter()
-        if wall - shown["last"] > 2.0 or now >= end_s:
-            shown["last"] = wall
-            print(f"  {label}: simulated {now:6.2f} / {end_s:.2f} s ({now / max(wall - shown['start'], 1e-9):.2f}x real time)",
-                  flush=True)
-        return now >= end_s
-
-    nodes = run_nodes(bringup.with_parameters(overrides), until=finished)
-    sim = nodes["sim"]
-    return {"steps": sim.step, "max_closure_violation": sim.max_closure_violation,
-            "wall_s": time.perf_counter() - shown["start"]}
-
-
 def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dict:
     """Part 2 (module docstring); the identification result as JSON."""
-    from pardyn.nodes.bringup import load_bringup  # noqa: PLC0415
-    from pardyn.control.gains import pd_gains_from_bandwidth  # noqa: PLC0415
-    from pardyn.dynamics.parameters import write_parameter_file  # noqa: PLC0415
-    from pardyn.experiments.identification_runs import PAYLOADS, as_built_parameters  # noqa: PLC0415
+    from pardyn.experiments.identification_runs import PAYLOADS, Run  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
     from pardyn.identification.report import write_report  # noqa: PLC0415
-    from pardyn.resources import share_directory  # noqa: PLC0415
+    from pardyn.nodes.identification_runs import record_through_nodes  # noqa: PLC0415 - imports rclpy
 
     robot = load_robot(robot_name)
-    nominal = robot.nominal_parameters
     out.mkdir(parents=True, exist_ok=True)
-    truth = as_built_parameters(nominal, seed=7)
-    truth_path = out / "truth.json"
-    write_parameter_file(truth_path, truth, note="the simulated robot as built: nominal parameters perturbed (seed 7)")
-    kp, kd = pd_gains_from_bandwidth(robot, bandwidth_hz=15.0, damping=0.7)
-    bringup = load_bringup(share_directory() / "config" / "bringup" / "identification.yaml")
-    start_s = 0.5
     payload = PAYLOADS.get(robot.name)
-    runs = [("unloaded", 1, duration_s, None)]
+    runs = [Run("unloaded", 1, duration_s)]
     if payload is not None:
-        runs.append(("loaded", 2, duration_s, payload))
-    runs.append(("validation", 3, max(duration_s / 2, 5.0), None))
-    bags = {}
-    print(f"identification runs of {robot.name} through the ROS 2 nodes ({bringup.source}):", flush=True)
-    for name, seed, duration, load in runs:
-        bag = out / "bags" / name
-        if bag.exists():
-            raise FileExistsError(f"{bag} exists: choose another --out or remove it")
-        sim = {"robot": robot.name, "parameters_file": str(truth_path), "seed": seed, "lockstep": True}
-        if load is not None:
-            inertia = load.inertia
-            sim.update(payload_mass=float(load.mass), payload_com=load.com.tolist(),  # inertia: ixx iyy izz ixy ixz iyz
-                       payload_inertia=[float(inertia[i, j]) for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))])
-        figures = _ros_run(bringup, {
-            "sim": sim,
-            "controller": {"robot": robot.name, "kp": [float(k) for k in kp], "kd": [float(k) for k in kd]},
-            "trajectory": {"robot": robot.name, "kind": "exciting", "seed": seed, "duration": duration,
-                           "start_time": start_s},
-            "recorder": {"bag_path": str(bag), "autostart": True},
-        }, end_s=start_s + duration + 0.3, label=name)
-        bags[name] = bag
-        print(f"  {name}: {figures['steps']} steps in {figures['wall_s']:.1f} s, max closure violation "
-              f"{figures['max_closure_violation']:.1e} m -> {bag}", flush=True)
+        runs.append(Run("loaded", 2, duration_s, payload))
+    runs.append(Run("validation", 3, max(duration_s / 2, 5.0)))
+    bags = record_through_nodes(robot.name, runs, out / "bags", truth_path=out / "truth.json", truth_seed=7).bags
     result = identify(robot, [bags["unloaded"]], loaded_bags=[bags["loaded"]] if "loaded" in bags else [],
                       validate_bags=[bags["validation"]])
     data = result.as_json()

@@ -48,6 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ur5e_calibration: length of each held-out run in s (default 15); "
                              "hexapod_identification: the held-out run (default 10); estimators: the held-out run "
                              "(default 6)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="hexapod_identification: record in process (no rclpy) instead of through the ROS 2 nodes")
     parser.add_argument("--robots", help="estimators: comma-separated robots (default dualv,ur5e)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
@@ -199,7 +201,7 @@ def _hexapod(args: argparse.Namespace) -> dict:
     from pardyn.experiments.hexapod_identification import HexapodOptions, hexapod_identification  # noqa: PLC0415
 
     given = {"identification_s": args.identification_s, "validation_s": args.validation_s}
-    options = HexapodOptions(workers=args.workers, show_progress=not args.quiet,
+    options = HexapodOptions(workers=args.workers, show_progress=not args.quiet, through_nodes=not args.in_process,
                              **{k: v for k, v in given.items() if v is not None})
     report = hexapod_identification(args.out, options)
     identification, validation, payload = report["identification"], report["validation"], report["payload"]

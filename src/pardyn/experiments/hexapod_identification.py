@@ -4,8 +4,10 @@ Protocol (the hexapod as built: the MuJoCo plant with its nominal parameters per
 :func:`pardyn.experiments.identification_runs.as_built_parameters`; 1 kHz, quantized
 encoders, 1 % torque noise; bags written as a robot's recorder would):
 
-1. **Record** (:func:`pardyn.experiments.identification_runs.record_runs`, a joint PD tuned
-   for 15 Hz): an exciting run without payload, one with the known payload
+1. **Record** through the ROS 2 nodes (:func:`pardyn.nodes.identification_runs.record_through_nodes`:
+   the ``sim``, ``controller`` (a joint PD tuned for 15 Hz), ``trajectory`` and ``recorder`` nodes of
+   ``config/bringup/identification.yaml``; ``through_nodes=False``: in process with the same law,
+   :func:`pardyn.experiments.identification_runs.record_runs`): an exciting run without payload, one with the known payload
    (``PAYLOADS["hexapod"]``, 2 kg), and a held-out validation run, each on its own
    optimised-by-draw Fourier trajectory (:data:`~pardyn.trajectories.excitation.DEFAULT_EXCITATION`:
    within the working range, the closure-Jacobian condition bound keeping it off
@@ -49,6 +51,7 @@ class HexapodOptions:
         control_s: length of the CTC tracking runs (s, the start of the validation trajectory).
         bandwidth_hz, damping: CTC gains (``pardyn.control.computed_torque.ctc_gains``).
         truth_seed: seed of the as-built perturbation.
+        through_nodes: record through the ROS 2 nodes (else in process, no rclpy).
     """
 
     identification_s: float = 20.0
@@ -60,6 +63,7 @@ class HexapodOptions:
     counts_per_revolution: int = 2**17
     torque_noise: float = 0.01
     workers: int | None = None
+    through_nodes: bool = True
     show_progress: bool = True
     plots: bool = True
 
@@ -100,9 +104,17 @@ def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None =
     payload = PAYLOADS["hexapod"]
     runs = [Run("unloaded", 1, options.identification_s), Run("loaded", 2, options.identification_s, payload),
             Run("validation", 3, options.validation_s)]
-    recorded = record_runs("hexapod", runs, out_dir / "bags", truth_seed=options.truth_seed,
-                           counts_per_revolution=options.counts_per_revolution, torque_noise=options.torque_noise,
-                           show_progress=options.show_progress, workers=options.workers)
+    if options.through_nodes:
+        from pardyn.nodes.identification_runs import record_through_nodes  # noqa: PLC0415 - imports rclpy
+
+        recorded = record_through_nodes("hexapod", runs, out_dir / "bags", truth_seed=options.truth_seed,
+                                        sim_parameters={"counts_per_revolution": options.counts_per_revolution,
+                                                        "torque_noise": options.torque_noise},
+                                        show_progress=options.show_progress)
+    else:
+        recorded = record_runs("hexapod", runs, out_dir / "bags", truth_seed=options.truth_seed,
+                               counts_per_revolution=options.counts_per_revolution, torque_noise=options.torque_noise,
+                               show_progress=options.show_progress, workers=options.workers)
     robot = load_robot("hexapod")
     nominal = robot.nominal_parameters
     result = identify(robot, [recorded.bags["unloaded"]], loaded_bags=[recorded.bags["loaded"]],
@@ -153,7 +165,7 @@ def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None =
         "claim_held": held,
         "claim_definition": "held-out relative torque error < 5 % and < the nominal model's; identified payload mass "
                             "within 2 % of the true one; CTC RMS leg errors with the identified model <= nominal, leg by leg",
-        "recording": recorded.figures,
+        "recording": {"through_ros_nodes": options.through_nodes, "runs": recorded.figures},
         "identification": {"model": data["model"], "base_parameters": len(data["base_parameters"]),
                            "fit_relative_error_norm": data["fit"]["relative_error_norm"],
                            "condition_number": data["fit"]["condition_number"]},

@@ -72,6 +72,7 @@ class TrajectoryNode(Node):
         }
         self.robot = load_robot(robot_name)
         robot = self.robot
+        self.design = None  # kind exciting: the ExcitingDesign (its condition numbers)
         start = robot.task_values(robot.home) if not start_task else start_task
         if kind == "exciting":
             self.task_trajectory = self._exciting(robot, start, duration, excitation)
@@ -103,6 +104,7 @@ class TrajectoryNode(Node):
             max_iterations=max(options["max_iterations"], 1), max_condition=options["max_condition"],
             **settings.design_options(),
         )
+        self.design = design
         self.get_logger().info(
             f"exciting trajectory: condition number {design.condition_number:.4g} (best draw "
             f"{design.random_condition_number:.4g}) of the base observation matrix ({design.base_parameter_count} base parameters), {design.candidates_feasible} of "

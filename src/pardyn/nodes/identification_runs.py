@@ -1,0 +1,123 @@
+"""Identification runs recorded through the ROS 2 nodes of ``config/bringup/identification.yaml``.
+
+The in-process :func:`pardyn.experiments.identification_runs.record_runs` simulates the
+same protocol without ROS; here each run is what a user of a real robot does: the ``sim``
+node (MuJoCo, the robot *as built*: :func:`~pardyn.experiments.identification_runs.as_built_parameters`,
+quantized encoders, torque noise, lockstep at 1 kHz), the ``controller`` node (the joint
+PD of :func:`~pardyn.experiments.identification_runs.controller`: 15 Hz, damping 0.7),
+the ``trajectory`` node (an exciting trajectory, seeded) and the ``recorder`` node
+(``joint_states`` to a rosbag2 MCAP bag), run in one process by
+:func:`pardyn.nodes.bringup.run_nodes` until the simulated clock passes the end of the
+trajectory. Used by ``pardyn demo`` and the ``hexapod_identification`` experiment.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pardyn.experiments.identification_runs import RecordedRuns, Run, as_built_parameters, controller
+from pardyn.robot import load_robot
+
+__all__ = ["record_through_nodes"]
+
+SETTLE_S = 0.3
+"""Simulated time recorded after the trajectory ends (s)."""
+
+
+def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: bool) -> dict:
+    """Run one bringup until the sim's clock passes ``end_s``; its figures."""
+    from pardyn.nodes.bringup import run_nodes  # noqa: PLC0415 - imports rclpy
+
+    shown = {"last": 0.0, "start": time.perf_counter()}
+
+    def finished(nodes: dict) -> bool:
+        sim = nodes["sim"]
+        now = sim.step * sim.period_s
+        wall = time.perf_counter()
+        if show_progress and (wall - shown["last"] > 2.0 or now >= end_s):
+            shown["last"] = wall
+            print(f"  {label}: simulated {now:6.2f} / {end_s:.2f} s "
+                  f"({now / max(wall - shown['start'], 1e-9):.2f}x real time)", flush=True)
+        return now >= end_s
+
+    nodes = run_nodes(bringup.with_parameters(overrides), until=finished)
+    sim, trajectory = nodes["sim"], nodes["trajectory"]
+    wall = time.perf_counter() - shown["start"]
+    design = getattr(trajectory, "design", None)
+    return {"steps": sim.step, "simulated_s": sim.step * sim.period_s, "wall_s": wall,
+            "max_closure_violation": sim.max_closure_violation,
+            "excitation_condition_number": None if design is None else design.condition_number,
+            "commands_rejected": sum(sim.rejected.values())}
+
+
+def record_through_nodes(
+    robot_name: str,
+    runs: Sequence[Run],
+    out_dir: Path | str,
+    *,
+    truth_path: Path | str | None = None,
+    truth_seed: int = 7,
+    start_s: float = 0.5,
+    sim_parameters: Mapping[str, Any] | None = None,
+    show_progress: bool = True,
+) -> RecordedRuns:
+    """Record ``runs`` of ``robot_name`` through the nodes; bags ``out_dir/<run>``.
+
+    Args:
+        robot_name: a robot name (or YAML path).
+        runs: the runs (name, trajectory and noise seed, duration of the exciting trajectory, payload).
+        out_dir: directory of the bags (an existing bag is an error: nothing is overwritten).
+        truth_path: where the as-built parameters go (the sim node reads them); ``out_dir/truth.json``
+            by default.
+        truth_seed: seed of the as-built perturbation.
+        start_s: simulated time at which the trajectory starts (the controller holds before).
+        sim_parameters: more parameters of the sim node (e.g. ``counts_per_revolution``, ``torque_noise``;
+            ``config/sim.yaml``'s by default).
+
+    Raises:
+        FileExistsError: a run's bag exists.
+        DescriptionError: a node could not start (the message names it).
+    """
+    from pardyn.dynamics.parameters import write_parameter_file  # noqa: PLC0415
+    from pardyn.nodes.bringup import load_bringup  # noqa: PLC0415
+    from pardyn.resources import share_directory  # noqa: PLC0415
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    robot = load_robot(robot_name)
+    truth = as_built_parameters(robot.nominal_parameters, seed=truth_seed)
+    truth_path = Path(truth_path) if truth_path is not None else out_dir / "truth.json"
+    write_parameter_file(truth_path, truth,
+                         note=f"the simulated robot as built: nominal parameters perturbed (seed {truth_seed})")
+    law = controller(robot)
+    bringup = load_bringup(share_directory() / "config" / "bringup" / "identification.yaml")
+    if show_progress:
+        print(f"identification runs of {robot.name} through the ROS 2 nodes ({bringup.source}):", flush=True)
+    bags, figures = {}, {}
+    for run in runs:
+        bag = out_dir / run.name
+        if bag.exists():
+            raise FileExistsError(f"{bag} exists: choose another output directory or remove it")
+        sim = {**(sim_parameters or {}), "robot": robot.name, "parameters_file": str(truth_path), "seed": run.seed,
+               "lockstep": True}
+        if run.payload is not None:
+            inertia = run.payload.inertia  # ixx iyy izz ixy ixz iyz
+            sim.update(payload_mass=float(run.payload.mass), payload_com=[float(v) for v in run.payload.com],
+                       payload_inertia=[float(inertia[i, j]) for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))])
+        figures[run.name] = _run(bringup, {
+            "sim": sim,
+            "controller": {"robot": robot.name, "kp": [float(k) for k in law.kp], "kd": [float(k) for k in law.kd]},
+            "trajectory": {"robot": robot.name, "kind": "exciting", "seed": run.seed, "duration": run.duration_s,
+                           "start_time": start_s},
+            "recorder": {"bag_path": str(bag), "autostart": True},
+        }, end_s=start_s + run.duration_s + SETTLE_S, label=run.name, show_progress=show_progress)
+        bags[run.name] = bag
+        if show_progress:
+            numbers = figures[run.name]
+            print(f"  {run.name}: {numbers['steps']} steps in {numbers['wall_s']:.1f} s, max closure violation "
+                  f"{numbers['max_closure_violation']:.1e} m -> {bag}", flush=True)
+    payloads = {run.name: run.payload for run in runs if run.payload is not None}
+    return RecordedRuns(bags=bags, truth=truth, payloads=payloads, figures=figures, controller=law)
