@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", choices=("auto", *MODELS), default="auto",
                         help="identification model: standard (eq. 19), case1 (eq. 30), case2 (eq. 36); "
                              "auto = standard, or case1 for redundant robots")
+    parser.add_argument("--dynamic-model", choices=("exact", "simplified"), default="exact",
+                        help="exact: every body of the tree; simplified: the robot YAML's dynamics.two_end_bars "
+                             "split between their ends (Codourey's Delta model)")
     parser.add_argument("--projected", help="case2: comma-separated actuated joints projected on the others")
     parser.add_argument("--topic", default="joint_states",
                         help="sensor_msgs/JointState topic of the bags (default joint_states)")
@@ -173,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
     csv_only = not args.bag and not args.validate_bag and not args.loaded_bag
     settings = IdentificationSettings(
         model=args.model,
+        dynamic_model=args.dynamic_model,
         projected=None if not args.projected else tuple(n.strip() for n in args.projected.split(",")),
         topic=args.topic,
         cutoff_hz=args.cutoff,

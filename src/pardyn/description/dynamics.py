@@ -15,6 +15,8 @@
           fv: 0.05                       # N m s/rad
           fs: 0.3                        # N m
           offset: 0.0                    # N m
+      two_end_bars: [leg1_bar1, ...]     # optional: links that the simplified model replaces by half
+                                         # their mass at each end (Codourey 1998; pardyn.dynamics.lumped)
 
 Parsing checks the form (keys, numbers, names listed once, no drive on a virtual
 task coordinate); the link and joint names are checked against the URDF tree
@@ -86,11 +88,13 @@ class DriveValues:
 
 @dataclass(frozen=True)
 class DynamicsSection:
-    """The nominal dynamic parameters as written: gravity (3,) m/s^2, body and drive entries in YAML order."""
+    """The nominal dynamic parameters as written: gravity (3,) m/s^2, body and drive entries in YAML order;
+    ``two_end_bars``: the links of the simplified model's two-end bars (empty: no simplified model)."""
 
     gravity: np.ndarray
     bodies: tuple[BodyValues, ...]
     drives: tuple[DriveValues, ...]
+    two_end_bars: tuple[str, ...] = ()
 
 
 def _list(reader: YamlFields, raw: Any, key: str) -> list:
@@ -106,7 +110,7 @@ def parse_dynamics(
 ) -> DynamicsSection:
     """The typed ``dynamics:`` section; :class:`DescriptionError` naming file and key on bad content."""
     section = reader.mapping(raw, "dynamics")
-    reader.check_keys(section, "dynamics", {"gravity", "bodies", "drives"})
+    reader.check_keys(section, "dynamics", {"gravity", "bodies", "drives", "two_end_bars"})
     gravity = (reader.vector(section["gravity"], "dynamics.gravity", 3) if "gravity" in section
                else np.array([0.0, 0.0, -9.81]))
 
@@ -146,4 +150,8 @@ def parse_dynamics(
                 raise reader.fail(f"{key}.joints[{j}]", f"joint {joint!r} listed twice")
             seen.add(joint)
         drives.append(DriveValues(joints, **{p: reader.number(item.get(p, 0.0), f"{key}.{p}") for p in DRIVE_NAMES}))
-    return DynamicsSection(gravity=gravity, bodies=tuple(bodies), drives=tuple(drives))
+    bars = tuple(reader.names(section["two_end_bars"], "dynamics.two_end_bars")) if "two_end_bars" in section else ()
+    for j, bar in enumerate(bars):
+        if bar not in links:
+            raise reader.fail(f"dynamics.two_end_bars[{j}]", f"{bar!r} is not a link of dynamics.bodies")
+    return DynamicsSection(gravity=gravity, bodies=tuple(bodies), drives=tuple(drives), two_end_bars=bars)

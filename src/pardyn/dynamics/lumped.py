@@ -14,7 +14,11 @@ masses are added to the bodies at the two ends, in their frames::
     chi(point m at c) = [m (c_y^2 + c_z^2), -m c_x c_y, -m c_x c_z, m (c_x^2 + c_z^2), -m c_y c_z,
                          m (c_x^2 + c_y^2), m c_x, m c_y, m c_z, m]                   # (10,)
 
-(:func:`split_bar_masses`). The ends are found on the model: the upper end is the origin
+(:func:`split_bar_masses`). A robot YAML names its two-end bars in ``dynamics: two_end_bars:``;
+:func:`simplified_parameters` is then its simplified model (for control), and identifying that
+model (``pardyn identify --dynamic-model simplified``) drops the bars' columns
+(:func:`bar_parameter_names`): the point masses at the ends regroup with the end bodies' own
+parameters, so the bodies at the ends absorb them. The ends are found on the model: the upper end is the origin
 of the bar's first joint below the nearest ancestor carrying a body (the elbow's universal
 joint centre), the lower end the other frame of the point closure on the bar.
 """
@@ -28,13 +32,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pardyn.description.dynamics import standard_from_com
-from pardyn.dynamics.parameters import DynamicParameters
+from pardyn.dynamics.parameters import INERTIAL_NAMES, DynamicParameters
 from pardyn.errors import InputError
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["bar_ends", "split_bar_masses"]
+__all__ = ["DYNAMIC_MODELS", "bar_ends", "bar_parameter_names", "simplified_parameters", "split_bar_masses",
+           "two_end_bars"]
+
+DYNAMIC_MODELS: tuple[str, ...] = ("exact", "simplified")
+"""The dynamic models of a robot: every body of the tree, or the two-end bars split (:func:`simplified_parameters`)."""
 
 
 def _body_on(params: DynamicParameters, joint: int, exclude: str) -> int | None:
@@ -99,3 +107,27 @@ def split_bar_masses(robot: Robot, params: DynamicParameters, bars: Sequence[str
         standard[names.index(bar)][:] = 0.0
     bodies = tuple(replace(body, standard=values) for body, values in zip(params.bodies, standard))
     return replace(params, bodies=bodies)
+
+
+def two_end_bars(robot: Robot) -> tuple[str, ...]:
+    """The robot YAML's ``dynamics: two_end_bars:``.
+
+    Raises:
+        InputError: the robot has no simplified model (no two-end bars).
+    """
+    bars = robot.description.dynamics.two_end_bars
+    if not bars:
+        raise InputError(f"{robot.description.source}: dynamics: no two_end_bars, so no simplified model; "
+                         f"dynamic models: 'exact' only")
+    return bars
+
+
+def simplified_parameters(robot: Robot, params: DynamicParameters | None = None) -> DynamicParameters:
+    """The simplified model of ``params`` (the nominal parameters by default): :func:`split_bar_masses` of the
+    robot's two-end bars."""
+    return split_bar_masses(robot, robot.nominal_parameters if params is None else params, two_end_bars(robot))
+
+
+def bar_parameter_names(robot: Robot) -> tuple[str, ...]:
+    """The standard-parameter names of the two-end bars (10 per bar), absent from the simplified model."""
+    return tuple(f"{name}_{bar}" for bar in two_end_bars(robot) for name in INERTIAL_NAMES)

@@ -68,6 +68,7 @@ from pardyn.bags.errors import BagError
 from pardyn.bags.joint_states import JointStateSeries
 from pardyn.bags.resample import DEFAULT_MAX_GAP
 from pardyn.dynamics.inverse import InverseDynamics
+from pardyn.dynamics.lumped import DYNAMIC_MODELS, bar_parameter_names, two_end_bars
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel
@@ -169,6 +170,9 @@ class IdentificationSettings:
             after decimation (:mod:`pardyn.identification.selection`); ``None``: all kept.
         max_gap: longest interval between stamps that is resampled, in median intervals
             (:func:`pardyn.bags.resample.resample_uniform`).
+        dynamic_model: ``"exact"`` (every body of the tree) or ``"simplified"`` (the robot YAML's two-end
+            bars split between their ends, Codourey 1998: their columns are dropped,
+            :mod:`pardyn.dynamics.lumped`).
     """
 
     model: str = "auto"
@@ -199,6 +203,7 @@ class IdentificationSettings:
     transmission: Transmission | None = None
     min_speed: tuple[float, ...] | None = None
     max_gap: float = DEFAULT_MAX_GAP
+    dynamic_model: str = "exact"
 
     def projection(self, robot: Robot) -> str:
         redundant = len(robot.actuated_names) > len(robot.task_names)
@@ -521,6 +526,7 @@ class IdentificationResult:
         return {
             "robot": self.robot,
             "model": self.model,
+            "dynamic_model": self.settings.dynamic_model,
             "samples": self.samples,
             "equations": self.equations,
             "base_parameters": [
@@ -686,6 +692,12 @@ def _identify(
     settings = settings or IdentificationSettings()
     if not bags:
         raise InputError("at least one bag without payload is needed")
+    if settings.dynamic_model not in DYNAMIC_MODELS:
+        raise InputError(f"dynamic model must be one of {list(DYNAMIC_MODELS)}, got {settings.dynamic_model!r}")
+    if settings.dynamic_model == "simplified":
+        two_end_bars(robot)  # the robot has one (else a one-line error naming its YAML)
+        if settings.estimator != "wls" or settings.physical:
+            raise InputError("the simplified dynamic model is identified by wls without the physical estimate")
     clock = time.perf_counter()
     regressor = Regressor(robot, projection=settings.projection(robot), projected=settings.projected)
     names = model_names(regressor, settings)
@@ -712,6 +724,9 @@ def _identify(
     scale = scale_notes(first.path.name, robot.actuated_names, first.torque[::10], nominal_torques)
     clock_decimate = time.perf_counter()
     system = _assemble(unloaded, loaded, regressor, settings, payload_columns)
+    if settings.dynamic_model == "simplified":  # the two-end bars' columns go: their ends' bodies absorb them
+        dropped = set(bar_parameter_names(robot))
+        system = system.select([k for k, name in enumerate(system.names) if name not in dropped])
     timings["decimate_s"] = time.perf_counter() - clock_decimate
     clock_qr = time.perf_counter()
     rows, columns = system.W.shape
