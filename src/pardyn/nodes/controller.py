@@ -134,6 +134,10 @@ def law_from_parameters(robot: Robot, p: dict) -> ControlLaw:
         params = None
         if p["parameters_file"] and needs_model(p["law"]):
             params = read_parameter_file(p["parameters_file"], robot)
+        elif p["dynamic_model"] == "simplified" and needs_model(p["law"]):
+            from pardyn.dynamics.lumped import simplified_parameters  # noqa: PLC0415
+
+            params = simplified_parameters(robot)
         return make_law(p["law"], robot, params, options)
     except InputError as error:
         raise InputError(f"controller parameters: {error}") from error

@@ -163,6 +163,9 @@ CONTROLLER = (
     _spec("kp", "double_array", (), "pd: proportional gains (N m/rad), one per actuator or one for all"),
     _spec("kd", "double_array", (), "pd: derivative gains (N m s/rad), one per actuator or one for all"),
     _spec("parameters_file", "string", "", PARAMETERS_FILE.format(what="model-based laws")),
+    _spec("dynamic_model", "string", "exact", "model-based laws without parameters_file: the nominal exact model "
+          "(every body) or the simplified one (the robot YAML's dynamics.two_end_bars split between their ends, "
+          "Codourey 1998)", choices=("exact", "simplified")),
     _spec("natural_frequency_hz", "double", 10.0,
           "CTC error dynamics natural frequency / augmented PD bandwidth (Hz)", low=1e-6, high=1e5),
     _spec("damping", "double", 1.0, "damping ratio of the CTC error dynamics / augmented PD", low=1e-6, high=100.0),
