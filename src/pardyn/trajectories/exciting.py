@@ -27,6 +27,11 @@ do the same), :func:`optimize_fourier_coefficients`:
     subject to  |x_j(t) - c_j| <= amplitude_j,  |xdot_j(t)| <= max_velocity_j,
                 |xddot_j(t)| <= max_acceleration_j     on a time grid (ramps included)
 
+                log max_condition - log kappa(q(t)) >= 0       (kappa: worst closure-Jacobian condition
+                                                                number, away from singularities)
+                1 - angle_g(q(t)) / max_g >= 0                 for each cone group g of the robot YAML's
+                                                                ``limits: cones:`` (U and S joints)
+
 by SLSQP. Positions, velocities and accelerations are *linear* in the
 coefficients (the envelope is fixed), so the limits are linear inequalities
 with exact Jacobians, evaluated on a grid of ``GRID_PER_PERIOD`` samples per
@@ -34,8 +39,10 @@ period of the highest harmonic over the fade-in, one period of the steady
 part (which is periodic) and the fade-out, tightened by ``LIMIT_SAFETY`` so
 that no peak between grid points exceeds a limit. The objective's gradient is
 by finite differences (the kinematics of parallel robots are solved at each
-sample); an evaluation that leaves the workspace or nears a singularity counts
-as infeasible, and the best feasible evaluation is returned. The limits are on
+sample), and so are the Jacobians of the singularity and joint-cone constraints
+(nonlinear in the coefficients; one solve per point serves the objective and all
+constraints); an evaluation that leaves the workspace counts as infeasible, and the
+best evaluation within every limit is returned. The limits are on
 the task coordinates (the actuated/platform coordinates of a parallel robot;
 for a serial robot whose task coordinates are its joints, on the joints).
 """
@@ -56,6 +63,7 @@ from pardyn.trajectories.task import TaskSamples, TaskTrajectory, _positive, _ve
 
 if TYPE_CHECKING:
     from pardyn.dynamics.regressor import Regressor
+    from pardyn.kinematics.cones import ConeAngles
     from pardyn.robot import Robot
 
 __all__ = [
@@ -282,6 +290,7 @@ def optimize_fourier_coefficients(
     max_acceleration: Sequence[float],
     max_iterations: int = 50,
     infeasible: type[Exception] | tuple[type[Exception], ...] = KinematicsError,
+    constraints: Callable[[FourierTrajectory], np.ndarray] | None = None,
 ) -> FourierOptimization:
     """Fourier coefficients minimising the condition number of ``observation`` within the limits (SLSQP).
 
@@ -294,6 +303,9 @@ def optimize_fourier_coefficients(
             ``|xdot|``, ``|xddot|`` (m, rad; per s; per s^2).
         max_iterations: SLSQP iterations.
         infeasible: the exception types that mark an infeasible evaluation.
+        constraints: nonlinear constraints ``g(trajectory) >= 0`` (m,), called right after ``observation``
+            on the same trajectory (so it may reuse that evaluation's kinematics); SLSQP constraints with
+            finite-difference Jacobians.
 
     Returns:
         :class:`FourierOptimization` (the best feasible evaluation, never worse than ``start``).
@@ -322,32 +334,50 @@ def optimize_fourier_coefficients(
     counts = {"evaluations": 0, "infeasible": 0}
     best: dict[str, object] = {}
     penalty = [0.0]
+    cache: dict[bytes, tuple[float | None, np.ndarray | None]] = {}  # one evaluation per point
 
-    def objective(z: np.ndarray) -> float:
+    def evaluate(z: np.ndarray) -> tuple[float | None, np.ndarray | None]:
+        key = np.asarray(z, dtype=float).tobytes()
+        if key in cache:
+            return cache[key]
         counts["evaluations"] += 1
         trajectory = trajectory_of(z)
         try:
             value = math.log(np.linalg.cond(observation(trajectory)))
+            margins = None if constraints is None else np.asarray(constraints(trajectory), dtype=float)
         except infeasible:
+            value, margins = None, None
+        if value is None or not math.isfinite(value):
             counts["infeasible"] += 1
-            return penalty[0]
-        if not math.isfinite(value):
-            counts["infeasible"] += 1
-            return penalty[0]
+            value, margins = None, None
         within = bool(np.all(np.abs(matrix @ z) <= bound * (1.0 + 1e-9)))
-        if within and value < best.get("value", math.inf):
+        within = within and (margins is None or bool(np.all(margins >= 0.0)))
+        if value is not None and within and value < best.get("value", math.inf):
             best.update(value=value, trajectory=trajectory)
-        return value
+        cache[key] = (value, margins)
+        return value, margins
 
-    initial = objective(z0)
+    def objective(z: np.ndarray) -> float:
+        value = evaluate(z)[0]
+        return penalty[0] if value is None else value
+
+    initial, margins = evaluate(z0)
     if "value" not in best:
         raise InputError("the start trajectory is infeasible or outside the limits: optimise from a feasible one")
     penalty[0] = initial + 10.0  # an infeasible evaluation is e^10 times worse than the start
-    constraints = [{"type": "ineq", "fun": lambda z: bound - matrix @ z, "jac": lambda z: -matrix},
-                   {"type": "ineq", "fun": lambda z: bound + matrix @ z, "jac": lambda z: matrix}]
-    solution = optimize.minimize(objective, z0, method="SLSQP", constraints=constraints,
+    linear = [{"type": "ineq", "fun": lambda z: bound - matrix @ z, "jac": lambda z: -matrix},
+              {"type": "ineq", "fun": lambda z: bound + matrix @ z, "jac": lambda z: matrix}]
+    if constraints is not None:
+        size = 0 if margins is None else margins.size
+
+        def nonlinear(z: np.ndarray) -> np.ndarray:
+            found = evaluate(z)[1]
+            return -np.ones(size) if found is None else found  # an infeasible point violates them all
+
+        linear.append({"type": "ineq", "fun": nonlinear})
+    solution = optimize.minimize(objective, z0, method="SLSQP", constraints=linear,
                                  options={"maxiter": int(max_iterations), "ftol": 1e-10})
-    objective(solution.x)  # the final point counts if feasible
+    evaluate(solution.x)  # the final point counts if within every limit
     return FourierOptimization(
         start=start, trajectory=best["trajectory"], condition_before=math.exp(initial), condition_after=math.exp(best["value"]),
         iterations=int(solution.get("nit", 0)), evaluations=counts["evaluations"], infeasible=counts["infeasible"],
@@ -357,14 +387,14 @@ def optimize_fourier_coefficients(
 
 def _period_observation(
     robot: Robot, regressor: Regressor, columns: np.ndarray | None, trajectory: FourierTrajectory,
-    times: np.ndarray, max_condition: float, starts: np.ndarray | None = None,
+    times: np.ndarray, max_condition: float, starts: np.ndarray | None = None, cones: ConeAngles | None = None,
 ) -> tuple[np.ndarray, float, np.ndarray]:
     """Observation matrix of one steady period (no envelope), the worst kinematic condition number, ``q``.
 
     Every sample is solved by the inverse problem, warm started from ``starts``
     (N, nv) (e.g. a nearby trajectory's solution) or else from the previous sample;
-    raises :class:`KinematicsError` outside the workspace or past ``max_condition``.
-    Columns ``columns`` (base parameters) only, unless ``None``.
+    raises :class:`KinematicsError` outside the workspace, past ``max_condition`` or, with
+    ``cones``, past a U/S joint's cone limit. Columns ``columns`` (base parameters) only, unless ``None``.
     """
     from pardyn.identification.filtering import stack_equations  # noqa: PLC0415 - heavy, on demand
 
@@ -378,6 +408,10 @@ def _period_observation(
         if worst > max_condition:
             raise KinematicsError(f"condition number {worst:.3g} > {max_condition:.3g}")
         q[k] = start = solution.q
+    if cones is not None and len(cones):
+        outside = {group: ratio for group, ratio in cones.worst_ratios(q).items() if ratio > 1.0}
+        if outside:
+            raise KinematicsError(f"joint cones exceeded (angle / limit): {outside}")
     qdot = np.empty_like(q)
     qddot = np.empty_like(q)
     for k in range(times.size):
@@ -405,6 +439,7 @@ def design_exciting_trajectory(
     optimize: bool = False,
     optimize_starts: int = 1,
     max_iterations: int = 50,
+    joint_cones: bool = True,
 ) -> ExcitingDesign:
     """Draw ``candidates`` Fourier trajectories, keep the best-exciting feasible one, optionally optimise it.
 
@@ -424,13 +459,16 @@ def design_exciting_trajectory(
             :class:`pardyn.dynamics.regressor.Regressor`), its default by default.
         optimize: optimise the coefficients of the ``optimize_starts`` best random candidates
             (:func:`optimize_fourier_coefficients`, ``max_iterations`` SLSQP iterations each)
-            and keep the best result.
+            and keep the best result; ``max_condition`` and the cones are then SLSQP constraints.
+        joint_cones: keep the passive U/S joints within the robot YAML's ``limits: cones:``
+            (:class:`pardyn.kinematics.cones.ConeAngles`), for the draws and the optimisation.
 
     Raises:
         KinematicsError: no candidate stayed feasible (smaller amplitudes needed).
     """
     from pardyn.dynamics.regressor import Regressor  # noqa: PLC0415 - heavy, on demand
     from pardyn.identification.base_parameters import base_parameters, symmetric_order  # noqa: PLC0415
+    from pardyn.kinematics.cones import ConeAngles  # noqa: PLC0415
 
     n = len(robot.task_names)
     bounds = [_vector(v, label) for v, label in (
@@ -445,6 +483,7 @@ def design_exciting_trajectory(
     # enough samples of one period for the QR of the observation matrix (3x its columns)
     count = max(int(math.ceil(period * check_rate_hz)), int(math.ceil(3 * regressor.size / regressor.rows)))
     times = np.linspace(0.0, period, count, endpoint=False)
+    cones = ConeAngles(robot) if joint_cones else None
     columns = None
     ranked: list[tuple[float, FourierTrajectory, float]] = []
     draws = [
@@ -455,7 +494,8 @@ def design_exciting_trajectory(
                                        duration_s=duration_s, ramp_s=ramp_s)
         # One full period of the series without the envelope: what the steady part excites.
         try:
-            observation, worst, _ = _period_observation(robot, regressor, None, trajectory, times, max_condition)
+            observation, worst, _ = _period_observation(robot, regressor, None, trajectory, times, max_condition,
+                                                        cones=cones)
         except KinematicsError:
             continue
         if columns is None:
@@ -474,21 +514,34 @@ def design_exciting_trajectory(
     if optimize:
         warm: list[np.ndarray | None] = [None]  # the last feasible evaluation's states: finite
         # differences move the coefficients by ~1e-8, so Newton starts next to the solution
+        last: dict[str, object] = {}
 
         def observe(candidate: FourierTrajectory) -> np.ndarray:
-            observation, _, warm[0] = _period_observation(robot, regressor, columns, candidate, times, max_condition,
-                                                          starts=warm[0])
+            # no condition bound here: the constraints below see the worst value (a gradient, not a wall)
+            observation, worst_kappa, warm[0] = _period_observation(robot, regressor, columns, candidate, times,
+                                                                    math.inf, starts=warm[0])
+            last.update(trajectory=candidate, kappa=worst_kappa, q=warm[0])
             return observation
+
+        def margins(candidate: FourierTrajectory) -> np.ndarray:
+            """``log max_condition - log kappa`` and ``1 - angle / max`` per cone group (>= 0 within the limits)."""
+            if last.get("trajectory") is not candidate:  # called right after observe (optimize_fourier_coefficients)
+                observe(candidate)
+            values = [math.log(max_condition) - math.log(last["kappa"])]
+            if cones is not None and len(cones):
+                values += [1.0 - ratio for ratio in cones.worst_ratios(last["q"]).values()]
+            return np.array(values)
 
         runs = []
         for _, start, _ in ranked[:max(1, optimize_starts)]:
             warm[0] = None
             runs.append(optimize_fourier_coefficients(start, observe, amplitude=bounds[0], max_velocity=bounds[1],
-                                                      max_acceleration=bounds[2], max_iterations=max_iterations))
+                                                      max_acceleration=bounds[2], max_iterations=max_iterations,
+                                                      constraints=margins))
         runs = tuple(runs)
         chosen = min(runs, key=lambda run: run.condition_after)
         if chosen.condition_after < condition:
             condition, trajectory = chosen.condition_after, chosen.trajectory
-            worst = _period_observation(robot, regressor, columns, trajectory, times, max_condition)[1]
+            worst = _period_observation(robot, regressor, columns, trajectory, times, max_condition, cones=cones)[1]
     return ExcitingDesign(trajectory, condition, len(columns), worst, candidates, len(ranked),
                           random_condition_number=random_condition, optimization=runs)
