@@ -134,3 +134,54 @@ def test_optimised_five_bar_trajectory_respects_the_limits_and_excites_better(lo
     q = robot.home
     for pose in design.trajectory.evaluate(design.trajectory.sample_times(20.0)).position:  # ramps included
         q = robot.solve_inverse(pose, start=q).q
+
+
+def test_nonlinear_constraint_moves_the_spring_mass_optimum_where_hand_derived():
+    """With ``a^2 >= b^2`` (a nonlinear constraint) the optimum of the spring-mass case above moves to
+    ``a^2 = b^2``: Gram matrix (a^2 + b^2)/2 [[1, -1], [-1, 1 + 2 r]], r = b^2 / (a^2 + b^2) = 1/2,
+    eigenvalue ratio (3 + sqrt 5) / (3 - sqrt 5), so cond = (3 + sqrt 5) / 2 (unconstrained: 1 + sqrt 2 at r = 1)."""
+    times = np.linspace(0.0, 2 * np.pi, 200, endpoint=False)
+
+    def observation(trajectory):
+        x, _, xddot = trajectory.series(times)
+        return np.column_stack([xddot[:, 0], x[:, 0]])
+
+    def margin(trajectory):  # >= 0: a^2 - b^2
+        return np.array([trajectory.sine[0, 0] ** 2 - trajectory.cosine[0, 0] ** 2])
+
+    limits = dict(amplitude=[1.0], max_velocity=[10.0], max_acceleration=[10.0])
+    start = FourierTrajectory([0.0], [[0.3]], [[0.1]], base_frequency_hz=1 / (2 * np.pi), duration_s=20.0, ramp_s=1.0)
+    result = optimize_fourier_coefficients(start, observation, max_iterations=100, constraints=margin, **limits)
+    assert result.condition_after == pytest.approx((3 + np.sqrt(5)) / 2, rel=1e-5)
+    assert margin(result.trajectory)[0] >= 0.0
+    assert _dense_limits_hold(result.trajectory, 0.0, **limits)
+
+
+def test_design_keeps_the_passive_joints_within_their_cones(load, tmp_path):
+    """A Delta whose elbow and ball joints may swing 0.09 rad only: the chosen trajectory stays within
+    (angles of :class:`~pardyn.kinematics.cones.ConeAngles`, checked against the bars' geometry in
+    test/kinematics/test_cones.py), and 0.005 rad leaves no feasible draw."""
+    from pardyn.kinematics.cones import ConeAngles
+    from pardyn.resources import robots_directory
+    from pardyn.robot import load_robot
+    from pardyn.trajectories.excitation import excitation_settings
+    from pardyn.trajectories.joint import joint_trajectory
+
+    text = (robots_directory() / "delta.yaml").read_text()
+    settings = excitation_settings(load("delta")).design_options()
+    free = design_exciting_trajectory(load("delta"), duration_s=3.0, candidates=4, seed=2, **settings)
+    for limit in (0.09, 0.005):
+        path = tmp_path / f"delta_{limit}.yaml"
+        path.write_text(text.replace("max: 0.6 ", f"max: {limit} "))
+        robot = load_robot(path)
+        if limit == 0.005:
+            with pytest.raises(KinematicsError, match="joint cones"):
+                design_exciting_trajectory(robot, duration_s=3.0, candidates=4, seed=2, **settings)
+            continue
+        design = design_exciting_trajectory(robot, duration_s=3.0, candidates=4, seed=2, **settings)
+        cones = ConeAngles(robot)
+        angles = cones.angles(joint_trajectory(robot, design.trajectory, rate_hz=40.0).q)
+        assert angles.max() <= 1.02 * limit  # the design checks a 25 Hz grid of one period
+        unconstrained = cones.angles(joint_trajectory(robot, free.trajectory, rate_hz=40.0).q)
+        assert unconstrained.max() > limit  # the cones changed the choice
+        assert design.candidates_feasible < free.candidates_feasible

@@ -486,6 +486,7 @@ def design_exciting_trajectory(
     cones = ConeAngles(robot) if joint_cones else None
     columns = None
     ranked: list[tuple[float, FourierTrajectory, float]] = []
+    rejected: list[str] = []
     draws = [
         _scaled_coefficients(rng, n, harmonics, *bounds, pulsation=pulsation, ramp_s=ramp_s) for _ in range(candidates)
     ]
@@ -496,16 +497,20 @@ def design_exciting_trajectory(
         try:
             observation, worst, _ = _period_observation(robot, regressor, None, trajectory, times, max_condition,
                                                         cones=cones)
-        except KinematicsError:
+        except KinematicsError as error:
+            rejected.append(str(error))
             continue
         if columns is None:
             base = base_parameters(observation, names=regressor.names, order=symmetric_order(regressor.names))
             columns = base.independent
         ranked.append((float(np.linalg.cond(observation[:, columns])), trajectory, worst))
     if not ranked:
+        outside = [reason for reason in rejected if reason.startswith("joint cones")]
         raise KinematicsError(
             f"none of {candidates} exciting-trajectory candidates stayed in the workspace with condition "
-            f"numbers below {max_condition:g}: reduce the amplitude {bounds[0].tolist()}"
+            f"numbers below {max_condition:g}" + (f" and the joint cones ({len(outside)} exceeded them, e.g. "
+                                                   f"{outside[0].split(': ', 1)[1]})" if outside else "")
+            + f": reduce the amplitude {bounds[0].tolist()}"
         )
     ranked.sort(key=lambda item: item[0])
     condition, trajectory, worst = ranked[0]
