@@ -44,7 +44,10 @@ def test_short_run_through_the_ros_nodes(tmp_path, private_ros_domain):
     assert payload["true_kg"] == 2.0 and abs(payload["identified_kg"] - 2.0) < 0.05 * 2.0
     validation = report["validation"]
     assert validation["identified_relative_error"] < validation["nominal_relative_error"] < 0.2
-    nominal = report["control"]["ctc_nominal"]
-    assert nominal["diverged"] is None
-    assert np.max(nominal["max_error_m"]) < 1e-3  # true leg lengths within 1 mm of the reference
-    assert np.max(nominal["max_force_n"]) <= 500.0 + 1e-9  # the YAML's force limit
+    for case in ("ctc_nominal", "ctc_identified"):
+        control = report["control"][case]
+        assert control["diverged"] is None
+        # true leg lengths within 0.4 mm of the reference (measured 0.28 / 0.22 mm; the identified model with its
+        # 2 kg payload left in gave ~1 mm of uniform offset)
+        assert np.max(control["max_error_m"]) < 4e-4, case
+        assert np.max(control["max_force_n"]) <= 500.0 + 1e-9  # the YAML's force limit

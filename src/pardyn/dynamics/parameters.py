@@ -308,6 +308,11 @@ class DynamicParameters:
         )
         return replace(self, bodies=bodies, drives=drives)
 
+    def without_payload(self) -> DynamicParameters:
+        """A copy whose ``payload`` body (``*_payload`` parameters) is empty: the bare robot, e.g. an
+        identification's model (identified with a payload) for a controller of the unloaded robot."""
+        return self.with_values({name: 0.0 for name in self.names if name.endswith("_payload")})
+
     def with_values(
         self, values: Mapping[str, float], *, unlisted: str = "keep", where: str = "values"
     ) -> DynamicParameters:

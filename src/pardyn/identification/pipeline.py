@@ -773,9 +773,7 @@ def _identify(
             motor_values[name] = float(value)
     identified_params = layout.with_vector(full)
     # The robot as identified carries no payload (validation bags are unloaded).
-    unloaded_params = identified_params.with_values(
-        {name: 0.0 for name in identified_params.names if name.endswith("_payload")}
-    )
+    unloaded_params = identified_params.without_payload()
     timings["total_s"] = time.perf_counter() - clock
 
     validation = ()
@@ -784,8 +782,7 @@ def _identify(
         nominal = InverseDynamics(robot)
         physical_model = None
         if physical is not None:
-            physical_model = InverseDynamics(robot, physical.parameters.with_values(
-                {name: 0.0 for name in physical.parameters.names if name.endswith("_payload")}))
+            physical_model = InverseDynamics(robot, physical.parameters.without_payload())
         validation = tuple(_validate(robot, b if isinstance(b, JointStateSeries) else Path(b), settings, identified,
                                      nominal, regressor, physical_model, motor_values)
                            for b in validate_bags)

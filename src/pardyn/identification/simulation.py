@@ -116,7 +116,7 @@ class ModelSimulator:
         vector[self._columns] = standard_from_base(self.base, chi_base, vector[self._columns])
         params = self.layout.with_vector(vector)
         if not payload:
-            params = params.with_values({n: 0.0 for n in params.names if n.endswith("_payload")})
+            params = params.without_payload()
         return params
 
     def run(
