@@ -72,7 +72,7 @@ from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel
 from pardyn.dynamics.transmission import Transmission
-from pardyn.errors import InputError, KinematicsError
+from pardyn.errors import InputError, KinematicsError, SampleError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
 from pardyn.identification.errors import FitCollapsedError, MissingRecordingError
 from pardyn.identification.diagnostics import effort_notes, scale_notes
@@ -94,6 +94,7 @@ from pardyn.identification.rotor_compensation import MOTOR_TOPIC, compensate_bag
 from pardyn.identification.simulation import ClosedLoopSetup, ModelSimulator
 from pardyn.identification.selection import drop_slow_samples
 from pardyn.identification.sources import Source, joint_side_series
+from pardyn.kinematics import batch as batch_kinematics
 from pardyn.parallel import fork_map
 from pardyn.progress import progress
 
@@ -344,6 +345,16 @@ def prepare_bag(
         # no loop to close and every joint measured (a serial robot): the states are the readings
         q[:, measured], qdot[:, measured], qddot[:, measured] = (
             derivatives.q[keep], derivatives.qdot[keep], derivatives.qddot[keep])
+        rows = ()
+    elif batch_kinematics.supports(robot):
+        # the whole bag at once (pardyn.kinematics.batch): same equations, numpy over the samples
+        try:
+            q, jacobians = batch_kinematics.solve_series(
+                robot, derivatives.q[keep], start_q, check_every=CHECK_EVERY, show_progress=show_progress,
+                label=f"{bag.name}: closed-loop states")
+        except SampleError as error:
+            raise _kinematics_bag_error(robot, series, bag, float(series.t[keep[error.index]]), error.cause) from error
+        qdot, qddot = batch_kinematics.states_batch(robot, q, jacobians, derivatives.qdot[keep], derivatives.qddot[keep])
         rows = ()
     elif show_progress:
         rows = progress(rows, total=count, label=f"{bag.name}: closed-loop states")
