@@ -94,7 +94,7 @@ from pardyn.identification.rotor_compensation import MOTOR_TOPIC, compensate_bag
 from pardyn.identification.simulation import ClosedLoopSetup, ModelSimulator
 from pardyn.identification.selection import drop_slow_samples
 from pardyn.identification.sources import Source, joint_side_series
-from pardyn.kinematics import batch as batch_kinematics
+from pardyn.kinematics import batch as closed_loop_batch
 from pardyn.parallel import fork_map
 from pardyn.progress import progress
 
@@ -170,6 +170,9 @@ class IdentificationSettings:
             after decimation (:mod:`pardyn.identification.selection`); ``None``: all kept.
         max_gap: longest interval between stamps that is resampled, in median intervals
             (:func:`pardyn.bags.resample.resample_uniform`).
+        batch_kinematics: solve a bag's closed-loop states in numpy passes over its samples
+            (:mod:`pardyn.kinematics.batch`) where that applies; ``False``: sample by sample, the
+            reference path (same equations and stopping rules, answers equal to the solver's tolerance).
     """
 
     model: str = "auto"
@@ -200,6 +203,7 @@ class IdentificationSettings:
     transmission: Transmission | None = None
     min_speed: tuple[float, ...] | None = None
     max_gap: float = DEFAULT_MAX_GAP
+    batch_kinematics: bool = True
 
     def projection(self, robot: Robot) -> str:
         redundant = len(robot.actuated_names) > len(robot.task_names)
@@ -346,15 +350,15 @@ def prepare_bag(
         q[:, measured], qdot[:, measured], qddot[:, measured] = (
             derivatives.q[keep], derivatives.qdot[keep], derivatives.qddot[keep])
         rows = ()
-    elif batch_kinematics.supports(robot):
+    elif settings.batch_kinematics and closed_loop_batch.supports(robot):
         # the whole bag at once (pardyn.kinematics.batch): same equations, numpy over the samples
         try:
-            q, jacobians = batch_kinematics.solve_series(
+            q, jacobians = closed_loop_batch.solve_series(
                 robot, derivatives.q[keep], start_q, check_every=CHECK_EVERY, show_progress=show_progress,
                 label=f"{bag.name}: closed-loop states")
         except SampleError as error:
             raise _kinematics_bag_error(robot, series, bag, float(series.t[keep[error.index]]), error.cause) from error
-        qdot, qddot = batch_kinematics.states_batch(robot, q, jacobians, derivatives.qdot[keep], derivatives.qddot[keep])
+        qdot, qddot = closed_loop_batch.states_batch(robot, q, jacobians, derivatives.qdot[keep], derivatives.qddot[keep])
         rows = ()
     elif show_progress:
         rows = progress(rows, total=count, label=f"{bag.name}: closed-loop states")
