@@ -82,10 +82,12 @@ def _log3(rotations: np.ndarray) -> np.ndarray:
 
 
 def supports(robot: Robot) -> bool:
-    """Whether the batch path covers this robot (no distance closure; task joints leading the chart)."""
+    """Whether the batch path covers this robot (closed loops, none of them a distance; task joints leading
+    the chart; no internal motion)."""
     closures, differential = robot.closures, robot.differential
     return (
-        all(c.type != "distance" for c in closures.closures)
+        closures.size > 0
+        and all(c.type != "distance" for c in closures.closures)
         and differential._task_is_chart
         and differential.internal == 0
     )

@@ -78,6 +78,8 @@ def _solve_or_minimum_norm(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     LAPACK's ``dgesv`` directly for the square case (numpy's ``solve`` wrapper costs more than the
     factorization of these small systems).
     """
+    if matrix.size == 0:  # no closure equation (a serial robot)
+        return np.zeros(matrix.shape[1])
     if matrix.shape[0] == matrix.shape[1]:
         _, _, solution, info = lapack.dgesv(matrix, rhs)
         if info == 0:
