@@ -36,7 +36,7 @@ from pardyn.errors import ConvergenceError, SingularityError, WorkingModeError
 from pardyn.kinematics.closure import LoopClosures
 from pardyn.kinematics.task import FrameTask
 
-__all__ = ["ClosureSolver", "Solution", "revolute_mask"]
+__all__ = ["ClosureSolver", "Solution", "revolute_mask", "solve_regular"]
 
 
 GIVEN_TOLERANCE = 1e-10
@@ -85,6 +85,21 @@ def _solve_or_minimum_norm(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         if info == 0:
             return solution
     return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
+
+
+def solve_regular(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``matrix^-1 rhs`` for a square regular ``matrix`` (n, n) and ``rhs`` (n,) or (n, k), by LAPACK's
+    ``dgesv`` directly (numpy's ``solve`` wrapper costs several times these small factorizations).
+
+    Raises:
+        np.linalg.LinAlgError: ``matrix`` is singular (as ``np.linalg.solve``).
+    """
+    if matrix.size == 0:
+        return np.zeros(rhs.shape)
+    _, _, solution, info = lapack.dgesv(matrix, rhs)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular matrix (LAPACK dgesv info {info})")
+    return solution
 
 
 def _max_abs(values: np.ndarray) -> float:
