@@ -20,7 +20,9 @@ for closed-loop and actuation-redundant robots:
    cut-off. ``trim_s`` (default ``1.5 / cutoff``) is dropped at both ends.
 3. **Closed loops**: every tree coordinate from the measured joints (forward
    problem, least-squares fit of redundant readings), every joint rate from the
-   measured ones (eqs. 21, 24).
+   measured ones (eqs. 21, 24); for a whole bag at once where
+   :mod:`pardyn.kinematics.batch` applies (every ``CHECK_EVERY``-th sample solved in
+   turn with its branch and conditioning checked, the others in numpy passes).
 4. **Observation matrix** of the chosen model (:class:`pardyn.dynamics.regressor.Regressor`):
    ``standard`` (eq. 19), ``case1`` (torques projected on the platform, eq. 30)
    or ``case2`` (n - r actuators projected on the others, eq. 36), with the
