@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
+from pardyn.dynamics.actuation import ActuationMaps
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError, KinematicsError, SingularityError
 
@@ -120,12 +121,18 @@ class InverseDynamics:
         drives = self.params.drive_values()  # (n_d, 4)
         self._drive_index = self.params.drive_indices
         self._ia, self._fv, self._fs, self._offset = (drives[:, k].copy() for k in range(4))
+        # the same drive terms as tree vectors (nv,), for the one-pass hot path of torques()
+        self._drive_terms = np.zeros((4, self.nv))
+        self._drive_terms[:, self._drive_index] = drives.T
+        self._has_drive_terms = [bool(np.any(row)) for row in self._drive_terms]
+        maps = ActuationMaps(robot)
+        self._maps = maps if maps.supported and self.uses_rnea else None
 
     # ------------------------------------------------------------------ tree
     def tree_torques(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:
         """Efforts of every tree joint ``tau_t`` (nv,), drive terms included (eq. 1, 5)."""
         if self.uses_rnea:
-            torques = pin.rnea(self.model, self.data, q, qdot, qddot).copy()  # ia qddot included
+            torques = pin.rnea(self.model, self.data, q, qdot, qddot)  # a new array, ia qddot included
             ia = 0.0
         else:
             regressor = pin.computeJointTorqueRegressor(self.model, self.data, q, qdot, qddot)
@@ -187,8 +194,30 @@ class InverseDynamics:
                 (actuation-redundant robots only). Default: none (minimum norm).
         """
         stress = self.check_internal_stress(internal_stress)
-        velocity_map = self.robot.differential.task_velocity_map(q)
-        return self._close(velocity_map, self.tree_torques(q, qdot, qddot), stress)
+        if self._maps is None:
+            velocity_map = self.robot.differential.task_velocity_map(q)
+            return self._close(velocity_map, self.tree_torques(q, qdot, qddot), stress)
+        return self._torques_one_pass(q, qdot, qddot, stress)
+
+    def _torques_one_pass(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray,
+                          stress: np.ndarray | None) -> np.ndarray:
+        """:meth:`torques` by RNEA, the loops' row space from the joint Jacobians and one KKT solve
+        (:class:`pardyn.dynamics.actuation.ActuationMaps`): the hot path."""
+        tree = pin.rnea(self.model, self.data, q, qdot, qddot)  # ia qddot included
+        _, fv, fs, offset = self._drive_terms
+        _, has_fv, has_fs, has_offset = self._has_drive_terms
+        if has_fv:
+            tree += fv * qdot
+        if has_fs:
+            tree += fs * np.sign(qdot)
+        if has_offset:
+            tree += offset
+        maps = self._maps
+        jacobian = maps.constraint_jacobian(q)
+        if stress is None:
+            return maps.minimum_norm(jacobian, tree)
+        torques, range_part = maps.minimum_norm(jacobian, tree, stress)
+        return torques + stress - range_part  # + (I - J (J^T J)^-1 J^T) c
 
     def torques_from_task(
         self,
@@ -224,6 +253,10 @@ class InverseDynamics:
         q, qdot, qddot = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qdot, qddot))
         stress = self.check_internal_stress(internal_stress)
         count = q.shape[0]
+        if self._maps is not None:
+            stresses = [None] * count if stress is None else np.broadcast_to(stress, (count, self.n_actuated))
+            return np.array([self._torques_one_pass(q[k], qdot[k], qddot[k], stresses[k])
+                             for k in range(count)]).reshape(count, self.n_actuated)
         maps = np.empty((count, self.nv, self.n_task))
         tree = np.empty((count, self.nv))
         for k in range(count):

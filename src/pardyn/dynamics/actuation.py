@@ -1,0 +1,231 @@
+"""Actuation maps of a closed-loop robot from one pinocchio pass: the hot path of the dynamics.
+
+Every closed-loop quantity of the dynamics that is linear in the actuator efforts
+depends on the closure Jacobian ``K`` (m, nv) only through its row space
+``null(K)`` = the closed-loop velocities:
+
+    W = [I ; -K_D^-1 K_x]               (nv, n)   qdot = W xdot,          eq. (9)
+    J = W[actuated]                      (n_a, n)  inverse Jacobian,       eq. (20)
+    tau_a = J (J^T J)^-1 W^T tau_t       (n_a,)    minimum-norm torques,   eqs. (19), (26)
+    tau* = J (J^T J)^-1 J^T tau          (n_a,)    internal stress removed, eq. (50)
+
+so any ``K' = T K`` with ``T`` (m, m) invertible gives the same results. This
+module builds such a ``K'`` straight from pinocchio's joint Jacobians in the world
+frame ``D = data.J`` (6, nv) (spatial velocities at the world origin, one
+``computeJointJacobians``), with no per-frame Jacobian call:
+
+    D_c = D * s_c,   s_c = support(b) - support(a)   in {-1, 0, 1}^nv     # (6, nv), closure (a, b)
+    K_c = rows C_c of X(p) D_c,   X(p) = [[I, -[p]x], [0, I]]              # exactly the rows of
+                                                                           # J_b - J_a (LOCAL_WORLD_ALIGNED)
+
+at a closed configuration (frames ``a`` and ``b`` at the same point ``p``). When
+every angular row that ``-[p]x`` mixes into a selected linear row is selected too
+or identically zero (6D loops; planar loops of robots whose joints all turn about
+z), ``X(p)`` only adds selected rows to selected rows, and the rows ``C_c`` of
+``D_c`` themselves span the same space: ``p`` is not needed. Otherwise (3D ball
+and 2D loops) ``p`` comes from ``data.oMi`` (one placement per loop).
+
+:class:`ActuationMaps` applies to robots whose task coordinates are tree joints
+leading the chart, with no internal motion and no distance loop
+(``ActuationMaps.supported``); the callers keep their generic path for the others
+(:meth:`pardyn.kinematics.differential.DifferentialKinematics.task_velocity_map`).
+The linear algebra goes to LAPACK directly (``dgesv``: a numpy ``solve`` costs 6 us
+of Python per call on these sizes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pinocchio as pin
+from scipy.linalg.lapack import dgesv
+
+if TYPE_CHECKING:
+    from pardyn.robot import Robot
+
+__all__ = ["ActuationMaps"]
+
+_CROSS_PARTNERS = {0: (4, 5), 1: (3, 5), 2: (3, 4)}
+"""Angular rows that ``-[p]x`` mixes into linear row x, y, z: ``(w x p)_x = w_y p_z - w_z p_y`` ..."""
+
+
+def _support_mask(model: pin.Model, joint: int) -> np.ndarray:
+    mask = np.zeros(model.nv)
+    for ancestor in model.supports[joint]:
+        if ancestor > 0:
+            start = model.joints[ancestor].idx_v
+            mask[start : start + model.joints[ancestor].nv] = 1.0
+    return mask
+
+
+def _solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``matrix^-1 rhs`` by LAPACK ``dgesv``; ``np.linalg.LinAlgError`` if singular (as ``np.linalg.solve``)."""
+    _, _, solution, info = dgesv(matrix, rhs)
+    if info != 0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    return solution
+
+
+class ActuationMaps:
+    """``K'``, ``W`` and the minimum-norm actuator solves of one robot (module docstring).
+
+    The minimum-norm solves are one LAPACK call on the KKT system of eq. (26)
+    (``E`` = diag of the actuated joints, (nv, nv)):
+
+        [E  K'^T] [y     ]   [b]        tau_a = y[actuated]                     # (nv + m,)
+        [K'  0  ] [lambda] = [0],
+
+    i.e. ``y = W xi`` with ``J^T J xi = W^T b``: ``b = tau_t`` gives the minimum-norm
+    torques ``J (J^T J)^-1 W^T tau_t`` (eq. 26), ``b = S_a^T tau`` the eq. (50) projection
+    ``J (J^T J)^-1 J^T tau``. It is regular wherever ``K_D`` and ``J^T J`` are.
+
+    Works on its own ``pin.Data`` of ``robot.model`` (kinematics only: the dynamic
+    parameters do not matter).
+
+    Args:
+        robot: the robot.
+
+    Attributes:
+        supported: whether this fast path applies to the robot (module docstring); the
+            other methods must not be called otherwise.
+    """
+
+    def __init__(self, robot: Robot) -> None:
+        self.robot = robot
+        self.model = robot.model
+        self.data = self.model.createData()
+        differential = robot.differential
+        self.nv = nv = self.model.nv
+        self.n = differential.n_task
+        self.actuated = np.asarray(robot.actuated_indices, dtype=int)
+        self.n_actuated = len(self.actuated)
+        self.legs = np.asarray(differential.leg_indices, dtype=int)
+        self.chart = np.asarray(differential.chart_indices, dtype=int)
+        self.size = m = robot.closures.size
+        closures = robot.closures.closures
+        self.supported = bool(
+            differential._task_is_chart  # noqa: SLF001 (the same test as the generic path)
+            and differential.internal == 0
+            and differential.frame_task is None
+            and len(self.chart) == self.n
+            and m == len(self.legs)
+            and m > 0
+            and all(closure.type != "distance" for closure in closures)
+        )
+        if not self.supported:
+            return
+        model = self.model
+        rows, signs, points = [], [], []
+        for closure in closures:
+            frame_a, frame_b = (model.frames[model.getFrameId(name)] for name in closure.frames)
+            sign = _support_mask(model, frame_b.parentJoint) - _support_mask(model, frame_a.parentJoint)
+            components = list(closure.components)
+            if self._needs_point(components):
+                points.append((len(rows), components, frame_b.parentJoint, frame_b.placement.translation.copy()))
+            rows += components
+            signs += [sign] * len(components)
+        # columns ordered [legs, chart], chart columns negated: dgesv(K'_D, -K'_x) is W[legs] at once
+        self._order = np.concatenate([self.legs, self.chart])
+        self._columns = np.ix_(np.asarray(rows, dtype=int), self._order)
+        order_signs = np.asarray(signs).reshape(m, nv)[:, self._order]
+        order_signs[:, m:] *= -1.0
+        self._signs = order_signs  # (m, nv)
+        # loops whose rows need the point p: rows K'[target] += (w x p)[source] of (c, 3, nv)
+        self._point_joints = [joint for _, _, joint, _ in points]
+        self._point_placements = [placement for _, _, _, placement in points]
+        self._point_signs = order_signs[[start for start, _, _, _ in points]][:, None, :]  # (c, 1, nv)
+        self._point_target = np.array([start + k for start, comps, _, _ in points
+                                       for k, c in enumerate(comps) if c < 3], dtype=int)
+        self._point_source = np.array([3 * i + c for i, (_, comps, _, _) in enumerate(points)
+                                       for c in comps if c < 3], dtype=int)
+        levi_civita = np.zeros((3, 3, 3))
+        for i, j, k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+            levi_civita[i, j, k], levi_civita[i, k, j] = 1.0, -1.0
+        self._cross = levi_civita.transpose(2, 0, 1).reshape(3, 9)  # p @ this = [p_k eps_ijk]_ij, (w x p)_i
+        self._leg_prefix = bool(np.array_equal(self.legs, np.arange(m)))  # W = [W_legs; I]: a stack
+        self._identity = np.eye(self.n)
+        self._inverse_order = np.argsort(self._order)
+        # the KKT system in the permuted, signed coordinates y' = diag(signs) y[order] of K'
+        self._column_signs = np.where(np.arange(nv) < m, 1.0, -1.0)
+        self._actuated_rows = self._inverse_order[self.actuated]  # positions of the actuators in y'
+        self._actuated_signs = self._column_signs[self._actuated_rows]
+        self._kkt = np.zeros((nv + m, nv + m), order="F")
+        self._kkt[self._actuated_rows, self._actuated_rows] = 1.0
+        self._rhs = np.zeros((nv + m, 2))
+
+    def _needs_point(self, components: list[int]) -> bool:
+        """Whether ``X(p)`` mixes an unselected, not identically zero angular row into a selected linear one."""
+        partners = {row for c in components if c < 3 for row in _CROSS_PARTNERS[c]} - set(components)
+        if not partners:
+            return False
+        # angular rows of the joint Jacobians that are zero for every joint (planar robots: wx, wy)
+        model, data = self.model, self.data
+        bound = np.full(model.nq, np.pi)
+        for q in [self.robot.home] + [pin.randomConfiguration(model, -bound, bound) for _ in range(3)]:
+            pin.computeJointJacobians(model, data, q)
+            if any(np.any(np.abs(data.J[row]) > 1e-12) for row in partners):
+                return True
+        return False
+
+    # ------------------------------------------------------------ per configuration
+    def constraint_jacobian(self, q: np.ndarray) -> np.ndarray:
+        """``K'`` (m, nv), columns in the order ``[legs, -chart]`` (module docstring), at a closed ``q``.
+
+        Row-equivalent to ``robot.closures.jacobian(q)[:, [legs, chart]]`` with the chart columns negated.
+        """
+        pin.computeJointJacobians(self.model, self.data, q)
+        return self.constraint_jacobian_from(self.data)
+
+    def constraint_jacobian_from(self, data: pin.Data) -> np.ndarray:
+        """:meth:`constraint_jacobian` from a ``data`` where ``computeJointJacobians`` has run."""
+        joint_jacobians = data.J  # (6, nv)
+        jacobian = joint_jacobians[self._columns] * self._signs
+        if self._point_joints:
+            # rows of X(p) D_c: the linear rows plus (w x p) per column, w the loop's angular rows
+            oMi = data.oMi
+            points = np.array([oMi[joint].act(placement)
+                               for joint, placement in zip(self._point_joints, self._point_placements)])
+            cross = (points @ self._cross).reshape(-1, 3, 3)  # (c, 3, 3): (w x p) = cross @ w
+            angular = joint_jacobians[3:, self._order] * self._point_signs  # (c, 3, nv)
+            jacobian[self._point_target] += (cross @ angular).reshape(-1, self.nv)[self._point_source]
+        return jacobian
+
+    def velocity_map_from(self, jacobian: np.ndarray) -> np.ndarray:
+        """``W`` (nv, n) from ``K'`` of :meth:`constraint_jacobian`: ``W[chart] = I``, ``W[legs] = -K_D^-1 K_x``."""
+        m = self.size
+        legs = _solve(jacobian[:, :m], jacobian[:, m:])
+        if self._leg_prefix:
+            return np.vstack((legs, self._identity))
+        return np.vstack((legs, self._identity))[self._inverse_order]
+
+    def velocity_map(self, q: np.ndarray) -> np.ndarray:
+        """``W(q)`` (nv, n), equal to ``robot.differential.task_velocity_map(q)`` at a closed ``q``."""
+        return self.velocity_map_from(self.constraint_jacobian(q))
+
+    # ------------------------------------------------------------ actuator solves
+    def minimum_norm(self, jacobian: np.ndarray, tree: np.ndarray, actuated: np.ndarray | None = None) -> np.ndarray:
+        """One KKT solve (class docstring) with ``K'`` of :meth:`constraint_jacobian`.
+
+        Args:
+            jacobian: ``K'`` (m, nv).
+            tree: ``b`` (nv,), tree efforts in the tree's joint order (``tau_t``).
+            actuated: optionally ``c`` (n_a,), actuator efforts whose eq. (50) projection is wanted.
+
+        Returns:
+            ``tau_a`` (n_a,) of least norm with ``W^T S_a^T tau_a = W^T b``, or with ``actuated`` a
+            (2, n_a) array: that and the projection of ``c``.
+        """
+        nv = self.nv
+        kkt = self._kkt
+        kkt[:nv, nv:] = jacobian.T
+        kkt[nv:, :nv] = jacobian
+        rhs = self._rhs
+        np.multiply(tree[self._order], self._column_signs, out=rhs[:nv, 0])
+        rows, signs = self._actuated_rows, self._actuated_signs
+        if actuated is None:
+            return _solve(kkt, rhs[:, 0])[rows] * signs
+        rhs[rows, 1] = actuated * signs
+        solution = _solve(kkt, rhs)
+        rhs[rows, 1] = 0.0
+        return solution[rows].T * signs
