@@ -44,7 +44,7 @@ from scipy.linalg.lapack import dgesv
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["ActuationMaps"]
+__all__ = ["ActuationMaps", "solve"]
 
 _CROSS_PARTNERS = {0: (4, 5), 1: (3, 5), 2: (3, 4)}
 """Angular rows that ``-[p]x`` mixes into linear row x, y, z: ``(w x p)_x = w_y p_z - w_z p_y`` ..."""
@@ -59,7 +59,7 @@ def _support_mask(model: pin.Model, joint: int) -> np.ndarray:
     return mask
 
 
-def _solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+def solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """``matrix^-1 rhs`` by LAPACK ``dgesv``; ``np.linalg.LinAlgError`` if singular (as ``np.linalg.solve``)."""
     _, _, solution, info = dgesv(matrix, rhs)
     if info != 0:
@@ -125,11 +125,12 @@ class ActuationMaps:
                 points.append((len(rows), components, frame_b.parentJoint, frame_b.placement.translation.copy()))
             rows += components
             signs += [sign] * len(components)
-        # columns ordered [legs, chart], chart columns negated: dgesv(K'_D, -K'_x) is W[legs] at once
+        # columns ordered [legs, chart]; K'[i, j] = D[rows[i], order[j]] * signs, read from the
+        # C-contiguous D^T (pinocchio's data.J is column-major) by one np.take
         self._order = np.concatenate([self.legs, self.chart])
-        self._columns = np.ix_(np.asarray(rows, dtype=int), self._order)
+        self._identity_order = bool(np.array_equal(self._order, np.arange(nv)))
+        self._flat = self._order[None, :] * 6 + np.asarray(rows, dtype=int)[:, None]  # (m, nv)
         order_signs = np.asarray(signs).reshape(m, nv)[:, self._order]
-        order_signs[:, m:] *= -1.0
         self._signs = order_signs  # (m, nv)
         # loops whose rows need the point p: rows K'[target] += (w x p)[source] of (c, 3, nv)
         self._point_joints = [joint for _, _, joint, _ in points]
@@ -145,14 +146,18 @@ class ActuationMaps:
         self._cross = levi_civita.transpose(2, 0, 1).reshape(3, 9)  # p @ this = [p_k eps_ijk]_ij, (w x p)_i
         self._leg_prefix = bool(np.array_equal(self.legs, np.arange(m)))  # W = [W_legs; I]: a stack
         self._identity = np.eye(self.n)
+        self._template = np.vstack([np.zeros((m, self.n)), self._identity])  # W in the order [legs, chart]
         self._inverse_order = np.argsort(self._order)
-        # the KKT system in the permuted, signed coordinates y' = diag(signs) y[order] of K'
-        self._column_signs = np.where(np.arange(nv) < m, 1.0, -1.0)
-        self._actuated_rows = self._inverse_order[self.actuated]  # positions of the actuators in y'
-        self._actuated_signs = self._column_signs[self._actuated_rows]
-        self._kkt = np.zeros((nv + m, nv + m), order="F")
-        self._kkt[self._actuated_rows, self._actuated_rows] = 1.0
-        self._rhs = np.zeros((nv + m, 2))
+        # the KKT system in the permuted coordinates y[order] of K'; square [S_a^T K'^T] without redundancy
+        self._actuated_rows = self._inverse_order[self.actuated]  # positions of the actuators in y[order]
+        self.redundant = self.n_actuated > self.n
+        if self.redundant:
+            self._kkt = np.zeros((nv + m, nv + m), order="F")
+            self._kkt[self._actuated_rows, self._actuated_rows] = 1.0
+        else:  # unknowns [tau_a, lambda]
+            self._kkt = np.zeros((nv, nv), order="F")
+            self._kkt[self._actuated_rows, np.arange(self.n_actuated)] = 1.0
+        self._rhs = np.zeros((self._kkt.shape[0], 2))
 
     def _needs_point(self, components: list[int]) -> bool:
         """Whether ``X(p)`` mixes an unselected, not identically zero angular row into a selected linear one."""
@@ -170,17 +175,18 @@ class ActuationMaps:
 
     # ------------------------------------------------------------ per configuration
     def constraint_jacobian(self, q: np.ndarray) -> np.ndarray:
-        """``K'`` (m, nv), columns in the order ``[legs, -chart]`` (module docstring), at a closed ``q``.
+        """``K'`` (m, nv), columns in the order ``[legs, chart]`` (module docstring), at a closed ``q``.
 
-        Row-equivalent to ``robot.closures.jacobian(q)[:, [legs, chart]]`` with the chart columns negated.
+        Row-equivalent to ``robot.closures.jacobian(q)[:, [legs, chart]]``.
         """
         pin.computeJointJacobians(self.model, self.data, q)
         return self.constraint_jacobian_from(self.data)
 
     def constraint_jacobian_from(self, data: pin.Data) -> np.ndarray:
         """:meth:`constraint_jacobian` from a ``data`` where ``computeJointJacobians`` has run."""
-        joint_jacobians = data.J  # (6, nv)
-        jacobian = joint_jacobians[self._columns] * self._signs
+        joint_jacobians = data.J  # (6, nv), column-major: .T is C-contiguous; the take method is 3x np.take
+        jacobian = joint_jacobians.T.take(self._flat)
+        jacobian *= self._signs
         if self._point_joints:
             # rows of X(p) D_c: the linear rows plus (w x p) per column, w the loop's angular rows
             oMi = data.oMi
@@ -194,14 +200,68 @@ class ActuationMaps:
     def velocity_map_from(self, jacobian: np.ndarray) -> np.ndarray:
         """``W`` (nv, n) from ``K'`` of :meth:`constraint_jacobian`: ``W[chart] = I``, ``W[legs] = -K_D^-1 K_x``."""
         m = self.size
-        legs = _solve(jacobian[:, :m], jacobian[:, m:])
-        if self._leg_prefix:
-            return np.vstack((legs, self._identity))
-        return np.vstack((legs, self._identity))[self._inverse_order]
+        legs = solve(jacobian[:, :m], jacobian[:, m:])
+        velocity_map = self._template.copy()  # [0; I]
+        np.negative(legs, out=velocity_map[:m])
+        return velocity_map if self._leg_prefix else velocity_map[self._inverse_order]
 
     def velocity_map(self, q: np.ndarray) -> np.ndarray:
         """``W(q)`` (nv, n), equal to ``robot.differential.task_velocity_map(q)`` at a closed ``q``."""
         return self.velocity_map_from(self.constraint_jacobian(q))
+
+    # ------------------------------------------------------------ N configurations
+    def constraint_jacobians(self, q: np.ndarray) -> np.ndarray:
+        """:meth:`constraint_jacobian` of N closed configurations (N, nv): (N, m, nv).
+
+        One ``computeJointJacobians`` per sample in Python, the rest batched."""
+        count = q.shape[0]
+        model, data = self.model, self.data
+        stack = np.empty((count, self.nv, 6))  # D^T per sample
+        joints, placements = self._point_joints, self._point_placements
+        points = np.empty((count, len(joints), 3))
+        for k in range(count):
+            pin.computeJointJacobians(model, data, q[k])
+            stack[k] = data.J.T
+            if joints:
+                oMi = data.oMi
+                for i, joint in enumerate(joints):
+                    points[k, i] = oMi[joint].act(placements[i])
+        jacobian = stack.reshape(count, -1).take(self._flat, axis=1)  # (N, m, nv)
+        jacobian *= self._signs
+        if joints:
+            cross = (points @ self._cross).reshape(count, -1, 3, 3)  # (N, c, 3, 3)
+            angular = stack[:, self._order, 3:].transpose(0, 2, 1)[:, None] * self._point_signs  # (N, c, 3, nv)
+            jacobian[:, self._point_target] += (cross @ angular).reshape(count, -1, self.nv)[:, self._point_source]
+        return jacobian
+
+    def velocity_maps(self, jacobian: np.ndarray) -> np.ndarray:
+        """:meth:`velocity_map_from` of N ``K'`` (N, m, nv): ``W`` (N, nv, n)."""
+        m = self.size
+        legs = np.linalg.solve(jacobian[:, :, :m], -jacobian[:, :, m:])  # (N, m, n)
+        stacked = np.concatenate([legs, np.broadcast_to(self._identity, (len(legs), self.n, self.n))], axis=1)
+        return stacked if self._leg_prefix else stacked[:, self._inverse_order]
+
+    def minimum_norm_batch(self, jacobian: np.ndarray, tree: np.ndarray,
+                           actuated: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`minimum_norm` of N samples: ``K'`` (N, m, nv), ``b`` (N, nv), ``c`` (N, n_a) or None.
+
+        Returns ``tau_a`` (N, n_a), or (N, 2, n_a) with ``actuated``."""
+        count, nv = len(tree), self.nv
+        kkt = np.repeat(self._kkt[None], count, axis=0)
+        rows = self._actuated_rows
+        if self.redundant:
+            kkt[:, :nv, nv:] = jacobian.transpose(0, 2, 1)
+            kkt[:, nv:, :nv] = jacobian
+            solution_rows = rows
+        else:
+            kkt[:, :, self.n_actuated:] = jacobian.transpose(0, 2, 1)
+            solution_rows = np.arange(self.n_actuated)
+        rhs = np.zeros((count, kkt.shape[1], 1 if actuated is None else 2))
+        rhs[:, :nv, 0] = tree if self._identity_order else tree[:, self._order]
+        if actuated is not None:
+            rhs[:, rows, 1] = actuated
+        solution = np.linalg.solve(kkt, rhs)[:, solution_rows]  # (N, n_a, 1 or 2)
+        return solution[:, :, 0] if actuated is None else solution.transpose(0, 2, 1)
 
     # ------------------------------------------------------------ actuator solves
     def minimum_norm(self, jacobian: np.ndarray, tree: np.ndarray, actuated: np.ndarray | None = None) -> np.ndarray:
@@ -218,14 +278,19 @@ class ActuationMaps:
         """
         nv = self.nv
         kkt = self._kkt
-        kkt[:nv, nv:] = jacobian.T
-        kkt[nv:, :nv] = jacobian
         rhs = self._rhs
-        np.multiply(tree[self._order], self._column_signs, out=rhs[:nv, 0])
-        rows, signs = self._actuated_rows, self._actuated_signs
+        rows = self._actuated_rows
+        if self.redundant:
+            kkt[:nv, nv:] = jacobian.T
+            kkt[nv:, :nv] = jacobian
+            solution_rows = rows
+        else:
+            kkt[:, self.n_actuated:] = jacobian.T
+            solution_rows = slice(0, self.n_actuated)
+        rhs[:nv, 0] = tree if self._identity_order else tree[self._order]
         if actuated is None:
-            return _solve(kkt, rhs[:, 0])[rows] * signs
-        rhs[rows, 1] = actuated * signs
-        solution = _solve(kkt, rhs)
+            return solve(kkt, rhs[:, 0])[solution_rows]
+        rhs[rows, 1] = actuated
+        solution = solve(kkt, rhs)
         rhs[rows, 1] = 0.0
-        return solution[rows].T * signs
+        return solution[solution_rows].T

@@ -213,7 +213,8 @@ class InverseDynamics:
         if has_offset:
             tree += offset
         maps = self._maps
-        jacobian = maps.constraint_jacobian(q)
+        pin.computeJointJacobians(maps.model, maps.data, q)
+        jacobian = maps.constraint_jacobian_from(maps.data)
         if stress is None:
             return maps.minimum_norm(jacobian, tree)
         torques, range_part = maps.minimum_norm(jacobian, tree, stress)
@@ -253,10 +254,17 @@ class InverseDynamics:
         q, qdot, qddot = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qdot, qddot))
         stress = self.check_internal_stress(internal_stress)
         count = q.shape[0]
-        if self._maps is not None:
-            stresses = [None] * count if stress is None else np.broadcast_to(stress, (count, self.n_actuated))
-            return np.array([self._torques_one_pass(q[k], qdot[k], qddot[k], stresses[k])
-                             for k in range(count)]).reshape(count, self.n_actuated)
+        if self._maps is not None:  # one pinocchio pass per sample, the rest batched
+            tree = np.empty((count, self.nv))
+            for k in range(count):
+                tree[k] = pin.rnea(self.model, self.data, q[k], qdot[k], qddot[k])
+            tree += self.friction_torques(qdot)
+            jacobians = self._maps.constraint_jacobians(q)
+            if stress is None:
+                return self._maps.minimum_norm_batch(jacobians, tree)
+            stress = np.broadcast_to(stress, (count, self.n_actuated))
+            both = self._maps.minimum_norm_batch(jacobians, tree, stress)
+            return both[:, 0] + stress - both[:, 1]
         maps = np.empty((count, self.nv, self.n_task))
         tree = np.empty((count, self.nv))
         for k in range(count):
