@@ -140,6 +140,11 @@ class ActuationMaps:
                                        for k, c in enumerate(comps) if c < 3], dtype=int)
         self._point_source = np.array([3 * i + c for i, (_, comps, _, _) in enumerate(points)
                                        for c in comps if c < 3], dtype=int)
+        # live views of the joints' placements in self.data (pinocchio writes them in place)
+        self._placement_owners = self.data.oMi.tolist()
+        self._point_rotations = [self._placement_owners[joint].rotation for joint in self._point_joints]
+        self._point_origins = [self._placement_owners[joint].translation for joint in self._point_joints]
+        self._point_offsets = np.array(self._point_placements).reshape(-1, 3, 1)  # frame origin in its joint, (c, 3, 1)
         levi_civita = np.zeros((3, 3, 3))
         for i, j, k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
             levi_civita[i, j, k], levi_civita[i, k, j] = 1.0, -1.0
@@ -180,18 +185,16 @@ class ActuationMaps:
         Row-equivalent to ``robot.closures.jacobian(q)[:, [legs, chart]]``.
         """
         pin.computeJointJacobians(self.model, self.data, q)
-        return self.constraint_jacobian_from(self.data)
+        return self.last_constraint_jacobian()
 
-    def constraint_jacobian_from(self, data: pin.Data) -> np.ndarray:
-        """:meth:`constraint_jacobian` from a ``data`` where ``computeJointJacobians`` has run."""
-        joint_jacobians = data.J  # (6, nv), column-major: .T is C-contiguous; the take method is 3x np.take
+    def last_constraint_jacobian(self) -> np.ndarray:
+        """:meth:`constraint_jacobian` at the ``q`` of the last ``computeJointJacobians`` on ``self.data``."""
+        joint_jacobians = self.data.J  # (6, nv), column-major: .T is C-contiguous; the take method is 3x np.take
         jacobian = joint_jacobians.T.take(self._flat)
         jacobian *= self._signs
         if self._point_joints:
             # rows of X(p) D_c: the linear rows plus (w x p) per column, w the loop's angular rows
-            oMi = data.oMi
-            points = np.array([oMi[joint].act(placement)
-                               for joint, placement in zip(self._point_joints, self._point_placements)])
+            points = (np.array(self._point_rotations) @ self._point_offsets)[:, :, 0] + np.array(self._point_origins)
             cross = (points @ self._cross).reshape(-1, 3, 3)  # (c, 3, 3): (w x p) = cross @ w
             angular = joint_jacobians[3:, self._order] * self._point_signs  # (c, 3, nv)
             jacobian[self._point_target] += (cross @ angular).reshape(-1, self.nv)[self._point_source]
@@ -217,15 +220,14 @@ class ActuationMaps:
         count = q.shape[0]
         model, data = self.model, self.data
         stack = np.empty((count, self.nv, 6))  # D^T per sample
-        joints, placements = self._point_joints, self._point_placements
+        joints = self._point_joints
         points = np.empty((count, len(joints), 3))
         for k in range(count):
             pin.computeJointJacobians(model, data, q[k])
             stack[k] = data.J.T
             if joints:
-                oMi = data.oMi
-                for i, joint in enumerate(joints):
-                    points[k, i] = oMi[joint].act(placements[i])
+                points[k] = (np.array(self._point_rotations) @ self._point_offsets)[:, :, 0]
+                points[k] += self._point_origins
         jacobian = stack.reshape(count, -1).take(self._flat, axis=1)  # (N, m, nv)
         jacobian *= self._signs
         if joints:
@@ -294,3 +296,19 @@ class ActuationMaps:
         solution = solve(kkt, rhs)
         rhs[rows, 1] = 0.0
         return solution[solution_rows].T
+
+    def project(self, jacobian: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """Eq. (50) with ``K'`` of :meth:`constraint_jacobian`: ``tau*`` (n_a,), the least-norm torques with
+        the same ``J^T tau`` (``tau`` (n_a,)); ``tau`` itself (a copy) without actuation redundancy."""
+        if not self.redundant:
+            return np.array(tau, dtype=float)
+        nv = self.nv
+        kkt = self._kkt
+        kkt[:nv, nv:] = jacobian.T
+        kkt[nv:, :nv] = jacobian
+        rhs = self._rhs[:, 1]
+        rows = self._actuated_rows
+        rhs[rows] = tau
+        solution = solve(kkt, rhs)
+        rhs[rows] = 0.0
+        return solution[rows]

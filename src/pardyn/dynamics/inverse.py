@@ -214,7 +214,7 @@ class InverseDynamics:
             tree += offset
         maps = self._maps
         pin.computeJointJacobians(maps.model, maps.data, q)
-        jacobian = maps.constraint_jacobian_from(maps.data)
+        jacobian = maps.last_constraint_jacobian()
         if stress is None:
             return maps.minimum_norm(jacobian, tree)
         torques, range_part = maps.minimum_norm(jacobian, tree, stress)

@@ -271,7 +271,7 @@ class Regressor:
         (an online estimator's sample)."""
         maps = self._fast
         pin.computeJointJacobians(maps.model, maps.data, q)
-        transposed = maps.velocity_map_from(maps.constraint_jacobian_from(maps.data)).T  # (n, nv)
+        transposed = maps.velocity_map_from(maps.last_constraint_jacobian()).T  # (n, nv)
         joint = pin.computeJointTorqueRegressor(self.model, self.data, q, qdot, qddot)
         out = np.empty((transposed.shape[0], self.size))
         out[:, :self._inertial] = self._apply_body_map(transposed @ joint)
