@@ -163,6 +163,7 @@ class ActuationMaps:
             self._kkt = np.zeros((nv, nv), order="F")
             self._kkt[self._actuated_rows, np.arange(self.n_actuated)] = 1.0
         self._rhs = np.zeros((self._kkt.shape[0], 2))
+        self._leading = np.arange(self.n_actuated)
 
     def _needs_point(self, components: list[int]) -> bool:
         """Whether ``X(p)`` mixes an unselected, not identically zero angular row into a selected linear one."""
@@ -243,28 +244,6 @@ class ActuationMaps:
         stacked = np.concatenate([legs, np.broadcast_to(self._identity, (len(legs), self.n, self.n))], axis=1)
         return stacked if self._leg_prefix else stacked[:, self._inverse_order]
 
-    def minimum_norm_batch(self, jacobian: np.ndarray, tree: np.ndarray,
-                           actuated: np.ndarray | None = None) -> np.ndarray:
-        """:meth:`minimum_norm` of N samples: ``K'`` (N, m, nv), ``b`` (N, nv), ``c`` (N, n_a) or None.
-
-        Returns ``tau_a`` (N, n_a), or (N, 2, n_a) with ``actuated``."""
-        count, nv = len(tree), self.nv
-        kkt = np.repeat(self._kkt[None], count, axis=0)
-        rows = self._actuated_rows
-        if self.redundant:
-            kkt[:, :nv, nv:] = jacobian.transpose(0, 2, 1)
-            kkt[:, nv:, :nv] = jacobian
-            solution_rows = rows
-        else:
-            kkt[:, :, self.n_actuated:] = jacobian.transpose(0, 2, 1)
-            solution_rows = np.arange(self.n_actuated)
-        rhs = np.zeros((count, kkt.shape[1], 1 if actuated is None else 2))
-        rhs[:, :nv, 0] = tree if self._identity_order else tree[:, self._order]
-        if actuated is not None:
-            rhs[:, rows, 1] = actuated
-        solution = np.linalg.solve(kkt, rhs)[:, solution_rows]  # (N, n_a, 1 or 2)
-        return solution[:, :, 0] if actuated is None else solution.transpose(0, 2, 1)
-
     # ------------------------------------------------------------ actuator solves
     def minimum_norm(self, jacobian: np.ndarray, tree: np.ndarray, actuated: np.ndarray | None = None) -> np.ndarray:
         """One KKT solve (class docstring) with ``K'`` of :meth:`constraint_jacobian`.
@@ -296,6 +275,30 @@ class ActuationMaps:
         solution = solve(kkt, rhs)
         rhs[rows, 1] = 0.0
         return solution[solution_rows].T
+
+    def torques(self, q: np.ndarray, tree: np.ndarray) -> np.ndarray:
+        """Minimum-norm actuator torques (n_a,) at a closed ``q`` (nv,) balancing ``tau_t`` (nv,): eqs. (19), (26).
+
+        :meth:`constraint_jacobian` and :meth:`minimum_norm` in one call (the inverse dynamics' hot path)."""
+        pin.computeJointJacobians(self.model, self.data, q)
+        if self._point_joints:
+            return self.minimum_norm(self.last_constraint_jacobian(), tree)
+        jacobian = self.data.J.T.take(self._flat)
+        jacobian *= self._signs
+        nv = self.nv
+        kkt, rhs = self._kkt, self._rhs[:, 0]
+        if self.redundant:
+            kkt[:nv, nv:] = jacobian.T
+            kkt[nv:, :nv] = jacobian
+            rows = self._actuated_rows
+        else:
+            kkt[:, self.n_actuated:] = jacobian.T
+            rows = self._leading
+        rhs[:nv] = tree if self._identity_order else tree[self._order]
+        _, _, solution, info = dgesv(kkt, rhs)
+        if info != 0:
+            raise np.linalg.LinAlgError("Singular matrix")
+        return solution[rows]
 
     def project(self, jacobian: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Eq. (50) with ``K'`` of :meth:`constraint_jacobian`: ``tau*`` (n_a,), the least-norm torques with

@@ -213,10 +213,10 @@ class InverseDynamics:
         if has_offset:
             tree += offset
         maps = self._maps
+        if stress is None:
+            return maps.torques(q, tree)
         pin.computeJointJacobians(maps.model, maps.data, q)
         jacobian = maps.last_constraint_jacobian()
-        if stress is None:
-            return maps.minimum_norm(jacobian, tree)
         torques, range_part = maps.minimum_norm(jacobian, tree, stress)
         return torques + stress - range_part  # + (I - J (J^T J)^-1 J^T) c
 
@@ -254,22 +254,18 @@ class InverseDynamics:
         q, qdot, qddot = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qdot, qddot))
         stress = self.check_internal_stress(internal_stress)
         count = q.shape[0]
-        if self._maps is not None:  # one pinocchio pass per sample, the rest batched
-            tree = np.empty((count, self.nv))
+        tree = np.empty((count, self.nv))
+        if self.uses_rnea:  # RNEA per sample, the drive terms batched
             for k in range(count):
                 tree[k] = pin.rnea(self.model, self.data, q[k], qdot[k], qddot[k])
             tree += self.friction_torques(qdot)
-            jacobians = self._maps.constraint_jacobians(q)
-            if stress is None:
-                return self._maps.minimum_norm_batch(jacobians, tree)
-            stress = np.broadcast_to(stress, (count, self.n_actuated))
-            both = self._maps.minimum_norm_batch(jacobians, tree, stress)
-            return both[:, 0] + stress - both[:, 1]
-        maps = np.empty((count, self.nv, self.n_task))
-        tree = np.empty((count, self.nv))
-        for k in range(count):
-            maps[k] = self.robot.differential.task_velocity_map(q[k])
-            tree[k] = self.tree_torques(q[k], qdot[k], qddot[k])
+        else:
+            for k in range(count):
+                tree[k] = self.tree_torques(q[k], qdot[k], qddot[k])
+        if self._maps is not None:  # one computeJointJacobians per sample, the rest batched
+            maps = self._maps.velocity_maps(self._maps.constraint_jacobians(q))
+        else:
+            maps = np.stack([self.robot.differential.task_velocity_map(sample) for sample in q])  # (N, nv, n)
         jacobians = maps[:, self.actuated_indices, :]  # (N, n_a, n)
         torques = minimum_norm_torques(jacobians, np.einsum("nvk,nv->nk", maps, tree))
         if stress is not None:
