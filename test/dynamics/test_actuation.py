@@ -116,3 +116,19 @@ def test_projection_of_the_controller_needs_no_forward_problem_when_q_is_known(l
 def test_robots_outside_the_fast_path_say_so(load):
     assert not ActuationMaps(load("h4")).supported  # distance closures
     assert not ActuationMaps(load("ur5e")).supported  # no loop
+
+
+@pytest.mark.parametrize(("name", "projection"), [("dualv", "platform"), ("dualv", "actuators"), ("rrr3", "standard")])
+def test_regressor_of_one_state_is_the_batch_of_one(load, name, projection):
+    """The one-state path of Regressor.equations against its batched path (the previous one-state path)."""
+    from pardyn.dynamics.regressor import Regressor  # noqa: PLC0415
+
+    robot = load(name)
+    regressor = Regressor(robot, projection=projection)
+    q, qdot, qddot = _states(robot, 3)
+    tau = np.random.default_rng(2).normal(0.0, 3.0, (3, len(robot.actuated_indices)))
+    batch, measured = regressor.equations(q, qdot, qddot, tau)
+    for k in range(3):
+        one, gamma = regressor.equations(q[k], qdot[k], qddot[k], tau[k])
+        np.testing.assert_allclose(one, batch[k], rtol=0, atol=1e-11 * np.abs(batch[k]).max())
+        np.testing.assert_allclose(gamma, measured[k], rtol=0, atol=1e-11 * np.abs(measured[k]).max())

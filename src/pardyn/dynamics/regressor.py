@@ -244,8 +244,9 @@ class Regressor:
         """
         q = np.asarray(q, dtype=float)
         single = q.ndim == 1
-        if single and self._fast is not None and torques is None:
-            return self._single_observation(q, np.asarray(qdot, dtype=float), np.asarray(qddot, dtype=float)), None
+        if single and self._fast is not None:
+            return self._single_equations(q, np.asarray(qdot, dtype=float), np.asarray(qddot, dtype=float),
+                                          None if torques is None else np.asarray(torques, dtype=float))
         q2, qdot2, qddot2 = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qdot, qddot))
         count = q2.shape[0]
         if torques is not None:
@@ -266,9 +267,11 @@ class Regressor:
             return observation[0], None if measured is None else measured[0]
         return observation, measured
 
-    def _single_observation(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:
-        """``Y`` (rows, n_st) of one state: :meth:`projected_tree` and :meth:`_left` without the batch axis
-        (an online estimator's sample)."""
+    def _single_equations(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray,
+                          torques: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`equations` of one state without the batch axis (an online estimator's sample)."""
+        if torques is not None and torques.shape != (self.n_actuated,):
+            raise InputError(f"torques: expected ({self.n_actuated},), got {torques.shape}")
         maps = self._fast
         pin.computeJointJacobians(maps.model, maps.data, q)
         transposed = maps.velocity_map_from(maps.last_constraint_jacobian()).T  # (n, nv)
@@ -282,10 +285,19 @@ class Regressor:
             values[:, 1] = qdot.take(index)
             np.sign(values[:, 1], out=values[:, 2])
             out[:, self._inertial:] = (transposed.take(index, axis=1)[:, :, None] * values).reshape(len(out), -1)
+        if torques is None:
+            measured = None
+        elif self.projection == "standard":
+            measured = torques.copy()
+        else:
+            measured = transposed.take(self.actuated_indices, axis=1) @ torques  # J^T tau, eq. (30)
         if self.projection == "platform":
-            return out
+            return out, measured
         kept = transposed.T.take(self.actuated_indices[self.kept], axis=0)  # J_1 (n, n) or J (standard)
-        return solve(kept.T, out)  # J_1^-T W^T Y_t
+        if self.projection == "standard" or measured is None:
+            return solve(kept.T, out), measured  # J^-T W^T Y_t, eq. (19); J_1^-T W^T Y_t, eq. (36)
+        both = solve(kept.T, np.column_stack([out, measured]))  # J_1^-T [W^T Y_t, J^T tau], eq. (36)
+        return both[:, :-1], both[:, -1]
 
     def _measure(self, maps: np.ndarray, left: np.ndarray, torques: np.ndarray) -> np.ndarray:
         if torques.shape != (maps.shape[0], self.n_actuated):
