@@ -164,6 +164,8 @@ class ActuationMaps:
             self._kkt[self._actuated_rows, np.arange(self.n_actuated)] = 1.0
         self._rhs = np.zeros((self._kkt.shape[0], 2))
         self._leading = np.arange(self.n_actuated)
+        self._maps_rhs = np.zeros((m, self.n + 1))
+        self.point_free = not self._point_joints  # :meth:`maps` applies
 
     def _needs_point(self, components: list[int]) -> bool:
         """Whether ``X(p)`` mixes an unselected, not identically zero angular row into a selected linear one."""
@@ -212,6 +214,34 @@ class ActuationMaps:
     def velocity_map(self, q: np.ndarray) -> np.ndarray:
         """``W(q)`` (nv, n), equal to ``robot.differential.task_velocity_map(q)`` at a closed ``q``."""
         return self.velocity_map_from(self.constraint_jacobian(q))
+
+    def maps(self, q: np.ndarray, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, w)`` (nv, n), (nv,): ``qdot = W xdot``, ``qddot = W xddot + w`` (eqs. 9-10), loops without point
+        (:attr:`point_free`) only.
+
+        One ``computeJointJacobiansTimeVariation``: ``K'`` from ``D``, ``K'dot`` from ``Ddot`` by the same rows,
+        and ``[W_legs, w_legs] = -K'_D^-1 [K'_x, K'dot qdot]`` in one solve. At a closed state
+        (``K qdot = 0``) ``K'dot qdot = T Kdot qdot``; off it (RK4's inner stages) the two differ by
+        ``Tdot K qdot``: another extension of the same constrained dynamics off the manifold, on which
+        both agree (RK4 keeps its order)."""
+        data = self.data
+        pin.computeJointJacobiansTimeVariation(self.model, data, q, qdot)
+        jacobian = data.J.T.take(self._flat)
+        jacobian *= self._signs
+        rate = data.dJ.T.take(self._flat)
+        rate *= self._signs
+        m, n = self.size, self.n
+        right = self._maps_rhs
+        right[:, :n] = jacobian[:, m:]
+        right[:, n] = rate @ (qdot if self._identity_order else qdot[self._order])
+        legs = solve(jacobian[:, :m], right)
+        velocity_map = self._template.copy()
+        np.negative(legs[:, :n], out=velocity_map[:m])
+        bias = np.zeros(self.nv)
+        np.negative(legs[:, n], out=bias[:m])
+        if self._leg_prefix:
+            return velocity_map, bias
+        return velocity_map[self._inverse_order], bias[self._inverse_order]
 
     # ------------------------------------------------------------ N configurations
     def constraint_jacobians(self, q: np.ndarray) -> np.ndarray:

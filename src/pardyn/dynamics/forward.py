@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
+from pardyn.dynamics.actuation import ActuationMaps
 from pardyn.errors import ConvergenceError, InputError, SingularityError
 
 if TYPE_CHECKING:
@@ -87,12 +88,13 @@ class ForwardSolution:
     Attributes:
         qddot: joint accelerations of the whole tree, shape (nv,), rad/s^2 or m/s^2.
         task_acceleration: ``xddot``, shape (n,), in ``robot.task_names`` order.
-        constraint_forces: ``lambda``, shape (m,), N or N m (see the module docstring).
+        constraint_forces: ``lambda``, shape (m,), N or N m (see the module docstring); None only inside
+            :meth:`ForwardDynamics.accelerations` and :func:`simulate`, which skip it.
     """
 
     qddot: np.ndarray
     task_acceleration: np.ndarray
-    constraint_forces: np.ndarray
+    constraint_forces: np.ndarray | None
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,8 @@ class ForwardDynamics:
         # pinocchio 4 fills both triangles of M in crba; older versions only the upper one.
         mass = pin.crba(self.model, self.data, robot.home)
         self._fill_lower = bool(np.any(np.triu(mass, 1)) and not np.any(np.tril(mass, -1)))
+        maps = ActuationMaps(robot)
+        self._maps = maps if maps.supported and maps.point_free else None  # W, w from one kinematic pass
 
     # ----------------------------------------------------------------- inputs
     def _vector(self, value: np.ndarray, size: int, what: str) -> np.ndarray:
@@ -208,11 +212,15 @@ class ForwardDynamics:
 
     def accelerations(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray) -> np.ndarray:
         """Joint accelerations ``qddot`` (nv,) only; see :meth:`solve`."""
-        return self.solve(q, qdot, tau_a).qddot
+        q = self._vector(q, self.nv, "q")
+        qdot = self._vector(qdot, self.nv, "qdot")
+        tau_a = self._vector(tau_a, len(self.actuated_indices), "tau_a")
+        return self._solve(q, qdot, tau_a, forces=False).qddot
 
-    def _solve(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray) -> ForwardSolution:
+    def _solve(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray, *, forces: bool = True) -> ForwardSolution:
+        """:meth:`solve`; without ``forces`` the closure efforts are not computed (``constraint_forces`` None)."""
         try:
-            return self._solve_unchecked(q, qdot, tau_a)
+            return self._solve_unchecked(q, qdot, tau_a, forces)
         except np.linalg.LinAlgError as error:
             condition = float(np.linalg.cond(self.closures.jacobian(q)[:, self.leg_indices]))
             if not condition < self.robot.solver.max_condition:
@@ -228,14 +236,19 @@ class ForwardDynamics:
                 "give no inertia to some closed-loop motion"
             ) from error
 
-    def _solve_unchecked(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray) -> ForwardSolution:
+    def _solve_unchecked(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray,
+                         forces: bool = True) -> ForwardSolution:
         model, data = self.model, self.data
         mass = pin.crba(model, data, q)  # (nv, nv), armature on the diagonal (pinocchio >= 3)
         if self._fill_lower:
             mass = np.triu(mass) + np.triu(mass, 1).T
         bias = pin.nonLinearEffects(model, data, q, qdot)  # (nv,) b = C qdot + g
         # K (m, nv), W (nv, n) of eq. (9), w (nv,) of eq. (10)
-        jacobian, velocity_map, acceleration_bias = self.differential.maps(q, qdot)
+        if self._maps is not None and not forces:
+            jacobian = None
+            velocity_map, acceleration_bias = self._maps.maps(q, qdot)
+        else:
+            jacobian, velocity_map, acceleration_bias = self.differential.maps(q, qdot)
         effort = self._effort
         effort[:] = 0.0
         effort[self.actuated_indices] = tau_a
@@ -243,6 +256,8 @@ class ForwardDynamics:
         reduced_mass = velocity_map.T @ mass @ velocity_map  # (n, n)
         task_acceleration = np.linalg.solve(reduced_mass, velocity_map.T @ (free - mass @ acceleration_bias))
         qddot = velocity_map @ task_acceleration + acceleration_bias
+        if not forces:
+            return ForwardSolution(qddot=qddot, task_acceleration=task_acceleration, constraint_forces=None)
         legs = self.leg_indices
         residual = mass[legs] @ qddot - free[legs]  # (m,) = K_D^T lambda
         forces = np.linalg.solve(jacobian[:, legs].T, residual)
@@ -323,7 +338,7 @@ def simulate(
 
     def evaluate(t: float, q: np.ndarray, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         tau = dynamics._vector(torque(t, q, qdot), n_a, f"torque(t={t:.6g})")
-        return dynamics._solve(q, qdot, tau).qddot, tau
+        return dynamics._solve(q, qdot, tau, forces=False).qddot, tau
 
     half = 0.5 * dt
     for k in range(steps + 1):
