@@ -145,6 +145,8 @@ class ActuationMaps:
         self._point_rotations = [self._placement_owners[joint].rotation for joint in self._point_joints]
         self._point_origins = [self._placement_owners[joint].translation for joint in self._point_joints]
         self._point_offsets = np.array(self._point_placements).reshape(-1, 3, 1)  # frame origin in its joint, (c, 3, 1)
+        self._point_scatter = np.zeros((m, 3 * len(points)))  # K'[target] += mixed[source] as one product
+        self._point_scatter[self._point_target, self._point_source] = 1.0
         levi_civita = np.zeros((3, 3, 3))
         for i, j, k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
             levi_civita[i, j, k], levi_civita[i, k, j] = 1.0, -1.0
@@ -197,10 +199,12 @@ class ActuationMaps:
         jacobian *= self._signs
         if self._point_joints:
             # rows of X(p) D_c: the linear rows plus (w x p) per column, w the loop's angular rows
-            points = (np.array(self._point_rotations) @ self._point_offsets)[:, :, 0] + np.array(self._point_origins)
+            points = (np.array(self._point_rotations) @ self._point_offsets)[:, :, 0]
+            points += self._point_origins
             cross = (points @ self._cross).reshape(-1, 3, 3)  # (c, 3, 3): (w x p) = cross @ w
-            angular = joint_jacobians[3:, self._order] * self._point_signs  # (c, 3, nv)
-            jacobian[self._point_target] += (cross @ angular).reshape(-1, self.nv)[self._point_source]
+            angular = joint_jacobians[3:] if self._identity_order else joint_jacobians[3:, self._order]
+            mixed = (cross @ (angular * self._point_signs)).reshape(-1, self.nv)  # (3 c, nv)
+            jacobian += self._point_scatter @ mixed
         return jacobian
 
     def velocity_map_from(self, jacobian: np.ndarray) -> np.ndarray:

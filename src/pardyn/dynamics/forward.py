@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
-from pardyn.dynamics.actuation import ActuationMaps
+from pardyn.dynamics.actuation import ActuationMaps, solve
 from pardyn.errors import ConvergenceError, InputError, SingularityError
 
 if TYPE_CHECKING:
@@ -157,7 +157,6 @@ class ForwardDynamics:
         self.offsets = self.params.offset_vector()  # (nv,), N m or N
         self.tolerance = float(robot.solver.tolerance if tolerance is None else tolerance)
         self.max_projection_iterations = int(max_projection_iterations)
-        self._effort = np.zeros(self.nv)  # S_a^T tau_a, reused
         # pinocchio 4 fills both triangles of M in crba; older versions only the upper one.
         mass = pin.crba(self.model, self.data, robot.home)
         self._fill_lower = bool(np.any(np.triu(mass, 1)) and not np.any(np.tril(mass, -1)))
@@ -169,7 +168,7 @@ class ForwardDynamics:
         array = np.asarray(value, dtype=float)
         if array.shape != (size,):
             raise InputError(f"{self.robot.name}: {what} must have shape ({size},), got {array.shape}")
-        if not np.all(np.isfinite(array)):
+        if not math.isfinite(array.sum()) and not np.isfinite(array).all():  # one reduction when finite
             raise InputError(f"{self.robot.name}: {what} must be finite, got {array.tolist()}")
         return array
 
@@ -249,12 +248,12 @@ class ForwardDynamics:
             velocity_map, acceleration_bias = self._maps.maps(q, qdot)
         else:
             jacobian, velocity_map, acceleration_bias = self.differential.maps(q, qdot)
-        effort = self._effort
-        effort[:] = 0.0
-        effort[self.actuated_indices] = tau_a
-        free = effort - bias - self.friction(qdot)  # (nv,) S_a^T tau_a - b - f
-        reduced_mass = velocity_map.T @ mass @ velocity_map  # (n, n)
-        task_acceleration = np.linalg.solve(reduced_mass, velocity_map.T @ (free - mass @ acceleration_bias))
+        free = bias + self.friction(qdot)
+        np.negative(free, out=free)
+        free[self.actuated_indices] += tau_a  # (nv,) S_a^T tau_a - b - f
+        transposed = velocity_map.T
+        reduced_mass = transposed @ mass @ velocity_map  # (n, n)
+        task_acceleration = solve(reduced_mass, transposed @ (free - mass @ acceleration_bias))
         qddot = velocity_map @ task_acceleration + acceleration_bias
         if not forces:
             return ForwardSolution(qddot=qddot, task_acceleration=task_acceleration, constraint_forces=None)
