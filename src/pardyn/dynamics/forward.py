@@ -280,9 +280,9 @@ class ForwardDynamics:
             gram = jacobian @ jacobian.T  # (m, m)
             error = float(np.max(np.abs(residual), initial=0.0))
             if error <= self.tolerance:
-                qdot -= jacobian.T @ np.linalg.solve(gram, jacobian @ qdot)
+                qdot -= jacobian.T @ solve(gram, jacobian @ qdot)
                 return q, qdot
-            q -= jacobian.T @ np.linalg.solve(gram, residual)
+            q -= jacobian.T @ solve(gram, residual)
         raise ConvergenceError(
             f"{self.robot.name}: projection onto the closure constraints did not converge in "
             f"{self.max_projection_iterations} iterations (closure residual {error:.3g} > {self.tolerance:.3g}); "
