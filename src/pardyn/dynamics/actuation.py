@@ -192,15 +192,26 @@ class ActuationMaps:
         pin.computeJointJacobians(self.model, self.data, q)
         return self.last_constraint_jacobian()
 
+    def _picked(self, joint_matrix: np.ndarray) -> np.ndarray:
+        """The signed loop rows (m, nv) of a (6, nv) world joint matrix (``data.J`` or ``data.dJ``, column-major:
+        its transpose is C-contiguous, and the ``take`` method costs a third of ``np.take``)."""
+        rows = joint_matrix.T.take(self._flat)
+        rows *= self._signs
+        return rows
+
+    def _points(self) -> np.ndarray:
+        """The loops' points ``p`` (c, 3) from the live joint placements of ``self.data``."""
+        points = (np.array(self._point_rotations) @ self._point_offsets)[:, :, 0]
+        points += self._point_origins
+        return points
+
     def last_constraint_jacobian(self) -> np.ndarray:
         """:meth:`constraint_jacobian` at the ``q`` of the last ``computeJointJacobians`` on ``self.data``."""
-        joint_jacobians = self.data.J  # (6, nv), column-major: .T is C-contiguous; the take method is 3x np.take
-        jacobian = joint_jacobians.T.take(self._flat)
-        jacobian *= self._signs
+        joint_jacobians = self.data.J  # (6, nv)
+        jacobian = self._picked(joint_jacobians)
         if self._point_joints:
             # rows of X(p) D_c: the linear rows plus (w x p) per column, w the loop's angular rows
-            points = (np.array(self._point_rotations) @ self._point_offsets)[:, :, 0]
-            points += self._point_origins
+            points = self._points()
             cross = (points @ self._cross).reshape(-1, 3, 3)  # (c, 3, 3): (w x p) = cross @ w
             angular = joint_jacobians[3:] if self._identity_order else joint_jacobians[3:, self._order]
             mixed = (cross @ (angular * self._point_signs)).reshape(-1, self.nv)  # (3 c, nv)
@@ -230,10 +241,7 @@ class ActuationMaps:
         both agree (RK4 keeps its order)."""
         data = self.data
         pin.computeJointJacobiansTimeVariation(self.model, data, q, qdot)
-        jacobian = data.J.T.take(self._flat)
-        jacobian *= self._signs
-        rate = data.dJ.T.take(self._flat)
-        rate *= self._signs
+        jacobian, rate = self._picked(data.J), self._picked(data.dJ)
         m, n = self.size, self.n
         right = self._maps_rhs
         right[:, :n] = jacobian[:, m:]
@@ -261,8 +269,7 @@ class ActuationMaps:
             pin.computeJointJacobians(model, data, q[k])
             stack[k] = data.J.T
             if joints:
-                points[k] = (np.array(self._point_rotations) @ self._point_offsets)[:, :, 0]
-                points[k] += self._point_origins
+                points[k] = self._points()
         jacobian = stack.reshape(count, -1).take(self._flat, axis=1)  # (N, m, nv)
         jacobian *= self._signs
         if joints:
@@ -291,61 +298,38 @@ class ActuationMaps:
             ``tau_a`` (n_a,) of least norm with ``W^T S_a^T tau_a = W^T b``, or with ``actuated`` a
             (2, n_a) array: that and the projection of ``c``.
         """
-        nv = self.nv
-        kkt = self._kkt
+        rows = self._load(jacobian)
         rhs = self._rhs
-        rows = self._actuated_rows
+        rhs[:self.nv, 0] = tree if self._identity_order else tree[self._order]
+        if actuated is None:
+            return solve(self._kkt, rhs[:, 0])[rows]
+        rhs[self._actuated_rows, 1] = actuated
+        solution = solve(self._kkt, rhs)
+        rhs[self._actuated_rows, 1] = 0.0
+        return solution[rows].T
+
+    def _load(self, jacobian: np.ndarray) -> np.ndarray:
+        """Write ``K'`` into the KKT matrix; the positions of ``tau_a`` in its solution."""
+        nv, kkt = self.nv, self._kkt
         if self.redundant:
             kkt[:nv, nv:] = jacobian.T
             kkt[nv:, :nv] = jacobian
-            solution_rows = rows
-        else:
-            kkt[:, self.n_actuated:] = jacobian.T
-            solution_rows = slice(0, self.n_actuated)
-        rhs[:nv, 0] = tree if self._identity_order else tree[self._order]
-        if actuated is None:
-            return solve(kkt, rhs[:, 0])[solution_rows]
-        rhs[rows, 1] = actuated
-        solution = solve(kkt, rhs)
-        rhs[rows, 1] = 0.0
-        return solution[solution_rows].T
+            return self._actuated_rows
+        kkt[:, self.n_actuated:] = jacobian.T
+        return self._leading
 
     def torques(self, q: np.ndarray, tree: np.ndarray) -> np.ndarray:
-        """Minimum-norm actuator torques (n_a,) at a closed ``q`` (nv,) balancing ``tau_t`` (nv,): eqs. (19), (26).
-
-        :meth:`constraint_jacobian` and :meth:`minimum_norm` in one call (the inverse dynamics' hot path)."""
-        pin.computeJointJacobians(self.model, self.data, q)
-        if self._point_joints:
-            return self.minimum_norm(self.last_constraint_jacobian(), tree)
-        jacobian = self.data.J.T.take(self._flat)
-        jacobian *= self._signs
-        nv = self.nv
-        kkt, rhs = self._kkt, self._rhs[:, 0]
-        if self.redundant:
-            kkt[:nv, nv:] = jacobian.T
-            kkt[nv:, :nv] = jacobian
-            rows = self._actuated_rows
-        else:
-            kkt[:, self.n_actuated:] = jacobian.T
-            rows = self._leading
-        rhs[:nv] = tree if self._identity_order else tree[self._order]
-        _, _, solution, info = dgesv(kkt, rhs)
-        if info != 0:
-            raise np.linalg.LinAlgError("Singular matrix")
-        return solution[rows]
+        """Minimum-norm actuator torques (n_a,) at a closed ``q`` (nv,) balancing ``tau_t`` (nv,): eqs. (19), (26)."""
+        return self.minimum_norm(self.constraint_jacobian(q), tree)
 
     def project(self, jacobian: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Eq. (50) with ``K'`` of :meth:`constraint_jacobian`: ``tau*`` (n_a,), the least-norm torques with
         the same ``J^T tau`` (``tau`` (n_a,)); ``tau`` itself (a copy) without actuation redundancy."""
         if not self.redundant:
             return np.array(tau, dtype=float)
-        nv = self.nv
-        kkt = self._kkt
-        kkt[:nv, nv:] = jacobian.T
-        kkt[nv:, :nv] = jacobian
+        rows = self._load(jacobian)
         rhs = self._rhs[:, 1]
-        rows = self._actuated_rows
         rhs[rows] = tau
-        solution = solve(kkt, rhs)
+        solution = solve(self._kkt, rhs)
         rhs[rows] = 0.0
         return solution[rows]
