@@ -235,6 +235,8 @@ class InverseDynamics:
         """
         stress = self.check_internal_stress(internal_stress)
         velocity_map, qdot, qddot = self.robot.differential.task_states(q, task_velocity, task_acceleration)
+        if self._maps is not None:
+            return self._torques_one_pass(q, qdot, qddot, stress)
         return self._close(velocity_map, self.tree_torques(q, qdot, qddot), stress)
 
     def torques_batch(
