@@ -319,8 +319,24 @@ class ActuationMaps:
         return self._leading
 
     def torques(self, q: np.ndarray, tree: np.ndarray) -> np.ndarray:
-        """Minimum-norm actuator torques (n_a,) at a closed ``q`` (nv,) balancing ``tau_t`` (nv,): eqs. (19), (26)."""
-        return self.minimum_norm(self.constraint_jacobian(q), tree)
+        """Minimum-norm actuator torques (n_a,) at a closed ``q`` (nv,) balancing ``tau_t`` (nv,): eqs. (19), (26).
+
+        :meth:`constraint_jacobian` then :meth:`minimum_norm`, written out: the inverse dynamics' hot path,
+        where each Python call layer costs ~0.3 us against constraintDynamics' 13 us."""
+        data = self.data
+        pin.computeJointJacobians(self.model, data, q)
+        if self._point_joints:
+            jacobian = self.last_constraint_jacobian()
+        else:
+            jacobian = data.J.T.take(self._flat)
+            jacobian *= self._signs
+        rows = self._load(jacobian)
+        rhs = self._rhs[:, 0]
+        rhs[:self.nv] = tree if self._identity_order else tree[self._order]
+        _, _, solution, info = dgesv(self._kkt, rhs)
+        if info != 0:
+            raise np.linalg.LinAlgError("Singular matrix")
+        return solution[rows]
 
     def project(self, jacobian: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Eq. (50) with ``K'`` of :meth:`constraint_jacobian`: ``tau*`` (n_a,), the least-norm torques with

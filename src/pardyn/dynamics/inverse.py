@@ -121,10 +121,10 @@ class InverseDynamics:
         drives = self.params.drive_values()  # (n_d, 4)
         self._drive_index = self.params.drive_indices
         self._ia, self._fv, self._fs, self._offset = (drives[:, k].copy() for k in range(4))
-        # the same drive terms as tree vectors (nv,), for the one-pass hot path of torques()
-        self._drive_terms = np.zeros((4, self.nv))
-        self._drive_terms[:, self._drive_index] = drives.T
-        self._has_drive_terms = [bool(np.any(row)) for row in self._drive_terms]
+        # fv, fs, offset as tree vectors (nv,), None when all zero: the one-pass hot path of torques()
+        terms = np.zeros((4, self.nv))
+        terms[:, self._drive_index] = drives.T
+        self._tree_fv, self._tree_fs, self._tree_offset = (row if np.any(row) else None for row in terms[1:])
         maps = ActuationMaps(robot)
         self._maps = maps if maps.supported and self.uses_rnea else None
 
@@ -193,6 +193,8 @@ class InverseDynamics:
             internal_stress: ``c`` (n_a,), N m; its null-space projection is added
                 (actuation-redundant robots only). Default: none (minimum norm).
         """
+        if internal_stress is None and self._maps is not None:  # the hot path (a controller's message)
+            return self._torques_one_pass(q, qdot, qddot, None)
         stress = self.check_internal_stress(internal_stress)
         if self._maps is None:
             velocity_map = self.robot.differential.task_velocity_map(q)
@@ -204,14 +206,12 @@ class InverseDynamics:
         """:meth:`torques` by RNEA, the loops' row space from the joint Jacobians and one KKT solve
         (:class:`pardyn.dynamics.actuation.ActuationMaps`): the hot path."""
         tree = pin.rnea(self.model, self.data, q, qdot, qddot)  # ia qddot included
-        _, fv, fs, offset = self._drive_terms
-        _, has_fv, has_fs, has_offset = self._has_drive_terms
-        if has_fv:
-            tree += fv * qdot
-        if has_fs:
-            tree += fs * np.sign(qdot)
-        if has_offset:
-            tree += offset
+        if self._tree_fv is not None:
+            tree += self._tree_fv * qdot
+        if self._tree_fs is not None:
+            tree += self._tree_fs * np.sign(qdot)
+        if self._tree_offset is not None:
+            tree += self._tree_offset
         maps = self._maps
         if stress is None:
             return maps.torques(q, tree)
