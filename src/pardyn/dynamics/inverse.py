@@ -120,7 +120,7 @@ class InverseDynamics:
         self.redundancy = self.n_actuated - self.n_task
         drives = self.params.drive_values()  # (n_d, 4)
         self._drive_index = self.params.drive_indices
-        self._ia, self._fv, self._fs, self._offset = (drives[:, k].copy() for k in range(4))
+        self._ia = drives[:, 0].copy()
         # fv, fs, offset as tree vectors (nv,), None when all zero: the one-pass hot path of torques()
         terms = np.zeros((4, self.nv))
         terms[:, self._drive_index] = drives.T
@@ -133,23 +133,26 @@ class InverseDynamics:
         """Efforts of every tree joint ``tau_t`` (nv,), drive terms included (eq. 1, 5)."""
         if self.uses_rnea:
             torques = pin.rnea(self.model, self.data, q, qdot, qddot)  # a new array, ia qddot included
-            ia = 0.0
         else:
             regressor = pin.computeJointTorqueRegressor(self.model, self.data, q, qdot, qddot)
             torques = regressor @ self._joint_parameters
-            ia = self._ia
-        index = self._drive_index
-        velocity = qdot[index]
-        torques[index] += ia * qddot[index] + self._fv * velocity + self._fs * np.sign(velocity) + self._offset
-        return torques
+            torques[self._drive_index] += self._ia * qddot[self._drive_index]
+        return self._add_friction(torques, qdot)
 
     def friction_torques(self, qdot: np.ndarray) -> np.ndarray:
         """Drive friction and offset ``fv qdot + fs sign(qdot) + offset`` (nv,) or (N, nv), eq. (5)."""
         qdot = np.asarray(qdot, dtype=float)
-        out = np.zeros_like(qdot)
-        velocity = qdot[..., self._drive_index]
-        out[..., self._drive_index] = self._fv * velocity + self._fs * np.sign(velocity) + self._offset
-        return out
+        return self._add_friction(np.zeros_like(qdot), qdot)
+
+    def _add_friction(self, torques: np.ndarray, qdot: np.ndarray) -> np.ndarray:
+        """``torques += fv qdot + fs sign(qdot) + offset`` (the drive terms as tree vectors, zero ones skipped)."""
+        if self._tree_fv is not None:
+            torques += self._tree_fv * qdot
+        if self._tree_fs is not None:
+            torques += self._tree_fs * np.sign(qdot)
+        if self._tree_offset is not None:
+            torques += self._tree_offset
+        return torques
 
     # ----------------------------------------------------------- closed loop
     def task_forces(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:
@@ -205,13 +208,7 @@ class InverseDynamics:
                           stress: np.ndarray | None) -> np.ndarray:
         """:meth:`torques` by RNEA, the loops' row space from the joint Jacobians and one KKT solve
         (:class:`pardyn.dynamics.actuation.ActuationMaps`): the hot path."""
-        tree = pin.rnea(self.model, self.data, q, qdot, qddot)  # ia qddot included
-        if self._tree_fv is not None:
-            tree += self._tree_fv * qdot
-        if self._tree_fs is not None:
-            tree += self._tree_fs * np.sign(qdot)
-        if self._tree_offset is not None:
-            tree += self._tree_offset
+        tree = self._add_friction(pin.rnea(self.model, self.data, q, qdot, qddot), qdot)  # ia qddot in RNEA
         maps = self._maps
         if stress is None:
             return maps.torques(q, tree)
