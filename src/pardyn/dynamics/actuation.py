@@ -29,8 +29,8 @@ and 2D loops) ``p`` comes from ``data.oMi`` (one placement per loop).
 leading the chart, with no internal motion and no distance loop
 (``ActuationMaps.supported``); the callers keep their generic path for the others
 (:meth:`pardyn.kinematics.differential.DifferentialKinematics.task_velocity_map`).
-The linear algebra goes to LAPACK directly (``dgesv``: a numpy ``solve`` costs 6 us
-of Python per call on these sizes).
+The linear algebra goes to LAPACK directly (``dgesv`` through
+:func:`pardyn.kinematics.solver.solve_regular`: numpy's ``solve`` costs 6 us of Python per call on these sizes).
 """
 
 from __future__ import annotations
@@ -39,12 +39,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
-from scipy.linalg.lapack import dgesv
+
+from pardyn.kinematics.solver import solve_regular
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["ActuationMaps", "solve"]
+__all__ = ["ActuationMaps"]
 
 _CROSS_PARTNERS = {0: (4, 5), 1: (3, 5), 2: (3, 4)}
 """Angular rows that ``-[p]x`` mixes into linear row x, y, z: ``(w x p)_x = w_y p_z - w_z p_y`` ..."""
@@ -57,14 +58,6 @@ def _support_mask(model: pin.Model, joint: int) -> np.ndarray:
             start = model.joints[ancestor].idx_v
             mask[start : start + model.joints[ancestor].nv] = 1.0
     return mask
-
-
-def solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """``matrix^-1 rhs`` by LAPACK ``dgesv``; ``np.linalg.LinAlgError`` if singular (as ``np.linalg.solve``)."""
-    _, _, solution, info = dgesv(matrix, rhs)
-    if info != 0:
-        raise np.linalg.LinAlgError("Singular matrix")
-    return solution
 
 
 class ActuationMaps:
@@ -221,7 +214,7 @@ class ActuationMaps:
     def velocity_map_from(self, jacobian: np.ndarray) -> np.ndarray:
         """``W`` (nv, n) from ``K'`` of :meth:`constraint_jacobian`: ``W[chart] = I``, ``W[legs] = -K_D^-1 K_x``."""
         m = self.size
-        legs = solve(jacobian[:, :m], jacobian[:, m:])
+        legs = solve_regular(jacobian[:, :m], jacobian[:, m:])
         velocity_map = self._template.copy()  # [0; I]
         np.negative(legs, out=velocity_map[:m])
         return velocity_map if self._leg_prefix else velocity_map[self._inverse_order]
@@ -246,7 +239,7 @@ class ActuationMaps:
         right = self._maps_rhs
         right[:, :n] = jacobian[:, m:]
         right[:, n] = rate @ (qdot if self._identity_order else qdot[self._order])
-        legs = solve(jacobian[:, :m], right)
+        legs = solve_regular(jacobian[:, :m], right)
         velocity_map = self._template.copy()
         np.negative(legs[:, :n], out=velocity_map[:m])
         bias = np.zeros(self.nv)
@@ -302,9 +295,9 @@ class ActuationMaps:
         rhs = self._rhs
         rhs[:self.nv, 0] = tree if self._identity_order else tree[self._order]
         if actuated is None:
-            return solve(self._kkt, rhs[:, 0])[rows]
+            return solve_regular(self._kkt, rhs[:, 0])[rows]
         rhs[self._actuated_rows, 1] = actuated
-        solution = solve(self._kkt, rhs)
+        solution = solve_regular(self._kkt, rhs)
         rhs[self._actuated_rows, 1] = 0.0
         return solution[rows].T
 
@@ -333,10 +326,7 @@ class ActuationMaps:
         rows = self._load(jacobian)
         rhs = self._rhs[:, 0]
         rhs[:self.nv] = tree if self._identity_order else tree[self._order]
-        _, _, solution, info = dgesv(self._kkt, rhs)
-        if info != 0:
-            raise np.linalg.LinAlgError("Singular matrix")
-        return solution[rows]
+        return solve_regular(self._kkt, rhs)[rows]
 
     def project(self, jacobian: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Eq. (50) with ``K'`` of :meth:`constraint_jacobian`: ``tau*`` (n_a,), the least-norm torques with
@@ -346,6 +336,6 @@ class ActuationMaps:
         rows = self._load(jacobian)
         rhs = self._rhs[:, 1]
         rhs[rows] = tau
-        solution = solve(self._kkt, rhs)
+        solution = solve_regular(self._kkt, rhs)
         rhs[rows] = 0.0
         return solution[rows]

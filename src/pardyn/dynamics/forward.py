@@ -68,8 +68,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
-from pardyn.dynamics.actuation import ActuationMaps, solve
+from pardyn.dynamics.actuation import ActuationMaps
 from pardyn.errors import ConvergenceError, InputError, SingularityError
+from pardyn.kinematics.solver import solve_regular
 
 if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
@@ -253,7 +254,7 @@ class ForwardDynamics:
         free[self.actuated_indices] += tau_a  # (nv,) S_a^T tau_a - b - f
         transposed = velocity_map.T
         reduced_mass = transposed @ mass @ velocity_map  # (n, n)
-        task_acceleration = solve(reduced_mass, transposed @ (free - mass @ acceleration_bias))
+        task_acceleration = solve_regular(reduced_mass, transposed @ (free - mass @ acceleration_bias))
         qddot = velocity_map @ task_acceleration + acceleration_bias
         if not forces:
             return ForwardSolution(qddot=qddot, task_acceleration=task_acceleration, constraint_forces=None)
@@ -280,9 +281,9 @@ class ForwardDynamics:
             gram = jacobian @ jacobian.T  # (m, m)
             error = float(np.max(np.abs(residual), initial=0.0))
             if error <= self.tolerance:
-                qdot -= jacobian.T @ solve(gram, jacobian @ qdot)
+                qdot -= jacobian.T @ solve_regular(gram, jacobian @ qdot)
                 return q, qdot
-            q -= jacobian.T @ solve(gram, residual)
+            q -= jacobian.T @ solve_regular(gram, residual)
         raise ConvergenceError(
             f"{self.robot.name}: projection onto the closure constraints did not converge in "
             f"{self.max_projection_iterations} iterations (closure residual {error:.3g} > {self.tolerance:.3g}); "

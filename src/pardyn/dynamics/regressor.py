@@ -43,9 +43,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
-from pardyn.dynamics.actuation import ActuationMaps, solve
+from pardyn.dynamics.actuation import ActuationMaps
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
+from pardyn.kinematics.solver import solve_regular
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -295,8 +296,8 @@ class Regressor:
             return out, measured
         kept = transposed.T.take(self.actuated_indices[self.kept], axis=0)  # J_1 (n, n) or J (standard)
         if self.projection == "standard" or measured is None:
-            return solve(kept.T, out), measured  # J^-T W^T Y_t, eq. (19); J_1^-T W^T Y_t, eq. (36)
-        both = solve(kept.T, np.column_stack([out, measured]))  # J_1^-T [W^T Y_t, J^T tau], eq. (36)
+            return solve_regular(kept.T, out), measured  # J^-T W^T Y_t, eq. (19); J_1^-T W^T Y_t, eq. (36)
+        both = solve_regular(kept.T, np.column_stack([out, measured]))  # J_1^-T [W^T Y_t, J^T tau], eq. (36)
         return both[:, :-1], both[:, -1]
 
     def _measure(self, maps: np.ndarray, left: np.ndarray, torques: np.ndarray) -> np.ndarray:
