@@ -64,10 +64,12 @@ class StepLatency:
     tagged ``k`` arrives (the first one counts; repeats and unknown tags are
     ignored), ``applied(k, tag)`` when the period after state ``k`` runs on the
     command tagged ``tag``: fresh when ``tag == k`` (the answer came before the
-    next tick), stale otherwise.
+    next tick), stale otherwise. States older than ``window`` steps are forgotten.
     """
 
     def __init__(self, window: int = 4096, capacity: int = 1 << 16) -> None:
+        if window <= 0 or window & (window - 1):
+            raise ValueError(f"window must be a power of two (it must divide the tags' modulus 2^32), got {window}")
         self._sent = np.full(window, -1.0)  # wall time of state k at k % window; -1: not pending
         self._step = np.full(window, -1, dtype=np.int64)
         self.latency = DurationLog(capacity)

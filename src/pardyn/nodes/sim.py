@@ -274,7 +274,7 @@ class SimNode(Node):
             self._motor_publisher.publish(motor)
         self._last_publish_wall = time.monotonic()
 
-    def _advance(self, tau: np.ndarray, tag: int | None) -> None:
+    def _advance(self, tau: np.ndarray, tag: int | None = None) -> None:
         """Hold ``tau`` (n_a,) over one period, then publish the new state; ``tag``: the command's (None: no command)."""
         begin = time.perf_counter()
         self.timing.applied(self.step, tag, SEQUENCE_MODULUS)
