@@ -157,7 +157,7 @@ def run_pair(args, namespace: str, lockstep: bool, executor: str, logs: Path) ->
     sim = start("sim", namespace, {
         "robot": args.robot, "plant": args.plant, "rate": float(args.rate), "lockstep": str(lockstep).lower(),
         "torque_noise": 0.0, "torque_noise_floor": 0.0, "publish_ground_truth": "false",
-        "integrator": args.integrator,
+        **({"integrator": args.integrator} if args.integrator else {}),
     }, sim_log, environment)
     controller = start("controller", namespace, {
         "robot": args.robot, "rate": float(args.rate), "use_sim_time": "true", "law": args.law,
@@ -229,7 +229,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--robot", default="dualv")
     parser.add_argument("--plant", default="mujoco", choices=["mujoco", "pinocchio"])
-    parser.add_argument("--integrator", default="implicitfast", help="MuJoCo integrator of the sim (sim parameter)")
+    parser.add_argument("--integrator", default="", help="MuJoCo integrator of the sim (sim parameter; empty: RK4)")
     parser.add_argument("--law", default="pd", help="controller law (controller parameter)")
     parser.add_argument("--rate", type=float, default=1000.0, help="control rate (Hz)")
     parser.add_argument("--seconds", type=float, default=5.0, help="wall-clock seconds measured per run")
@@ -239,7 +239,7 @@ def main() -> int:
     os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     namespace = f"/pardyn_bench_{uuid.uuid4().hex[:8]}"
-    print(f"sim + controller ({args.law}), {args.robot} on the {args.plant} plant ({args.integrator}) at "
+    print(f"sim + controller ({args.law}), {args.robot} on the {args.plant} plant ({args.integrator or 'RK4'}) at "
           f"{args.rate:g} Hz, two processes over DDS (domain {os.environ['ROS_DOMAIN_ID']}), {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.2f}")
     reference = in_process_rate(args)
