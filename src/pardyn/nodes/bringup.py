@@ -229,9 +229,10 @@ def run_nodes(
     from rclpy.executors import ExternalShutdownException  # noqa: PLC0415
 
     from pardyn.errors import PardynError  # noqa: PLC0415
-    from pardyn.nodes.common import make_executor, needs_message_info  # noqa: PLC0415
+    from pardyn.nodes.common import make_executor, needs_message_info, one_blas_thread  # noqa: PLC0415
     from pardyn.nodes.registry import node_class  # noqa: PLC0415
 
+    one_blas_thread()
     context = rclpy.Context()
     # rclpy installs its SIGINT/SIGTERM handlers only for the default context unless asked: without
     # them SIGTERM kills the process before the nodes are destroyed (the recorder's bag left open),

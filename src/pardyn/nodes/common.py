@@ -48,6 +48,7 @@ __all__ = [
     "declare_parameters",
     "log_summary",
     "make_executor",
+    "one_blas_thread",
     "needs_message_info",
     "ns_to_stamp",
     "period_ns",
@@ -228,6 +229,19 @@ def step_of_stamp(stamp_ns: int, period: int) -> int:
 EXECUTOR_VARIABLE = "PARDYN_EXECUTOR"
 
 
+def one_blas_thread() -> None:
+    """Limit BLAS/LAPACK to one thread in this process (a node's matrices are small).
+
+    OpenBLAS's default thread pool makes the small products and solves of a
+    control step 10-25x slower on a loaded 2-core machine (measured by issue 19's
+    dynamics work): the threads wake, spin and contend with the other nodes.
+    """
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
+
 def make_executor(context=None, *, message_info: bool = False):
     """The executor of pardyn's processes: rclpy's ``EventsExecutor``, else its ``SingleThreadedExecutor``.
 
@@ -279,6 +293,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
 
     from pardyn.errors import PardynError  # noqa: PLC0415
 
+    one_blas_thread()
     rclpy.init(args=None if args is None else list(args))
     node = None
     try:
