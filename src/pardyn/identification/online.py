@@ -25,18 +25,28 @@ and the platform mass wandered by up to 2.7 kg on exact data.)
 controller's model: a full window and the condition number of the window's
 observation matrix with unit-norm columns (units do not count) below
 ``max_condition``.
+
+Hand-off to a controller: :meth:`OnlineIdentifier.save` writes the estimate as a
+parameters file (the format of :func:`pardyn.dynamics.parameters.read_parameter_file`)
+only when it is well conditioned, with an ``online_estimate`` entry (time, condition
+number, window); :func:`check_estimate_file` is the controller's side of it: the file
+must exist and, if it carries that entry, its condition number must be below the
+controller's own bound (a batch ``pardyn identify`` result carries none and passes).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.signal import savgol_coeffs
 
-from pardyn.dynamics.parameters import DynamicParameters
+from pardyn.dynamics.parameters import DynamicParameters, write_parameter_file
 from pardyn.dynamics.regressor import Regressor
 from pardyn.errors import InputError, PardynError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
@@ -45,7 +55,10 @@ from pardyn.identification.simulation import standard_from_base
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["OnlineEstimate", "OnlineIdentifier", "structural_base"]
+__all__ = ["ESTIMATE_KEY", "OnlineEstimate", "OnlineIdentifier", "check_estimate_file", "structural_base"]
+
+ESTIMATE_KEY = "online_estimate"
+"""Key of a saved estimate's conditioning in its parameters file."""
 
 
 @dataclass(frozen=True)
@@ -239,8 +252,55 @@ class OnlineIdentifier:
         """A full window whose column-scaled observation matrix has a condition number below ``max_condition``."""
         return self._estimate is not None and self.window_full and self._estimate.condition < self.max_condition
 
+    def save(self, path: str | Path) -> OnlineEstimate:
+        """Write the estimate's standard parameters to ``path`` with its conditioning (``online_estimate``).
+
+        Raises:
+            InputError: the estimate is not well conditioned (the reason; nothing written).
+            OSError: the file cannot be written.
+        """
+        estimate = self._estimate
+        if not self.well_conditioned():
+            if estimate is None:
+                reason = "no estimate yet"
+            elif not self.window_full:
+                reason = f"window not full ({len(self._rows)} of {self._rows.maxlen} blocks)"
+            else:
+                reason = f"condition number {estimate.condition:.3g} >= {self.max_condition:g}"
+            raise InputError(f"estimate not well conditioned ({reason}): not saved")
+        window_s = self._rows.maxlen * self.decimation * self.period
+        write_parameter_file(path, self.parameters(), **{ESTIMATE_KEY: {
+            "t": estimate.t, "condition": estimate.condition, "max_condition": self.max_condition,
+            "window_s": window_s, "rows": estimate.rows}})
+        return estimate
+
     def parameters(self) -> DynamicParameters:
         """The standard parameters of the current estimate (closest to the layout's, same base values)."""
         vector = self.layout.vector().copy()
         vector[self._columns] = standard_from_base(self.base, self.chi, self._nominal_columns)
         return self.layout.with_vector(vector)
+
+
+def check_estimate_file(path: str | Path, *, max_condition: float) -> dict[str, Any]:
+    """The ``online_estimate`` entry of a parameters file a controller is asked to adopt (``{}`` if none).
+
+    Raises:
+        InputError: no such file (the estimate is not available: nothing saved yet), not JSON, or an
+            estimate whose condition number is missing, non-finite or not below ``max_condition``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"no estimate available: {path} does not exist (the identifier's ~/save writes it "
+                         "once its estimate is well conditioned)")
+    try:
+        content = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise InputError(f"{path}: not a readable parameters file: {error}") from error
+    entry = content.get(ESTIMATE_KEY) if isinstance(content, dict) else None
+    if entry is None:
+        return {}
+    condition = entry.get("condition") if isinstance(entry, dict) else None
+    if not isinstance(condition, (int, float)) or not math.isfinite(condition) or condition >= max_condition:
+        raise InputError(f"{path}: estimate ill-conditioned ({ESTIMATE_KEY}.condition {condition!r}, "
+                         f"accepted below {max_condition:g})")
+    return dict(entry)

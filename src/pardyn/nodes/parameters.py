@@ -195,6 +195,13 @@ CONTROLLER = (
     LOG_PERIOD,
     _spec("internal_stress_projection", "bool", True,
           "actuation-redundant robots: remove the torques in the null space of J^T (Briot et al. 2015, eq. 50)"),
+    _spec("swap_parameters_file", "string", "identified_parameters.json",
+          "model-based laws: the parameters file ~/load_parameters adopts (the identifier's parameters_out)",
+          read_only=False),
+    _spec("swap_blend_periods", "integer", 200, "~/load_parameters: control periods over which the old and new "
+          "models' torques are blended", low=1, high=1_000_000),
+    _spec("swap_max_condition", "double", 1e4, "~/load_parameters refuses an online estimate whose condition "
+          "number (online_estimate.condition in the file) is not below this", low=1.0, high=1e12),
 )
 
 DYNAMICS = (
