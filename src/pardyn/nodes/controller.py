@@ -168,7 +168,7 @@ class ControllerNode(Node):
         self.names = tuple(self.robot.actuated_names)
         self.period_ns = period_ns(p["rate"])
         self.law = law_from_parameters(self.robot, p)
-        self._parameters = p
+        self._settings = p  # not _parameters: rclpy.Node keeps its own there
         self.joints = tuple(self.law.joints) if self.law.joints else self.names
         self._lift = MeasuredReference(self.robot) if self.joints != self.names else None
         redundant = len(self.robot.actuated_names) > len(self.robot.task_names)
@@ -253,7 +253,7 @@ class ControllerNode(Node):
         )
 
     def _on_load_parameters(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        p = self._parameters
+        p = self._settings
         path = self.get_parameter("swap_parameters_file").value
         try:
             if not needs_model(p["law"]):
