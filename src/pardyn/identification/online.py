@@ -17,7 +17,13 @@ The estimate is a windowed least squares: the equation blocks of the last
 hundred rows) every ``solve_every`` blocks, which gives ``chi``, ``sigma_i``
 and ``%sigma_i`` of the window. After a change of the robot (a payload) the
 estimate reaches the new values exactly once the window holds only new data:
-``window_s`` after the change. (Recursive least squares with exponential
+``window_s`` after the change -- unless the change is detected (``change_threshold``):
+each new block's residual under the current estimate, normalised by the window's
+residual variance (eq. 46), is averaged over the last ``change_blocks`` blocks; when
+that mean exceeds ``change_threshold`` the window restarts from the first of those
+blocks whose own ratio exceeds it (the data of the old robot are dropped), and the
+estimate is the new robot's once ``min_window_s`` of new data are in (the window
+then grows back to ``window_s``). (Recursive least squares with exponential
 forgetting was tried first: on the DualV its covariance winds up in the
 directions the last second did not excite -- drive offsets, Coulomb friction --
 and the platform mass wandered by up to 2.7 kg on exact data.)
@@ -111,6 +117,9 @@ class OnlineIdentifier:
         order: its polynomial degree (> 2; the bias on fast motion falls, the noise gain rises with it).
         window_s: length of the estimation window (s); solve_every: blocks between two solutions.
         max_condition: :meth:`well_conditioned` threshold (column-scaled observation matrix).
+        min_window_s: the shortest window solved (s; also :meth:`well_conditioned`'s), at most ``window_s``.
+        change_threshold: mean normalised squared residual that restarts the window (0: never).
+        change_blocks: blocks averaged by the change test.
     """
 
     def __init__(
@@ -125,10 +134,18 @@ class OnlineIdentifier:
         window_s: float = 3.0,
         solve_every: int = 10,
         max_condition: float = 1e4,
+        min_window_s: float | None = None,
+        change_threshold: float = 0.0,
+        change_blocks: int = 10,
+        change_holdoff_s: float = 0.0,
     ) -> None:
         if decimation < 1 or window < 2 or rate_hz <= 0.0 or not 2 < order < 2 * window + 1:
             raise InputError(f"decimation >= 1, window >= 2, 2 < order < 2 window + 1, rate_hz > 0 expected, "
                              f"got {decimation}, {window}, {order}, {rate_hz}")
+        min_window_s = window_s if min_window_s is None else min_window_s
+        if not 0.0 < min_window_s <= window_s or change_threshold < 0.0 or change_blocks < 1:
+            raise InputError(f"0 < min_window_s <= window_s, change_threshold >= 0, change_blocks >= 1 expected, got "
+                             f"{min_window_s}, {window_s}, {change_threshold}, {change_blocks}")
         self.robot = robot
         self.layout = params or robot.nominal_parameters
         self.regressor = Regressor(robot, self.layout)
@@ -141,6 +158,13 @@ class OnlineIdentifier:
         blocks = max(int(round(window_s * rate_hz / decimation)), 2)
         self._rows: deque[np.ndarray] = deque(maxlen=blocks)
         self._measured: deque[np.ndarray] = deque(maxlen=blocks)
+        self._ratios: deque[float] = deque(maxlen=blocks)  # each block's normalised squared residual
+        self.min_blocks = min(max(int(round(min_window_s * rate_hz / decimation)), 2), blocks)
+        self.change_threshold = float(change_threshold)
+        self.change_blocks = int(change_blocks)
+        self._variance = math.nan  # residual variance of the last solution (eq. 46)
+        self.changes: list[float] = []  # times (s) of the detected changes
+        self.change_holdoff_s = float(change_holdoff_s)
         self.solve_every = int(solve_every)
         self._blocks = 0
         self.period = 1.0 / rate_hz
@@ -198,13 +222,42 @@ class OnlineIdentifier:
         self._q = q
         qdot, qddot = self.robot.differential.states_from(q, self.robot.measured_indices, rates, accelerations)
         observation, measured = self.regressor.equations(q, qdot, qddot, effort)
-        self._rows.append(observation[:, self.base.independent])
+        rows = observation[:, self.base.independent]
+        self.t = self._times[self.window]
+        if self.changes and self.t < self.changes[-1] + self.change_holdoff_s:
+            return False  # the transient after a change: not the new robot's steady behaviour
+        self._rows.append(rows)
         self._measured.append(measured)
         self._blocks += 1
-        self.t = self._times[self.window]
+        if self._detect_change(rows, measured):
+            return self._solve()
         if self._blocks % self.solve_every:
             return False
         return self._solve()
+
+    def _detect_change(self, rows: np.ndarray, measured: np.ndarray) -> bool:
+        """Record the block's normalised residual; restart the window on a change (module docstring)."""
+        if self._estimate is None or not self._variance > 0.0:
+            self._ratios.append(0.0)
+            return False
+        residual = measured - rows @ self.chi
+        self._ratios.append(float(residual @ residual) / (residual.size * self._variance))
+        if not self.change_threshold or len(self._ratios) < self.change_blocks:
+            return False
+        recent = list(self._ratios)[-self.change_blocks:]
+        if sum(recent) / self.change_blocks <= self.change_threshold:
+            return False
+        first = next(k for k, ratio in enumerate(recent) if ratio > self.change_threshold)
+        keep = self.change_blocks - first
+        if self.change_holdoff_s > 0.0:
+            keep = 0
+        for ring in (self._rows, self._measured, self._ratios):
+            kept = list(ring)[-keep:] if keep else []
+            ring.clear()
+            ring.extend(kept)
+        self._variance = math.nan  # no change test until the new robot's window is solved
+        self.changes.append(self.t)
+        return True
 
     def _solve(self) -> bool:
         """Least squares of the window through its column-scaled normal equations.
@@ -214,6 +267,8 @@ class OnlineIdentifier:
         1e8, far from round-off). Small dense products only: LAPACK on the tall window
         matrix is slow when the BLAS threads compete with other processes.
         """
+        if len(self._rows) < self.min_blocks:
+            return False
         rows = np.concatenate(self._rows)  # (blocks * r, n_b), sample after sample
         measured = np.concatenate(self._measured)
         count, n = rows.shape
@@ -236,6 +291,7 @@ class OnlineIdentifier:
         with np.errstate(divide="ignore", invalid="ignore"):
             relative = 100.0 * std / np.abs(chi)
         self.chi = chi
+        self._variance = variance
         self._estimate = OnlineEstimate(self.t, self.base.names, chi, std, relative, condition, count)
         return True
 
@@ -248,9 +304,16 @@ class OnlineIdentifier:
         """True once the estimation window holds ``window_s`` of data."""
         return len(self._rows) == self._rows.maxlen
 
+    @property
+    def window_ready(self) -> bool:
+        """True once the window holds ``min_window_s`` of data (of the current robot, after a change)."""
+        return len(self._rows) >= self.min_blocks
+
     def well_conditioned(self) -> bool:
-        """A full window whose column-scaled observation matrix has a condition number below ``max_condition``."""
-        return self._estimate is not None and self.window_full and self._estimate.condition < self.max_condition
+        """A window of at least ``min_window_s``, solved since its last restart, whose column-scaled observation
+        matrix has a condition number below ``max_condition``."""
+        return (self._estimate is not None and self.window_ready and self._variance > 0.0
+                and self._estimate.condition < self.max_condition)
 
     def save(self, path: str | Path) -> OnlineEstimate:
         """Write the estimate's standard parameters to ``path`` with its conditioning (``online_estimate``).
@@ -263,12 +326,12 @@ class OnlineIdentifier:
         if not self.well_conditioned():
             if estimate is None:
                 reason = "no estimate yet"
-            elif not self.window_full:
-                reason = f"window not full ({len(self._rows)} of {self._rows.maxlen} blocks)"
+            elif not self.window_ready or not self._variance > 0.0:
+                reason = f"window not full ({len(self._rows)} of {self.min_blocks} blocks since the last restart)"
             else:
                 reason = f"condition number {estimate.condition:.3g} >= {self.max_condition:g}"
             raise InputError(f"estimate not well conditioned ({reason}): not saved")
-        window_s = self._rows.maxlen * self.decimation * self.period
+        window_s = len(self._rows) * self.decimation * self.period
         write_parameter_file(path, self.parameters(), **{ESTIMATE_KEY: {
             "t": estimate.t, "condition": estimate.condition, "max_condition": self.max_condition,
             "window_s": window_s, "rows": estimate.rows}})

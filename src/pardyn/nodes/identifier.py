@@ -8,8 +8,10 @@
 * service ``~/save`` (std_srvs/Trigger): writes the estimate's standard parameters to
   ``parameters_out`` (the ``parameters_file`` format the ``controller`` and ``dynamics`` nodes read, with
   the estimate's condition number under ``online_estimate``), only when the estimate is well conditioned
-  (a full window, condition number below ``max_condition``); refused with the reason otherwise. The
-  ``controller``'s ``~/load_parameters`` then adopts that file (its ``swap_parameters_file``).
+  (a window of at least ``min_window`` s, condition number below ``max_condition``); refused with the reason
+  otherwise. The ``controller``'s ``~/load_parameters`` then adopts that file (its ``swap_parameters_file``);
+* the window restarts on a detected change of the robot (``change_threshold``, ``change_holdoff``:
+  :mod:`pardyn.identification.online`).
 
 Bad input (missing joints, NaN) is logged, throttled, and dropped; the estimate goes on.
 Parameters: ``config/identifier.yaml`` (table: :data:`pardyn.nodes.parameters.IDENTIFIER`). Run: ``ros2 run pardyn identifier --ros-args --params-file config/identifier.yaml``.
@@ -48,7 +50,10 @@ class IdentifierNode(Node):
         self.robot = load_robot(p["robot"])
         self.identifier = OnlineIdentifier(self.robot, rate_hz=p["rate"], decimation=p["decimation"],
                                            window=p["filter_half_width"], window_s=p["window"],
-                                           max_condition=p["max_condition"])
+                                           max_condition=p["max_condition"],
+                                           min_window_s=min(p["min_window"], p["window"]),
+                                           change_threshold=p["change_threshold"],
+                                           change_holdoff_s=p["change_holdoff"])
         self._reporter = Reporter(self, p["log_period"])
         self._estimate = self.create_publisher(JointState, ESTIMATE_TOPIC, 10)
         # not a control loop: a deep queue, so that a busy executor loses no sample (a gap restarts the filter)

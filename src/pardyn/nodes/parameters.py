@@ -321,8 +321,14 @@ IDENTIFIER = (
           "centre, filter_half_width / rate s late", low=2, high=10_000),
     _spec("window", "double", 3.0, "estimation window (s): after a change (a payload) the estimate is the new "
           "robot's this long after", low=1e-3, high=3600.0),
+    _spec("min_window", "double", 1.0, "shortest window solved and saved (s; at most window): after a detected "
+          "change the estimate is the new robot's this long after", low=1e-3, high=3600.0),
+    _spec("change_threshold", "double", 20.0, "mean normalised squared residual of the last 10 blocks under the "
+          "estimate that restarts the window (a payload); 0: never", low=0.0, high=1e12),
+    _spec("change_holdoff", "double", 0.2, "after a detected change, the data of this long are not used (the "
+          "transient) (s)", low=0.0, high=3600.0),
     _spec("max_condition", "double", 1e4, "~/save writes the estimate only when the column-scaled observation "
-          "matrix of a full window has a condition number below this", low=1.0, high=1e12),
+          "matrix of a window of at least min_window has a condition number below this", low=1.0, high=1e12),
     _spec("publish_rate", "double", 4.0, "estimate publication rate on identifier/estimate (Hz)", low=1e-3, high=1e3),
     _spec("parameters_out", "string", "identified_parameters.json",
           "file ~/save writes (the parameters_file format of the controller and dynamics nodes)"),
