@@ -29,15 +29,18 @@ from trajectory_msgs.msg import JointTrajectory
 from pardyn import load_robot
 from pardyn.control import actuator_limits
 from pardyn.control.computed_torque import ComputedTorque
-from pardyn.dynamics.parameters import write_parameter_file
+from pardyn.dynamics.parameters import read_parameter_file, write_parameter_file
 from pardyn.nodes.common import LATCHED_QOS
 from pardyn.nodes.messages import reference_from_message, trajectory_message
+from pardyn.trajectories.excitation import excitation_settings
+from pardyn.trajectories.exciting import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 from pardyn.trajectories.task import Circle
 
 REPO = Path(__file__).resolve().parents[2]
 SIM_CONFIG = REPO / "config" / "sim.yaml"
 CONTROLLER_CONFIG = REPO / "config" / "controller.yaml"
+IDENTIFIER_CONFIG = REPO / "config" / "identifier.yaml"
 PERIOD_NS = 1_000_000
 DEPTH = 20_000
 PAYLOAD_KG = 5.0
@@ -143,3 +146,74 @@ def test_controller_swaps_its_model_on_request_without_a_jump(launch_node, ros_c
     normal = np.abs(np.diff(got[first - BLEND:first], axis=0)).max()  # the steps of the period before
     print(f"max command step: {step.max():.4g} N m during the blend, {normal:.4g} N m over the {BLEND} periods "
           f"before; added by the blend {added:.3g} N m; an instant swap: {instant:.4g} N m")
+
+
+def test_identifier_estimate_handed_to_the_controller(launch_node, ros_client, ros_namespace, tmp_path):
+    """sim (5 kg payload) + controller (CTC, nominal model) + identifier: ~/save, then ~/load_parameters.
+
+    Reference: the plant's platform mass plus the payload the sim carries (the identifier never sees either):
+    the estimate handed over sees the payload within 10 % (a 3 s window of a 4 s exciting motion tracked
+    on the wrong model, noise-free torques).
+    """
+    robot = load_robot("dualv")
+    namespace = f"{ros_namespace}/handoff"
+    design = design_exciting_trajectory(robot, duration_s=4.0, candidates=1, seed=3,
+                                        **excitation_settings("dualv").design_options())
+    samples = joint_trajectory(robot, design.trajectory, rate_hz=100.0)
+    message = trajectory_message(samples, robot.actuated_indices, robot.actuated_names, 200_000_000)
+    publisher = ros_client.node.create_publisher(JointTrajectory, f"{namespace}/reference/trajectory", LATCHED_QOS)
+    publisher.publish(message)
+    estimate = tmp_path / "online.json"
+    sim = launch_node("sim", params_file=SIM_CONFIG, namespace=namespace, params={
+        "torque_noise": 0.0, "torque_noise_floor": 0.0, "history_depth": DEPTH, "stall_timeout": 3600.0,
+        "payload_mass": PAYLOAD_KG})
+    identifier = launch_node("identifier", params_file=IDENTIFIER_CONFIG, namespace=namespace, params={
+        "use_sim_time": "true", "parameters_out": str(estimate)})
+    states = ros_client.collect(JointState, f"{namespace}/joint_states", depth=10)
+    assert ros_client.spin_until(lambda: states and "base parameters" in identifier.output(), 60.0), (
+        sim.output() + identifier.output())
+    controller = launch_node("controller", params_file=CONTROLLER_CONFIG, namespace=namespace, params={
+        "use_sim_time": "true", "law": "ctc", "natural_frequency_hz": NATURAL_HZ,
+        "swap_parameters_file": str(estimate)})
+    save = ros_client.node.create_client(Trigger, f"{namespace}/identifier/save")
+    load = ros_client.node.create_client(Trigger, f"{namespace}/controller/load_parameters")
+
+    def call(client) -> Trigger.Response:
+        future = client.call_async(Trigger.Request())
+        assert ros_client.spin_until(future.done, 20.0), controller.output() + identifier.output()
+        return future.result()
+
+    try:
+        assert save.wait_for_service(timeout_sec=30.0) and load.wait_for_service(timeout_sec=30.0)
+        early = call(load)  # nothing saved yet
+        saved = call(save)
+        refusals = 0
+        while not saved.success and refusals < 300:  # until the window holds its 3 s
+            refusals += 1
+            ros_client.spin_until(lambda: False, 0.1)
+            saved = call(save)
+        # the window of 3 s of motion, not the start (the trajectory starts at 0.2 s, under a CTC transient)
+        assert ros_client.spin_until(lambda: stamp_ns(states[-1]) > 3_300_000_000, 60.0)
+        saved = call(save)
+        adopted = call(load)
+        assert ros_client.spin_until(lambda: "model swap to" in controller.output(), 10.0), controller.output()
+        assert controller.alive() and identifier.alive() and sim.alive()
+    finally:
+        for node in (controller, identifier, sim):
+            node.stop(signal.SIGINT)
+    assert not early.success and "no estimate available" in early.message, early.message
+    assert saved.success, (saved.message, identifier.output())
+    assert adopted.success and "blending over" in adopted.message, adopted.message
+    assert "Traceback" not in controller.output() + identifier.output()
+    values = read_parameter_file(estimate, robot).as_dict()
+    nominal = robot.nominal_parameters.as_dict()
+
+    def platform_mass(v):  # the base parameter m_platformR of eq. (43)'s regrouping
+        return v["m_platform"] + v["m_payload"] + 3.57142857 * sum(v[f"mx_leg{i}_link2"] for i in range(1, 5))
+
+    payload = platform_mass(values) - platform_mass(nominal)
+    print(f"payload seen by the online estimate handed over: {payload:.3f} kg (sim: {PAYLOAD_KG} kg), "
+          f"{refusals} refused saves first")
+    # measured -6, +1.7, +3 % in three runs (the window ends 3.3-3.5 s, as the test is served); +9 % when it
+    # ends at 3.0 s (the start's transient in it)
+    assert abs(payload - PAYLOAD_KG) < 0.10 * PAYLOAD_KG

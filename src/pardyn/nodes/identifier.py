@@ -55,6 +55,7 @@ class IdentifierNode(Node):
                                            change_threshold=p["change_threshold"],
                                            change_holdoff_s=p["change_holdoff"])
         self._reporter = Reporter(self, p["log_period"])
+        self._changes_logged = 0
         self._estimate = self.create_publisher(JointState, ESTIMATE_TOPIC, 10)
         # not a control loop: a deep queue, so that a busy executor loses no sample (a gap restarts the filter)
         self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, STATE_QOS)
@@ -76,6 +77,10 @@ class IdentifierNode(Node):
             position = np.array([message.position[names.index(n)] for n in self.robot.measured_names])
             effort = np.array([message.effort[names.index(n)] for n in self.robot.actuated_names])
             self.identifier.add(stamp_to_ns(message.header.stamp) * 1e-9, position, effort)
+            if len(self.identifier.changes) > self._changes_logged:
+                self._changes_logged = len(self.identifier.changes)
+                self.get_logger().info(f"change of the robot detected at t = {self.identifier.changes[-1]:.3f} s: "
+                                       "estimation window restarted")
         except PardynError as error:
             self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
 

@@ -321,9 +321,9 @@ IDENTIFIER = (
           "centre, filter_half_width / rate s late", low=2, high=10_000),
     _spec("window", "double", 3.0, "estimation window (s): after a change (a payload) the estimate is the new "
           "robot's this long after", low=1e-3, high=3600.0),
-    _spec("min_window", "double", 1.0, "shortest window solved and saved (s; at most window): after a detected "
+    _spec("min_window", "double", 3.0, "shortest window solved and saved (s; at most window): after a detected "
           "change the estimate is the new robot's this long after", low=1e-3, high=3600.0),
-    _spec("change_threshold", "double", 20.0, "mean normalised squared residual of the last 10 blocks under the "
+    _spec("change_threshold", "double", 0.0, "mean normalised squared residual of the last 10 blocks under the "
           "estimate that restarts the window (a payload); 0: never", low=0.0, high=1e12),
     _spec("change_holdoff", "double", 0.2, "after a detected change, the data of this long are not used (the "
           "transient) (s)", low=0.0, high=3600.0),
