@@ -20,17 +20,21 @@ estimate reaches the new values exactly once the window holds only new data:
 ``window_s`` after the change -- unless the change is detected (``change_threshold``):
 each new block's residual under the current estimate, normalised by the window's
 residual variance (eq. 46), is averaged over the last ``change_blocks`` blocks; when
-that mean exceeds ``change_threshold`` the window restarts from the first of those
-blocks whose own ratio exceeds it (the data of the old robot are dropped), and the
-estimate is the new robot's once ``min_window_s`` of new data are in (the window
-then grows back to ``window_s``). (Recursive least squares with exponential
+that mean exceeds ``change_threshold`` the window restarts (the data of the old robot
+are dropped): from the first of those blocks whose own ratio exceeds it, or, with a
+``change_holdoff_s``, empty and refilled only after that hold-off (on the DualV the
+first ~0.2 s after a payload is attached are a transient the rigid model does not
+explain); the estimate is the new robot's once ``min_window_s`` of new data are in
+(the window then grows back to ``window_s``). (Recursive least squares with exponential
 forgetting was tried first: on the DualV its covariance winds up in the
 directions the last second did not excite -- drive offsets, Coulomb friction --
 and the platform mass wandered by up to 2.7 kg on exact data.)
 :meth:`OnlineIdentifier.well_conditioned` tells when the estimate may replace a
-controller's model: a full window and the condition number of the window's
-observation matrix with unit-norm columns (units do not count) below
-``max_condition``.
+controller's model: a window of at least ``min_window_s`` solved since its last
+restart, and the condition number of the window's observation matrix with
+unit-norm columns (units do not count) below ``max_condition``. (On the DualV a
+1 s window can pass that test with a platform mass 20-130 % off: keep
+``min_window_s`` long.)
 
 Hand-off to a controller: :meth:`OnlineIdentifier.save` writes the estimate as a
 parameters file (the format of :func:`pardyn.dynamics.parameters.read_parameter_file`)
@@ -119,7 +123,7 @@ class OnlineIdentifier:
         max_condition: :meth:`well_conditioned` threshold (column-scaled observation matrix).
         min_window_s: the shortest window solved (s; also :meth:`well_conditioned`'s), at most ``window_s``.
         change_threshold: mean normalised squared residual that restarts the window (0: never).
-        change_blocks: blocks averaged by the change test.
+        change_blocks: blocks averaged by the change test; change_holdoff_s: data dropped after a change (s).
     """
 
     def __init__(
