@@ -14,6 +14,7 @@ __all__ = [
     "ConvergenceError",
     "SingularityError",
     "WorkingModeError",
+    "SampleError",
     "InputError",
 ]
 
@@ -63,3 +64,20 @@ def _rebuild_singularity_error(message: str, kind: str, condition: float) -> Sin
 
 class WorkingModeError(KinematicsError):
     """The solution found lies in another working or assembly mode than the robot's."""
+
+
+class SampleError(KinematicsError):
+    """One sample of a series has no acceptable closed-loop answer.
+
+    Attributes:
+        index: position of the sample in the series.
+        cause: the error of that sample's solve (a :class:`KinematicsError`).
+    """
+
+    def __init__(self, index: int, cause: KinematicsError) -> None:
+        super().__init__(f"sample {index}: {cause}")
+        self.index = index
+        self.cause = cause
+
+    def __reduce__(self):
+        return SampleError, (self.index, self.cause)

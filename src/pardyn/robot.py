@@ -75,6 +75,7 @@ class Robot:
         self.measured_names = description.actuated + description.sensed
         self.measured_indices = self.indices(self.measured_names)
         self.closures = LoopClosures(self.model, structure.closures)
+        self._mode_frames: dict[int, tuple] = {}  # frames the mode conditions read, per condition list
         self.frame_task = structure.frame_task
         self._task_indices = None if self.frame_task is not None else self.indices(description.task_joints)
         self.internal_indices = structure.internal_indices
@@ -180,8 +181,14 @@ class Robot:
         """The conditions (as written in the YAML) that ``q`` violates."""
         if not conditions:
             return []
-        frames = sorted({name for c in conditions for name in c.frames})
-        positions = self.closures.frame_positions(q, frames)
+        key = id(conditions)
+        cached = self._mode_frames.get(key)
+        if cached is None or cached[0] is not conditions:
+            names = sorted({name for c in conditions for name in c.frames})
+            ids = [self.model.getFrameId(name) for name in names]
+            cached = self._mode_frames[key] = (conditions, names, ids)
+        _, names, ids = cached
+        positions = dict(zip(names, self.closures.frame_points(q, ids)))
         return [c.text for c in conditions if not c.holds(positions)]
 
     def working_mode_violations(self, q: np.ndarray) -> list[str]:

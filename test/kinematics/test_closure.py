@@ -126,3 +126,24 @@ def test_distance_closure_forward_problem_by_hand(rod_robot):
     np.testing.assert_allclose(solution.q[robot.task_indices], expected, atol=1e-12)
     assert solution.residual < 1e-12
     del a1, a2
+
+
+def test_closures_read_their_own_data_after_pickling():
+    """The closures read pinocchio's frame placements through views of their ``pin.Data``: a pickled copy
+    rebinds them to its own data (a stale view would return the original's placements)."""
+    import pickle
+
+    import pinocchio as pin
+
+    robot = pardyn.load_robot("dualv")
+    copy = pickle.loads(pickle.dumps(robot.closures))
+    q = robot.home + 0.01
+    robot.closures.residual(robot.home)  # the original's data elsewhere
+    expected = []
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q)
+    for (a, b), closure in zip(copy._frame_ids, copy.closures):
+        delta = data.oMf[b].translation - data.oMf[a].translation
+        rotation = data.oMf[a].rotation @ pin.log3(data.oMf[a].rotation.T @ data.oMf[b].rotation)  # R_a log3(R_a^T R_b)
+        expected.extend(np.concatenate([delta, rotation])[list(closure.components)])
+    np.testing.assert_allclose(copy.residual(q), expected, atol=1e-15)

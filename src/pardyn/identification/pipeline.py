@@ -20,7 +20,9 @@ for closed-loop and actuation-redundant robots:
    cut-off. ``trim_s`` (default ``1.5 / cutoff``) is dropped at both ends.
 3. **Closed loops**: every tree coordinate from the measured joints (forward
    problem, least-squares fit of redundant readings), every joint rate from the
-   measured ones (eqs. 21, 24).
+   measured ones (eqs. 21, 24); for a whole bag at once where
+   :mod:`pardyn.kinematics.batch` applies (every ``CHECK_EVERY``-th sample solved in
+   turn with its branch and conditioning checked, the others in numpy passes).
 4. **Observation matrix** of the chosen model (:class:`pardyn.dynamics.regressor.Regressor`):
    ``standard`` (eq. 19), ``case1`` (torques projected on the platform, eq. 30)
    or ``case2`` (n - r actuators projected on the others, eq. 36), with the
@@ -72,7 +74,7 @@ from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel
 from pardyn.dynamics.transmission import Transmission
-from pardyn.errors import InputError, KinematicsError
+from pardyn.errors import InputError, KinematicsError, SampleError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
 from pardyn.identification.errors import FitCollapsedError, MissingRecordingError
 from pardyn.identification.diagnostics import effort_notes, scale_notes
@@ -94,6 +96,7 @@ from pardyn.identification.rotor_compensation import MOTOR_TOPIC, compensate_bag
 from pardyn.identification.simulation import ClosedLoopSetup, ModelSimulator
 from pardyn.identification.selection import drop_slow_samples
 from pardyn.identification.sources import Source, joint_side_series
+from pardyn.kinematics import batch as closed_loop_batch
 from pardyn.parallel import fork_map
 from pardyn.progress import progress
 
@@ -169,6 +172,9 @@ class IdentificationSettings:
             after decimation (:mod:`pardyn.identification.selection`); ``None``: all kept.
         max_gap: longest interval between stamps that is resampled, in median intervals
             (:func:`pardyn.bags.resample.resample_uniform`).
+        batch_kinematics: solve a bag's closed-loop states in numpy passes over its samples
+            (:mod:`pardyn.kinematics.batch`) where that applies; ``False``: sample by sample, the
+            reference path (same equations and stopping rules, answers equal to the solver's tolerance).
     """
 
     model: str = "auto"
@@ -199,6 +205,7 @@ class IdentificationSettings:
     transmission: Transmission | None = None
     min_speed: tuple[float, ...] | None = None
     max_gap: float = DEFAULT_MAX_GAP
+    batch_kinematics: bool = True
 
     def projection(self, robot: Robot) -> str:
         redundant = len(robot.actuated_names) > len(robot.task_names)
@@ -344,6 +351,16 @@ def prepare_bag(
         # no loop to close and every joint measured (a serial robot): the states are the readings
         q[:, measured], qdot[:, measured], qddot[:, measured] = (
             derivatives.q[keep], derivatives.qdot[keep], derivatives.qddot[keep])
+        rows = ()
+    elif settings.batch_kinematics and closed_loop_batch.supports(robot):
+        # the whole bag at once (pardyn.kinematics.batch): same equations, numpy over the samples
+        try:
+            q, jacobians = closed_loop_batch.solve_series(
+                robot, derivatives.q[keep], start_q, check_every=CHECK_EVERY, show_progress=show_progress,
+                label=f"{bag.name}: closed-loop states")
+        except SampleError as error:
+            raise _kinematics_bag_error(robot, series, bag, float(series.t[keep[error.index]]), error.cause) from error
+        qdot, qddot = closed_loop_batch.states_batch(robot, q, jacobians, derivatives.qdot[keep], derivatives.qddot[keep])
         rows = ()
     elif show_progress:
         rows = progress(rows, total=count, label=f"{bag.name}: closed-loop states")

@@ -21,6 +21,7 @@ rotation rows are exact everywhere for loops whose joint axes are parallel).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -36,6 +37,11 @@ _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 class LoopClosures:
     """The closure equations of a robot, evaluated with its own ``pin.Data``.
 
+    Evaluation is allocation-light: the frame placements are read through numpy
+    views of ``data.oMf`` taken once (pinocchio writes them in place), every
+    closure's error is computed in one batched pass, and the rows of ``phi`` and
+    ``K`` are picked from the stacked 6-vectors with precomputed flat indices.
+
     Args:
         model: pinocchio model of the tree (one-dof joints only).
         closures: the closures of the robot description.
@@ -50,35 +56,84 @@ class LoopClosures:
         ]
         self._rows = []
         self._components = []  # index arrays into the 6-vector error, per closure
-        self._needs_rotation = []
         start = 0
         for closure in self.closures:
             self._rows.append(slice(start, start + closure.size))
             self._components.append(np.asarray(closure.components, dtype=int))
-            self._needs_rotation.append(any(c >= 3 for c in closure.components))
             start += closure.size
         self.size = start  # m
-        self._error = np.zeros(6)
+        count = len(self.closures)
+        # Flat indices into the stacked (n_closures, 6) errors / (n_closures * 6, nv) Jacobians.
+        self._picked = np.array(
+            [6 * c + k for c, closure in enumerate(self.closures) if closure.type != "distance"
+             for k in closure.components], dtype=int)
+        self._picked_rows = np.array(
+            [row for closure, rows in zip(self.closures, self._rows) if closure.type != "distance"
+             for row in range(rows.start, rows.stop)], dtype=int)
+        self._distance = [  # (closure index, row, length) of the distance closures
+            (c, rows.start, closure.length) for c, (closure, rows) in enumerate(zip(self.closures, self._rows))
+            if closure.type == "distance"
+        ]
+        self._rotating = np.array(  # closures with a rotation row
+            [c for c, closure in enumerate(self.closures)
+             if closure.type != "distance" and any(k >= 3 for k in closure.components)], dtype=int)
+        # where the rotation errors go in the (n_closures, 6) buffer: a slice when every closure rotates
+        every = np.array_equal(self._rotating, np.arange(count))
+        self._rotation_rows = (slice(None), slice(3, 6)) if every else (self._rotating[:, None], np.arange(3, 6))
+        self._frames_a = [a for a, _ in self._frame_ids]
+        self._frames_b = [b for _, b in self._frame_ids]
+        self._bind_views()
+        self._errors = np.zeros((count, 6))  # (n_closures, 6) buffer
+
+    def _bind_views(self) -> None:
+        """Live numpy views of the closure frames' placements in ``self.data`` (written in place by pinocchio)."""
+        placements = self.data.oMf.tolist()
+        self._placements = placements  # keeps the views' owners alive
+        self._positions_a = [placements[a].translation for a in self._frames_a]
+        self._positions_b = [placements[b].translation for b in self._frames_b]
+        self._rotations_a = [placements[self._frames_a[c]].rotation for c in self._rotating]
+        self._rotations_b = [placements[self._frames_b[c]].rotation for c in self._rotating]
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        for name in ("_placements", "_positions_a", "_positions_b", "_rotations_a", "_rotations_b"):
+            del state[name]  # views of this process's data: rebound on unpickling
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._bind_views()
 
     def _placement_errors(self) -> np.ndarray:
-        """Residual from the frame placements already in ``self.data``."""
+        """Residual (m,) from the frame placements already in ``self.data``.
+
+        Rotation error ``R_a log3(R_a^T R_b) = log3(R_b R_a^T)`` (conjugation), one matrix product per closure.
+        """
+        if not self.closures:
+            return np.empty(0)
+        errors = self._errors
+        delta = np.array(self._positions_b)
+        delta -= np.array(self._positions_a)  # (n_closures, 3), p_b - p_a
+        errors[:, :3] = delta
+        if self._rotating.size:
+            relative = np.array(self._rotations_b) @ np.array(self._rotations_a).transpose(0, 2, 1)  # R_b R_a^T
+            errors[self._rotation_rows] = [pin.log3(r) for r in relative]
+        if not self._distance:
+            return errors.ravel()[self._picked]
         residual = np.empty(self.size)
-        error = self._error
-        oMf = self.data.oMf
-        for closure, (ia, ib), rows, components, rotation in zip(
-            self.closures, self._frame_ids, self._rows, self._components, self._needs_rotation
-        ):
-            placement_a, placement_b = oMf[ia], oMf[ib]
-            delta = placement_b.translation - placement_a.translation
-            if closure.type == "distance":
-                residual[rows] = np.linalg.norm(delta) - closure.length
-                continue
-            error[:3] = delta
-            if rotation:
-                rotation_a = placement_a.rotation
-                error[3:] = rotation_a @ pin.log3(rotation_a.T @ placement_b.rotation)
-            residual[rows] = error[components]
+        residual[self._picked_rows] = errors.ravel()[self._picked]
+        for c, row, length in self._distance:
+            residual[row] = math.sqrt(delta[c] @ delta[c]) - length
         return residual
+
+    def _relative_jacobians(self) -> np.ndarray:
+        """``J_b - J_a`` (n_closures * 6, nv), world-aligned, from the Jacobians already in ``self.data``."""
+        model, data = self.model, self.data
+        if not self.closures:
+            return np.empty((0, model.nv))
+        jacobian_b = np.array([pin.getFrameJacobian(model, data, b, _LWA) for b in self._frames_b])
+        jacobian_b -= np.array([pin.getFrameJacobian(model, data, a, _LWA) for a in self._frames_a])
+        return jacobian_b.reshape(-1, model.nv)
 
     def residual(self, q: np.ndarray) -> np.ndarray:
         """Closure residual ``phi(q)``, shape (m,), in m and rad."""
@@ -90,6 +145,19 @@ class LoopClosures:
         pin.computeJointJacobians(self.model, self.data, q)
         pin.updateFramePlacements(self.model, self.data)
         return self._placement_errors(), self._jacobian_from_data()
+
+    def linearize(self, q: np.ndarray) -> np.ndarray:
+        """``phi(q)`` (m,), leaving the kinematic pass in ``self.data`` for :meth:`last_jacobian`.
+
+        Newton evaluates the residual first and the Jacobian only when it steps again.
+        """
+        pin.computeJointJacobians(self.model, self.data, q)
+        pin.updateFramePlacements(self.model, self.data)
+        return self._placement_errors()
+
+    def last_jacobian(self) -> np.ndarray:
+        """``K`` (m, nv) at the ``q`` of the last :meth:`linearize` or :meth:`residual_and_jacobian` call."""
+        return self._jacobian_from_data()
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """Closure Jacobian ``K(q) = d phi / d q`` at a closed configuration, shape (m, nv)."""
@@ -129,18 +197,14 @@ class LoopClosures:
         return jacobian, rate
 
     def _jacobian_from_data(self) -> np.ndarray:
+        relative = self._relative_jacobians()  # (n_closures * 6, nv)
+        if not self._distance:
+            return relative[self._picked]
         jacobian = np.empty((self.size, self.model.nv))
-        for closure, (ia, ib), rows, components in zip(
-            self.closures, self._frame_ids, self._rows, self._components
-        ):
-            jac_a = pin.getFrameJacobian(self.model, self.data, ia, _LWA)
-            jac_b = pin.getFrameJacobian(self.model, self.data, ib, _LWA)
-            relative = jac_b - jac_a  # (6, nv)
-            if closure.type == "distance":
-                delta = self.data.oMf[ib].translation - self.data.oMf[ia].translation
-                jacobian[rows] = (delta / np.linalg.norm(delta)) @ relative[:3]
-            else:
-                jacobian[rows] = relative[components]
+        jacobian[self._picked_rows] = relative[self._picked]
+        delta = np.array(self._positions_b) - np.array(self._positions_a)
+        for c, row, _ in self._distance:
+            jacobian[row] = (delta[c] / math.sqrt(delta[c] @ delta[c])) @ relative[6 * c : 6 * c + 3]
         return jacobian
 
     def drift(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -173,4 +237,11 @@ class LoopClosures:
     def frame_positions(self, q: np.ndarray, names: Sequence[str]) -> dict[str, np.ndarray]:
         """World positions (m) of the named frames at ``q``."""
         pin.framesForwardKinematics(self.model, self.data, q)
-        return {name: self.data.oMf[self.model.getFrameId(name)].translation.copy() for name in names}
+        placements = self._placements
+        return {name: placements[self.model.getFrameId(name)].translation.copy() for name in names}
+
+    def frame_points(self, q: np.ndarray, frame_ids: Sequence[int]) -> list[list[float]]:
+        """World positions (m) of frames given by pinocchio id at ``q``, as lists ``[x, y, z]`` (for sign tests)."""
+        pin.framesForwardKinematics(self.model, self.data, q)
+        placements = self._placements
+        return [placements[i].translation.tolist() for i in frame_ids]

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pardyn.kinematics.closure import LoopClosures
+from pardyn.kinematics.solver import solve_regular
 from pardyn.kinematics.task import FrameTask
 
 __all__ = ["DifferentialKinematics"]
@@ -75,6 +76,8 @@ class DifferentialKinematics:
         self.task_indices = np.asarray(task_indices, dtype=int)
         self.chart_indices = np.asarray(self.task_indices if chart_indices is None else chart_indices, dtype=int)
         self.leg_indices = np.setdiff1d(np.arange(self.nv), self.chart_indices)
+        self._chart_identity = np.zeros((self.nv, len(self.chart_indices)))  # [I; 0] rows of W_c, (nv, n_c)
+        self._chart_identity[self.chart_indices, np.arange(len(self.chart_indices))] = 1.0
         self.frame_task = frame_task
         self.internal = int(internal)
         self.internal_indices = self.chart_indices[len(self.chart_indices) - self.internal:]
@@ -88,16 +91,14 @@ class DifferentialKinematics:
     # ------------------------------------------------------------- chart maps
     def velocity_map_from(self, jacobian: np.ndarray) -> np.ndarray:
         """Chart map ``W_c`` from a closure Jacobian ``K`` (m, nv): ``qdot = W_c qdot_C``, shape (nv, n_c)."""
-        chart = self.chart_indices
-        velocity_map = np.zeros((self.nv, len(chart)))
-        velocity_map[chart] = np.eye(len(chart))
-        velocity_map[self.leg_indices] = -np.linalg.solve(jacobian[:, self.leg_indices], jacobian[:, chart])
+        velocity_map = self._chart_identity.copy()
+        velocity_map[self.leg_indices] = -solve_regular(jacobian[:, self.leg_indices], jacobian[:, self.chart_indices])
         return velocity_map
 
     def bias_from(self, jacobian: np.ndarray, drift: np.ndarray) -> np.ndarray:
         """Chart bias ``w_c`` from ``K`` (m, nv) and the drift ``Kdot qdot`` (m,), shape (nv,)."""
         bias = np.zeros(self.nv)
-        bias[self.leg_indices] = -np.linalg.solve(jacobian[:, self.leg_indices], drift)
+        bias[self.leg_indices] = -solve_regular(jacobian[:, self.leg_indices], drift)
         return bias
 
     def maps(self, q: np.ndarray, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -227,7 +228,7 @@ class DifferentialKinematics:
             self.velocity_map_from(jacobian)[:, : self.n_task] if self._task_is_chart else self.task_velocity_map(q)
         )
         measured_map = velocity_map[indices]  # J_I (|I|, n), full column rank away from singularities
-        pseudo_inverse = np.linalg.solve(measured_map.T @ measured_map, measured_map.T)  # J_I^+ (n, |I|), eq. (22)
+        pseudo_inverse = solve_regular(measured_map.T @ measured_map, measured_map.T)  # J_I^+ (n, |I|), eq. (22)
         qdot = velocity_map @ (pseudo_inverse @ np.asarray(velocity, dtype=float))
         if self._task_is_chart:  # one Jacobian evaluation
             bias = self.bias_from(jacobian, self.closures.drift(q, qdot))

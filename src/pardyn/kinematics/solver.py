@@ -30,12 +30,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+from scipy.linalg import lapack
 
 from pardyn.errors import ConvergenceError, SingularityError, WorkingModeError
 from pardyn.kinematics.closure import LoopClosures
 from pardyn.kinematics.task import FrameTask
 
-__all__ = ["ClosureSolver", "Solution", "revolute_mask"]
+__all__ = ["ClosureSolver", "Solution", "revolute_mask", "solve_regular"]
 
 
 GIVEN_TOLERANCE = 1e-10
@@ -61,21 +62,44 @@ def _condition(block: np.ndarray) -> float:
     """2-norm condition number (ratio of extreme singular values); inf when rank-deficient.
 
     An empty block (a serial robot: no closure equation) is perfectly conditioned (1).
+    LAPACK's ``dgesdd`` directly (numpy's ``svd`` wrapper costs more than the decomposition here).
     """
     if block.size == 0:
         return 1.0
-    singular = np.linalg.svd(block, compute_uv=False)
+    _, singular, _, info = lapack.dgesdd(block, compute_uv=0)
+    if info != 0:
+        singular = np.linalg.svd(block, compute_uv=False)
     return float(singular[0] / singular[-1]) if singular[-1] > 0.0 else math.inf
 
 
 def _solve_or_minimum_norm(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """``matrix^-1 rhs`` when square and regular, else the minimum-norm least-squares solution."""
+    """``matrix^-1 rhs`` when square and regular, else the minimum-norm least-squares solution.
+
+    LAPACK's ``dgesv`` directly for the square case (numpy's ``solve`` wrapper costs more than the
+    factorization of these small systems).
+    """
+    if matrix.size == 0:  # no closure equation (a serial robot)
+        return np.zeros(matrix.shape[1])
     if matrix.shape[0] == matrix.shape[1]:
-        try:
-            return np.linalg.solve(matrix, rhs)
-        except np.linalg.LinAlgError:
-            pass
+        _, _, solution, info = lapack.dgesv(matrix, rhs)
+        if info == 0:
+            return solution
     return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
+
+
+def solve_regular(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``matrix^-1 rhs`` for a square regular ``matrix`` (n, n) and ``rhs`` (n,) or (n, k), by LAPACK's
+    ``dgesv`` directly (numpy's ``solve`` wrapper costs several times these small factorizations).
+
+    Raises:
+        np.linalg.LinAlgError: ``matrix`` is singular (as ``np.linalg.solve``).
+    """
+    if matrix.size == 0:
+        return np.zeros(rhs.shape)
+    _, _, solution, info = lapack.dgesv(matrix, rhs)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular matrix (LAPACK dgesv info {info})")
+    return solution
 
 
 def _max_abs(values: np.ndarray) -> float:
@@ -185,8 +209,9 @@ class ClosureSolver:
         return {"serial": serial, "parallel": _condition(jacobian[:, self._non_actuated])}
 
     # ------------------------------------------------------------------- Newton
-    def _partition(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """Dependent coordinates and, for the over-determined case, the KKT matrix buffer."""
+    def _partition(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """Dependent coordinates, the KKT matrix buffer of the over-determined case, and which
+        given coordinates are angles (None when all are: the whole offset is wrapped)."""
         key = indices.tobytes()
         cached = self._partitions.get(key)
         if cached is None:
@@ -201,33 +226,44 @@ class ClosureSolver:
             if len(dependent) < m:  # more readings than degrees of freedom
                 kkt = np.zeros((self.nv + m, self.nv + m))
                 kkt[indices, indices] = 1.0  # S^T S
-            cached = self._partitions[key] = (dependent, kkt)
+            wrap = self.angles[indices]
+            cached = self._partitions[key] = (dependent, kkt, None if wrap.all() else wrap)
         return cached
 
     def newton(
-        self, indices: np.ndarray | FrameTask, values: np.ndarray, q0: np.ndarray
-    ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+        self, indices: np.ndarray | FrameTask, values: np.ndarray, q0: np.ndarray, *, with_jacobian: bool = True
+    ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray | None]:
         """Run Newton from ``q0`` with ``q[indices]`` (or the task frame's coordinates) driven to ``values``.
 
         Returns the configuration, the number of iterations, and the residual
-        (m,) and closure Jacobian (m, nv) evaluated there. Raises
-        :class:`ConvergenceError` if the loops do not close.
+        (m,) and closure Jacobian (m, nv) evaluated there (None unless
+        ``with_jacobian``: a caller that checks nothing saves its evaluation).
+        Raises :class:`ConvergenceError` if the loops do not close.
         """
         q = np.array(q0, dtype=float)
         if isinstance(indices, FrameTask):
             return self._newton_frame(indices, values, q)
-        dependent, kkt = self._partition(indices)
-        m, nv = self.closures.size, self.nv
+        dependent, kkt, wrap = self._partition(indices)
+        closures = self.closures
+        m, nv = closures.size, self.nv
+        tolerance = self.tolerance
         residual_norm = offset_norm = math.inf
         for iteration in range(self.max_iterations + 1):
-            residual, jacobian = self.closures.residual_and_jacobian(q)
-            offset = self._offset(values, q[indices], indices)
+            residual = closures.linearize(q)
+            offset = values - q[indices]  # angle differences wrapped to (-pi, pi]
+            if wrap is None:
+                offset += math.pi
+                offset %= 2.0 * math.pi
+                offset -= math.pi
+            else:
+                offset[wrap] = (offset[wrap] + math.pi) % (2.0 * math.pi) - math.pi
             residual_norm = _max_abs(residual)
             offset_norm = _max_abs(offset)
-            if residual_norm <= self.tolerance and offset_norm <= GIVEN_TOLERANCE:
-                return q, iteration, residual, jacobian
+            if residual_norm <= tolerance and offset_norm <= GIVEN_TOLERANCE:
+                return q, iteration, residual, closures.last_jacobian() if with_jacobian else None
             if iteration == self.max_iterations:
                 break
+            jacobian = closures.last_jacobian()
             if kkt is None:
                 # Square: dq_I = offset, K_D dq_D = -(phi + K_I dq_I).
                 rhs = -(residual + jacobian[:, indices] @ offset)
@@ -240,23 +276,20 @@ class ClosureSolver:
             rhs = np.zeros(nv + m)
             rhs[indices] = offset
             rhs[nv:] = -residual
-            try:
-                step = np.linalg.solve(kkt, rhs)[:nv]
-            except np.linalg.LinAlgError:
-                step = np.linalg.lstsq(kkt, rhs, rcond=None)[0][:nv]
-            if not np.all(np.isfinite(step)):
+            step = _solve_or_minimum_norm(kkt, rhs)[:nv]
+            if not np.isfinite(step).all():
                 break
-            if residual_norm <= self.tolerance and _max_abs(step) <= FIT_STEP_TOLERANCE:
+            if residual_norm <= tolerance and _max_abs(step) <= FIT_STEP_TOLERANCE:
                 # Inconsistent readings: the least-squares fit has converged (the
                 # remaining step is far below any encoder resolution).
                 return q, iteration, residual, jacobian
             q += step
-        closed = residual_norm <= self.tolerance
+        closed = residual_norm <= tolerance
         raise ConvergenceError(
             f"Newton did not converge in {self.max_iterations} iterations: "
             + ("the loops close but the given coordinates are not reached" if closed
                else "the loops do not close")
-            + f" (closure residual {residual_norm:.3g}, tolerance {self.tolerance:.3g} m/rad; given coordinates "
+            + f" (closure residual {residual_norm:.3g}, tolerance {tolerance:.3g} m/rad; given coordinates "
             f"off by {offset_norm:.3g}, tolerance {GIVEN_TOLERANCE:.3g}); last configuration {self.describe(q)}"
         )
 
@@ -313,11 +346,11 @@ class ClosureSolver:
             indices = np.asarray(indices, dtype=int)
         values = np.asarray(values, dtype=float)
         expected = indices.size if isinstance(indices, FrameTask) else len(indices)
-        if values.shape != (expected,) or not np.all(np.isfinite(values)):
+        if values.shape != (expected,) or not np.isfinite(values).all():
             raise ConvergenceError(f"given values must be {expected} finite numbers, got {values}")
         total = 0
         try:
-            q, total, residual, jacobian = self.newton(indices, values, start)
+            q, total, residual, jacobian = self.newton(indices, values, start, with_jacobian=checks)
             on_branch = not checks or not branch_violations(q)
         except ConvergenceError:
             on_branch = False

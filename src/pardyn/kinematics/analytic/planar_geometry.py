@@ -33,7 +33,8 @@ def angle_of(vector: np.ndarray) -> float:
 def rotate(angle: float, vector: np.ndarray) -> np.ndarray:
     """``R(angle) vector`` for a planar vector (2,), shape (2,)."""
     c, s = math.cos(angle), math.sin(angle)
-    return np.array([c * vector[0] - s * vector[1], s * vector[0] + c * vector[1]])
+    x, y = float(vector[0]), float(vector[1])
+    return np.array([c * x - s * y, s * x + c * y])
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> float:
@@ -62,8 +63,9 @@ def circle_intersection(
     Raises:
         ConvergenceError: the circles do not meet (negative discriminant).
     """
-    delta = centre_b - centre_a
-    distance = math.hypot(delta[0], delta[1])
+    ax, ay = float(centre_a[0]), float(centre_a[1])
+    dx, dy = float(centre_b[0]) - ax, float(centre_b[1]) - ay
+    distance = math.hypot(dx, dy)
     if distance < TOLERANCE:
         raise ConvergenceError(f"{what}: the circle centres coincide at {format_point(centre_a)} m")
     along = (radius_a**2 - radius_b**2 + distance**2) / (2.0 * distance)
@@ -74,5 +76,6 @@ def circle_intersection(
             f"{radius_b:.6g} m about {format_point(centre_b)} do not meet (centres {distance:.6g} m apart, "
             f"discriminant h^2 = {discriminant:.3g} m^2 < 0)"
         )
-    u = delta / distance
-    return centre_a + along * u + side * math.sqrt(discriminant) * np.array([-u[1], u[0]])
+    ux, uy = dx / distance, dy / distance
+    height = side * math.sqrt(discriminant)
+    return np.array([ax + along * ux - height * uy, ay + along * uy + height * ux])

@@ -223,15 +223,25 @@ class PlanarLeg:
         )
 
     # ---------------------------------------------------------------- forward
+    # (scalar math on floats, one small array per answer: these run at every sample of a 1 kHz loop)
+    @functools.cached_property
+    def _base_xy(self) -> tuple[float, float]:
+        return float(self.base[0]), float(self.base[1])
+
+    def _elbow_xy(self, q1: float) -> tuple[float, float]:
+        angle = q1 + self.offset1
+        x, y = self._base_xy
+        return x + self.proximal * math.cos(angle), y + self.proximal * math.sin(angle)
+
     def elbow(self, q1: float) -> np.ndarray:
         """``B_i`` (2,), m, from the proximal angle."""
-        angle = q1 + self.offset1
-        return self.base + self.proximal * np.array([math.cos(angle), math.sin(angle)])
+        return np.array(self._elbow_xy(q1))
 
     def tip(self, q1: float, q2: float) -> np.ndarray:
         """``C_i`` (2,), m: Zubizarreta 2010 eq. (31), Briot 2015 eq. (53) lines 1-2."""
         angle = q1 + q2 + self.offset1 + self.offset2
-        return self.elbow(q1) + self.distal * np.array([math.cos(angle), math.sin(angle)])
+        x, y = self._elbow_xy(q1)
+        return np.array([x + self.distal * math.cos(angle), y + self.distal * math.sin(angle)])
 
     def side(self, q1: float, q2: float) -> int:
         """Working-mode label: +1 if ``B_i`` is left of ``A_i -> C_i``, else -1."""
@@ -244,7 +254,8 @@ class PlanarLeg:
         ``q2 = angle(C_i - B_i) - q1`` and ``q3 = phi + k_bar pi - q1 - q2``
         (with this URDF's offsets); ``q3`` is NaN for a leg without platform joint.
         """
-        q2 = angle_of(point - self.elbow(q1)) - q1 - self.offset1 - self.offset2
+        x, y = self._elbow_xy(q1)
+        q2 = math.atan2(point[1] - y, point[0] - x) - q1 - self.offset1 - self.offset2
         q3 = math.nan if self.joints[2] is None else frame_angle - q1 - q2 - self.offset3
         return q2, q3
 
