@@ -77,7 +77,7 @@ class JointReference:
 
 def saturate(tau: np.ndarray, limits: np.ndarray) -> np.ndarray:
     """``tau`` (n_a,) clipped per actuator to ``[-limits[i], limits[i]]``, shape (n_a,)."""
-    return np.clip(tau, -limits, limits)
+    return np.minimum(np.maximum(tau, -limits), limits)  # np.clip costs 3x more on these sizes
 
 
 def yaml_effort_limits(robot: Robot) -> np.ndarray | None:

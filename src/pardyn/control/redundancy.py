@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pardyn.dynamics.actuation import ActuationMaps
 from pardyn.dynamics.inverse import null_space_projector
 
 if TYPE_CHECKING:
@@ -36,7 +37,10 @@ class InternalStressProjection:
 
     The configuration comes from the forward problem on the measured joints
     (warm-started from the previous call; the robot's closed form when it has
-    one, it is faster), and ``J = W[actuated]`` from it.
+    one, it is faster). The projection itself is one LAPACK solve on the
+    loops' Jacobian read from pinocchio's joint Jacobians
+    (:meth:`pardyn.dynamics.actuation.ActuationMaps.project`, a few microseconds), or
+    ``P = I - J (J^T J)^-1 J^T`` from ``J = W[actuated]`` on robots that path does not cover.
 
     Args:
         robot: the robot.
@@ -47,11 +51,22 @@ class InternalStressProjection:
         self.robot = robot
         self.method = method or ("analytic" if robot.analytic is not None else "newton")
         self.q = robot.home.copy()
+        self.redundant = len(robot.actuated_names) > len(robot.task_names)
+        maps = ActuationMaps(robot)
+        self._maps = maps if maps.supported else None
 
     def __call__(self, actuated: Sequence[float], tau: Sequence[float], *, sensed: Sequence[float] | None = None) -> np.ndarray:
         """Projected torques (n_a,) for actuated positions (n_a,) and torques (n_a,)."""
-        if len(self.robot.actuated_names) == len(self.robot.task_names):
+        if not self.redundant:
             return np.asarray(tau, dtype=float)
         self.q = self.robot.solve_forward(actuated, sensed=sensed, start=self.q, method=self.method).q
-        jacobian = self.robot.differential.inverse_jacobian(self.q, self.robot.actuated_indices)
-        return project_internal_stress(jacobian, tau)
+        return self.project_at(self.q, tau)
+
+    def project_at(self, q: np.ndarray, tau: Sequence[float]) -> np.ndarray:
+        """Projected torques (n_a,) at a closed configuration ``q`` (nv,): the projection without the
+        forward problem."""
+        tau = np.asarray(tau, dtype=float)
+        maps = self._maps
+        if maps is None:
+            return project_internal_stress(self.robot.differential.inverse_jacobian(q, self.robot.actuated_indices), tau)
+        return maps.project(maps.constraint_jacobian(q), tau)

@@ -68,7 +68,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
+from pardyn.dynamics.actuation import ActuationMaps
 from pardyn.errors import ConvergenceError, InputError, SingularityError
+from pardyn.kinematics.solver import solve_regular
 
 if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
@@ -87,12 +89,13 @@ class ForwardSolution:
     Attributes:
         qddot: joint accelerations of the whole tree, shape (nv,), rad/s^2 or m/s^2.
         task_acceleration: ``xddot``, shape (n,), in ``robot.task_names`` order.
-        constraint_forces: ``lambda``, shape (m,), N or N m (see the module docstring).
+        constraint_forces: ``lambda``, shape (m,), N or N m (see the module docstring); None only inside
+            :meth:`ForwardDynamics.accelerations` and :func:`simulate`, which skip it.
     """
 
     qddot: np.ndarray
     task_acceleration: np.ndarray
-    constraint_forces: np.ndarray
+    constraint_forces: np.ndarray | None
 
 
 @dataclass(frozen=True)
@@ -155,17 +158,18 @@ class ForwardDynamics:
         self.offsets = self.params.offset_vector()  # (nv,), N m or N
         self.tolerance = float(robot.solver.tolerance if tolerance is None else tolerance)
         self.max_projection_iterations = int(max_projection_iterations)
-        self._effort = np.zeros(self.nv)  # S_a^T tau_a, reused
         # pinocchio 4 fills both triangles of M in crba; older versions only the upper one.
         mass = pin.crba(self.model, self.data, robot.home)
         self._fill_lower = bool(np.any(np.triu(mass, 1)) and not np.any(np.tril(mass, -1)))
+        maps = ActuationMaps(robot)
+        self._maps = maps if maps.supported and maps.point_free else None  # W, w from one kinematic pass
 
     # ----------------------------------------------------------------- inputs
     def _vector(self, value: np.ndarray, size: int, what: str) -> np.ndarray:
         array = np.asarray(value, dtype=float)
         if array.shape != (size,):
             raise InputError(f"{self.robot.name}: {what} must have shape ({size},), got {array.shape}")
-        if not np.all(np.isfinite(array)):
+        if not math.isfinite(array.sum()) and not np.isfinite(array).all():  # one reduction when finite
             raise InputError(f"{self.robot.name}: {what} must be finite, got {array.tolist()}")
         return array
 
@@ -208,11 +212,15 @@ class ForwardDynamics:
 
     def accelerations(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray) -> np.ndarray:
         """Joint accelerations ``qddot`` (nv,) only; see :meth:`solve`."""
-        return self.solve(q, qdot, tau_a).qddot
+        q = self._vector(q, self.nv, "q")
+        qdot = self._vector(qdot, self.nv, "qdot")
+        tau_a = self._vector(tau_a, len(self.actuated_indices), "tau_a")
+        return self._solve(q, qdot, tau_a, forces=False).qddot
 
-    def _solve(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray) -> ForwardSolution:
+    def _solve(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray, *, forces: bool = True) -> ForwardSolution:
+        """:meth:`solve`; without ``forces`` the closure efforts are not computed (``constraint_forces`` None)."""
         try:
-            return self._solve_unchecked(q, qdot, tau_a)
+            return self._solve_unchecked(q, qdot, tau_a, forces)
         except np.linalg.LinAlgError as error:
             condition = float(np.linalg.cond(self.closures.jacobian(q)[:, self.leg_indices]))
             if not condition < self.robot.solver.max_condition:
@@ -228,21 +236,28 @@ class ForwardDynamics:
                 "give no inertia to some closed-loop motion"
             ) from error
 
-    def _solve_unchecked(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray) -> ForwardSolution:
+    def _solve_unchecked(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray,
+                         forces: bool = True) -> ForwardSolution:
         model, data = self.model, self.data
         mass = pin.crba(model, data, q)  # (nv, nv), armature on the diagonal (pinocchio >= 3)
         if self._fill_lower:
             mass = np.triu(mass) + np.triu(mass, 1).T
         bias = pin.nonLinearEffects(model, data, q, qdot)  # (nv,) b = C qdot + g
         # K (m, nv), W (nv, n) of eq. (9), w (nv,) of eq. (10)
-        jacobian, velocity_map, acceleration_bias = self.differential.maps(q, qdot)
-        effort = self._effort
-        effort[:] = 0.0
-        effort[self.actuated_indices] = tau_a
-        free = effort - bias - self.friction(qdot)  # (nv,) S_a^T tau_a - b - f
-        reduced_mass = velocity_map.T @ mass @ velocity_map  # (n, n)
-        task_acceleration = np.linalg.solve(reduced_mass, velocity_map.T @ (free - mass @ acceleration_bias))
+        if self._maps is not None and not forces:
+            jacobian = None
+            velocity_map, acceleration_bias = self._maps.maps(q, qdot)
+        else:
+            jacobian, velocity_map, acceleration_bias = self.differential.maps(q, qdot)
+        free = bias + self.friction(qdot)
+        np.negative(free, out=free)
+        free[self.actuated_indices] += tau_a  # (nv,) S_a^T tau_a - b - f
+        transposed = velocity_map.T
+        reduced_mass = transposed @ mass @ velocity_map  # (n, n)
+        task_acceleration = solve_regular(reduced_mass, transposed @ (free - mass @ acceleration_bias))
         qddot = velocity_map @ task_acceleration + acceleration_bias
+        if not forces:
+            return ForwardSolution(qddot=qddot, task_acceleration=task_acceleration, constraint_forces=None)
         legs = self.leg_indices
         residual = mass[legs] @ qddot - free[legs]  # (m,) = K_D^T lambda
         forces = np.linalg.solve(jacobian[:, legs].T, residual)
@@ -266,9 +281,9 @@ class ForwardDynamics:
             gram = jacobian @ jacobian.T  # (m, m)
             error = float(np.max(np.abs(residual), initial=0.0))
             if error <= self.tolerance:
-                qdot -= jacobian.T @ np.linalg.solve(gram, jacobian @ qdot)
+                qdot -= jacobian.T @ solve_regular(gram, jacobian @ qdot)
                 return q, qdot
-            q -= jacobian.T @ np.linalg.solve(gram, residual)
+            q -= jacobian.T @ solve_regular(gram, residual)
         raise ConvergenceError(
             f"{self.robot.name}: projection onto the closure constraints did not converge in "
             f"{self.max_projection_iterations} iterations (closure residual {error:.3g} > {self.tolerance:.3g}); "
@@ -323,7 +338,7 @@ def simulate(
 
     def evaluate(t: float, q: np.ndarray, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         tau = dynamics._vector(torque(t, q, qdot), n_a, f"torque(t={t:.6g})")
-        return dynamics._solve(q, qdot, tau).qddot, tau
+        return dynamics._solve(q, qdot, tau, forces=False).qddot, tau
 
     half = 0.5 * dt
     for k in range(steps + 1):

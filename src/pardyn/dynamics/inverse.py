@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
+from pardyn.dynamics.actuation import ActuationMaps
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError, KinematicsError, SingularityError
 
@@ -119,30 +120,39 @@ class InverseDynamics:
         self.redundancy = self.n_actuated - self.n_task
         drives = self.params.drive_values()  # (n_d, 4)
         self._drive_index = self.params.drive_indices
-        self._ia, self._fv, self._fs, self._offset = (drives[:, k].copy() for k in range(4))
+        self._ia = drives[:, 0].copy()
+        # fv, fs, offset as tree vectors (nv,), None when all zero: the one-pass hot path of torques()
+        terms = np.zeros((4, self.nv))
+        terms[:, self._drive_index] = drives.T
+        self._tree_fv, self._tree_fs, self._tree_offset = (row if np.any(row) else None for row in terms[1:])
+        maps = ActuationMaps(robot)
+        self._maps = maps if maps.supported and self.uses_rnea else None
 
     # ------------------------------------------------------------------ tree
     def tree_torques(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:
         """Efforts of every tree joint ``tau_t`` (nv,), drive terms included (eq. 1, 5)."""
         if self.uses_rnea:
-            torques = pin.rnea(self.model, self.data, q, qdot, qddot).copy()  # ia qddot included
-            ia = 0.0
+            torques = pin.rnea(self.model, self.data, q, qdot, qddot)  # a new array, ia qddot included
         else:
             regressor = pin.computeJointTorqueRegressor(self.model, self.data, q, qdot, qddot)
             torques = regressor @ self._joint_parameters
-            ia = self._ia
-        index = self._drive_index
-        velocity = qdot[index]
-        torques[index] += ia * qddot[index] + self._fv * velocity + self._fs * np.sign(velocity) + self._offset
-        return torques
+            torques[self._drive_index] += self._ia * qddot[self._drive_index]
+        return self._add_friction(torques, qdot)
 
     def friction_torques(self, qdot: np.ndarray) -> np.ndarray:
         """Drive friction and offset ``fv qdot + fs sign(qdot) + offset`` (nv,) or (N, nv), eq. (5)."""
         qdot = np.asarray(qdot, dtype=float)
-        out = np.zeros_like(qdot)
-        velocity = qdot[..., self._drive_index]
-        out[..., self._drive_index] = self._fv * velocity + self._fs * np.sign(velocity) + self._offset
-        return out
+        return self._add_friction(np.zeros_like(qdot), qdot)
+
+    def _add_friction(self, torques: np.ndarray, qdot: np.ndarray) -> np.ndarray:
+        """``torques += fv qdot + fs sign(qdot) + offset`` (the drive terms as tree vectors, zero ones skipped)."""
+        if self._tree_fv is not None:
+            torques += self._tree_fv * qdot
+        if self._tree_fs is not None:
+            torques += self._tree_fs * np.sign(qdot)
+        if self._tree_offset is not None:
+            torques += self._tree_offset
+        return torques
 
     # ----------------------------------------------------------- closed loop
     def task_forces(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:
@@ -186,9 +196,26 @@ class InverseDynamics:
             internal_stress: ``c`` (n_a,), N m; its null-space projection is added
                 (actuation-redundant robots only). Default: none (minimum norm).
         """
+        if internal_stress is None and self._maps is not None:  # the hot path (a controller's message)
+            return self._torques_one_pass(q, qdot, qddot, None)
         stress = self.check_internal_stress(internal_stress)
-        velocity_map = self.robot.differential.task_velocity_map(q)
-        return self._close(velocity_map, self.tree_torques(q, qdot, qddot), stress)
+        if self._maps is None:
+            velocity_map = self.robot.differential.task_velocity_map(q)
+            return self._close(velocity_map, self.tree_torques(q, qdot, qddot), stress)
+        return self._torques_one_pass(q, qdot, qddot, stress)
+
+    def _torques_one_pass(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray,
+                          stress: np.ndarray | None) -> np.ndarray:
+        """:meth:`torques` by RNEA, the loops' row space from the joint Jacobians and one KKT solve
+        (:class:`pardyn.dynamics.actuation.ActuationMaps`): the hot path."""
+        tree = self._add_friction(pin.rnea(self.model, self.data, q, qdot, qddot), qdot)  # ia qddot in RNEA
+        maps = self._maps
+        if stress is None:
+            return maps.torques(q, tree)
+        pin.computeJointJacobians(maps.model, maps.data, q)
+        jacobian = maps.last_constraint_jacobian()
+        torques, range_part = maps.minimum_norm(jacobian, tree, stress)
+        return torques + stress - range_part  # + (I - J (J^T J)^-1 J^T) c
 
     def torques_from_task(
         self,
@@ -205,6 +232,8 @@ class InverseDynamics:
         """
         stress = self.check_internal_stress(internal_stress)
         velocity_map, qdot, qddot = self.robot.differential.task_states(q, task_velocity, task_acceleration)
+        if self._maps is not None:
+            return self._torques_one_pass(q, qdot, qddot, stress)
         return self._close(velocity_map, self.tree_torques(q, qdot, qddot), stress)
 
     def torques_batch(
@@ -224,11 +253,18 @@ class InverseDynamics:
         q, qdot, qddot = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qdot, qddot))
         stress = self.check_internal_stress(internal_stress)
         count = q.shape[0]
-        maps = np.empty((count, self.nv, self.n_task))
         tree = np.empty((count, self.nv))
-        for k in range(count):
-            maps[k] = self.robot.differential.task_velocity_map(q[k])
-            tree[k] = self.tree_torques(q[k], qdot[k], qddot[k])
+        if self.uses_rnea:  # RNEA per sample, the drive terms batched
+            for k in range(count):
+                tree[k] = pin.rnea(self.model, self.data, q[k], qdot[k], qddot[k])
+            tree += self.friction_torques(qdot)
+        else:
+            for k in range(count):
+                tree[k] = self.tree_torques(q[k], qdot[k], qddot[k])
+        if self._maps is not None:  # one computeJointJacobians per sample, the rest batched
+            maps = self._maps.velocity_maps(self._maps.constraint_jacobians(q))
+        else:
+            maps = np.stack([self.robot.differential.task_velocity_map(sample) for sample in q])  # (N, nv, n)
         jacobians = maps[:, self.actuated_indices, :]  # (N, n_a, n)
         torques = minimum_norm_torques(jacobians, np.einsum("nvk,nv->nk", maps, tree))
         if stress is not None:

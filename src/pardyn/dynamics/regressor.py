@@ -43,8 +43,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
+from pardyn.dynamics.actuation import ActuationMaps
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
+from pardyn.kinematics.solver import solve_regular
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
 __all__ = ["PROJECTIONS", "Regressor"]
 
 PROJECTIONS = ("standard", "platform", "actuators")
+_CHUNK = 128
+"""Samples per batch of :meth:`Regressor.equations` (memory: 128 x nv x 10 njoints floats, ~2 MB for the DualV)."""
 
 
 class Regressor:
@@ -124,8 +128,27 @@ class Regressor:
         self.size = self.params.size
         self._body_map = self.params.body_map()  # (10 (njoints-1), 10 n_bodies)
         self._inertial = self._body_map.shape[1]
+        # B is block-sparse: body k takes the 10 columns of its joint through a 10 x 10 block T_k, in practice
+        # a permutation (pinocchio's order of the inertial parameters): a gather; other blocks a small product
+        self._body_gather = np.zeros(self._inertial, dtype=int)  # column of X feeding column of X B
+        mixed = []
+        for k, body in enumerate(self.params.bodies):
+            block = self._body_map[10 * (body.joint - 1):10 * body.joint, 10 * k:10 * k + 10]
+            if np.all((block == 0.0) | (block == 1.0)) and np.all(block.sum(axis=0) == 1.0):
+                self._body_gather[10 * k:10 * k + 10] = 10 * (body.joint - 1) + np.argmax(block, axis=0)
+            else:
+                mixed.append(k)
+        self._mixed_columns = np.array([10 * k + c for k in mixed for c in range(10)], dtype=int)
+        self._mixed_sources = np.array([10 * (self.params.bodies[k].joint - 1) + r for k in mixed for r in range(10)],
+                                       dtype=int)
+        self._mixed_blocks = np.array([self._body_map[10 * (self.params.bodies[k].joint - 1):
+                                                      10 * self.params.bodies[k].joint, 10 * k:10 * k + 10]
+                                       for k in mixed]).reshape(len(mixed), 10, 10)
         self._drive_index = self.params.drive_indices
         self.actuated_indices = np.asarray(robot.actuated_indices, dtype=int)
+        maps = ActuationMaps(robot)
+        self._fast = maps if maps.supported else None
+        self._drive_values = np.ones((len(self._drive_index), 4))
 
     @property
     def rows(self) -> int:
@@ -143,9 +166,7 @@ class Regressor:
         single = q.ndim == 1
         q, qdot, qddot = (np.atleast_2d(a) for a in (q, qdot, qddot))
         count, nv = q.shape
-        joint = np.empty((count, nv, self._body_map.shape[0]))
-        for k in range(count):
-            joint[k] = pin.computeJointTorqueRegressor(self.model, self.data, q[k], qdot[k], qddot[k])
+        joint = self._joint_regressors(q, qdot, qddot)
         out = np.zeros((count, nv, self.size))
         out[:, :, :self._inertial] = joint @ self._body_map
         for d, index in enumerate(self._drive_index):
@@ -156,8 +177,48 @@ class Regressor:
             out[:, index, column + 3] = 1.0
         return out[0] if single else out
 
+    def _joint_regressors(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:
+        """pinocchio's ``computeJointTorqueRegressor`` of N states (N, nv) each: (N, nv, 10 (njoints-1))."""
+        model, data = self.model, self.data
+        joint = np.empty((q.shape[0], q.shape[1], self._body_map.shape[0]))
+        for k in range(q.shape[0]):
+            joint[k] = pin.computeJointTorqueRegressor(model, data, q[k], qdot[k], qddot[k])
+        return joint
+
+    def _apply_body_map(self, joint_columns: np.ndarray) -> np.ndarray:
+        """``X B`` for ``X`` (..., 10 (njoints-1)) by B's 10 x 10 blocks (B is 99 % zeros): (..., 10 n_bodies)."""
+        out = joint_columns.take(self._body_gather, axis=-1)
+        if len(self._mixed_blocks):
+            shape = joint_columns.shape[:-1]
+            blocks = joint_columns.reshape(-1, joint_columns.shape[-1]).take(self._mixed_sources, axis=1)
+            blocks = blocks.reshape(-1, len(self._mixed_blocks), 10).transpose(1, 0, 2) @ self._mixed_blocks
+            out[..., self._mixed_columns] = blocks.transpose(1, 0, 2).reshape(*shape, -1)
+        return out
+
+    def projected_tree(self, velocity_map: np.ndarray, q: np.ndarray, qdot: np.ndarray,
+                       qddot: np.ndarray) -> np.ndarray:
+        """``W^T Y_t`` (N, n, n_st) for ``W`` (N, nv, n) and states (N, nv), without forming ``Y_t``.
+
+        ``(W^T Y_pin) B`` for the bodies (the small product first) and, for each drive joint ``j``,
+        ``W[j]`` times ``[qddot_j, qdot_j, sign(qdot_j), 1]`` (eq. 5)."""
+        count = q.shape[0]
+        joint = self._joint_regressors(q, qdot, qddot)
+        transposed = velocity_map.transpose(0, 2, 1)  # (N, n, nv)
+        rows = transposed.shape[1]
+        out = np.empty((count, rows, self.size))
+        out[:, :, :self._inertial] = self._apply_body_map(transposed @ joint)
+        index = self._drive_index
+        if len(index):
+            velocity = qdot[:, index]
+            values = np.stack([qddot[:, index], velocity, np.sign(velocity), np.ones_like(velocity)], axis=2)
+            drives = transposed[:, :, index, None] * values[:, None]  # (N, n, n_d, 4)
+            out[:, :, self._inertial:] = drives.reshape(count, transposed.shape[1], -1)
+        return out
+
     # ------------------------------------------------------ closed loop
     def _maps(self, q: np.ndarray) -> np.ndarray:
+        if self._fast is not None:  # the loops' row space from computeJointJacobians (ActuationMaps)
+            return self._fast.velocity_maps(self._fast.constraint_jacobians(q))
         differential = self.robot.differential
         return np.stack([differential.task_velocity_map(sample) for sample in q])  # (N, nv, n)
 
@@ -184,19 +245,60 @@ class Regressor:
         """
         q = np.asarray(q, dtype=float)
         single = q.ndim == 1
-        q2 = np.atleast_2d(q)
-        tree = self.tree(q2, np.atleast_2d(qdot), np.atleast_2d(qddot))
-        maps = self._maps(q2)
-        left = self._left(maps)
-        observation = np.swapaxes(maps, 1, 2) @ tree  # W^T Y_t (N, n, n_st)
-        if self.projection != "platform":
-            observation = left @ observation
-        measured = None
+        if single and self._fast is not None:
+            return self._single_equations(q, np.asarray(qdot, dtype=float), np.asarray(qddot, dtype=float),
+                                          None if torques is None else np.asarray(torques, dtype=float))
+        q2, qdot2, qddot2 = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qdot, qddot))
+        count = q2.shape[0]
         if torques is not None:
-            measured = self._measure(maps, left, np.atleast_2d(np.asarray(torques, dtype=float)))
+            torques = np.atleast_2d(np.asarray(torques, dtype=float))
+            if torques.shape != (count, self.n_actuated):
+                raise InputError(f"torques: expected ({count}, {self.n_actuated}), got {torques.shape}")
+        observation = np.empty((count, self.rows, self.size))
+        measured = None if torques is None else np.empty((count, self.rows))
+        for start in range(0, count, _CHUNK):  # chunks: the (chunk, nv, 10 njoints) tree regressors stay in cache
+            part = slice(start, start + _CHUNK)
+            maps = self._maps(q2[part])
+            left = self._left(maps)
+            chunk = self.projected_tree(maps, q2[part], qdot2[part], qddot2[part])  # W^T Y_t (N, n, n_st)
+            observation[part] = chunk if self.projection == "platform" else left @ chunk
+            if torques is not None:
+                measured[part] = self._measure(maps, left, torques[part])
         if single:
             return observation[0], None if measured is None else measured[0]
         return observation, measured
+
+    def _single_equations(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray,
+                          torques: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`equations` of one state without the batch axis (an online estimator's sample)."""
+        if torques is not None and torques.shape != (self.n_actuated,):
+            raise InputError(f"torques: expected ({self.n_actuated},), got {torques.shape}")
+        maps = self._fast
+        pin.computeJointJacobians(maps.model, maps.data, q)
+        transposed = maps.velocity_map_from(maps.last_constraint_jacobian()).T  # (n, nv)
+        joint = pin.computeJointTorqueRegressor(self.model, self.data, q, qdot, qddot)
+        out = np.empty((transposed.shape[0], self.size))
+        out[:, :self._inertial] = self._apply_body_map(transposed @ joint)
+        index = self._drive_index
+        if len(index):
+            values = self._drive_values  # (n_d, 4): [qddot_j, qdot_j, sign(qdot_j), 1]
+            values[:, 0] = qddot.take(index)
+            values[:, 1] = qdot.take(index)
+            np.sign(values[:, 1], out=values[:, 2])
+            out[:, self._inertial:] = (transposed.take(index, axis=1)[:, :, None] * values).reshape(len(out), -1)
+        if torques is None:
+            measured = None
+        elif self.projection == "standard":
+            measured = torques.copy()
+        else:
+            measured = transposed.take(self.actuated_indices, axis=1) @ torques  # J^T tau, eq. (30)
+        if self.projection == "platform":
+            return out, measured
+        kept = transposed.T.take(self.actuated_indices[self.kept], axis=0)  # J_1 (n, n) or J (standard)
+        if self.projection == "standard" or measured is None:
+            return solve_regular(kept.T, out), measured  # J^-T W^T Y_t, eq. (19); J_1^-T W^T Y_t, eq. (36)
+        both = solve_regular(kept.T, np.column_stack([out, measured]))  # J_1^-T [W^T Y_t, J^T tau], eq. (36)
+        return both[:, :-1], both[:, -1]
 
     def _measure(self, maps: np.ndarray, left: np.ndarray, torques: np.ndarray) -> np.ndarray:
         if torques.shape != (maps.shape[0], self.n_actuated):
