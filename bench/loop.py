@@ -1,31 +1,39 @@
 #!/usr/bin/env python3
-"""The sim + controller loop over DDS: achieved rate, latency percentiles, lockstep steps per second.
+"""The sim + controller loop over DDS at 1 kHz: rate, latency and freshness measured inside the loop.
 
 Starts the ``sim`` and ``controller`` nodes as two OS processes (their console
-scripts, as ``ros2 run`` would) on a private DDS domain and namespace, and
-watches them from this process:
+scripts, as ``ros2 run`` would) on a private DDS domain and namespace, lets
+them run, stops them with SIGINT and reads the figures they measured
+themselves (their summary lines):
 
 * free-running (``lockstep: false``, 1 kHz steady timer in the sim):
-  - achieved loop rate: states published per wall-clock second, and the
-    real-time factor (simulated seconds per wall second);
-  - latency: from the arrival of state ``k`` here to the arrival of the
-    controller's answer tagged ``k`` (one DDS hop + the controller's work;
-    both seen by the same third process), percentiles p50, p90, p99, max (ms);
-  - command age: the applied torque over step ``k`` (the ``effort`` of state
-    ``k+1``, noise off) is the answer to which state? ``k - tag`` in steps
-    (0 = the controller answered before the sim's next tick);
-* lockstep: simulated steps per wall-clock second;
-* the same loop in one process without ROS (plant + encoders + PD): steps per
-  second, the ceiling the DDS loop is compared against (ratio).
+  - achieved rate: periods simulated per wall-clock second (target 1000);
+  - latency inside the sim: from publishing state ``k`` to receiving the
+    command tagged ``k`` (one DDS hop each way + the controller's work),
+    percentiles p50, p99, max (ms);
+  - freshness: share of periods run on the answer to the state just before
+    them (the command arrived before the next tick);
+  - inside the controller: time in the law per state (us) and states it
+    never saw (keep last 1: it skips to the newest when late);
+* lockstep: simulated steps per wall-clock second (target >= 1000);
+* both with rclpy's single-threaded executor and with its events executor
+  (``PARDYN_EXECUTOR``, :func:`pardyn.nodes.common.make_executor`), the ratio
+  between them, and the same loop in one process without ROS (plant + encoders
+  + PD): the ceiling the DDS loop is compared against;
+* ``--observer``: also the latency as seen by a third process subscribed to
+  both topics (what earlier versions of this bench printed; the observer
+  shares the two cores and perturbs what it measures).
 
-Run: ``.venv/bin/python bench/loop.py [--robot dualv] [--plant mujoco] [--seconds 5]``.
+Run: ``.venv/bin/python bench/loop.py [--robot dualv] [--plant mujoco] [--seconds 5] [--law pd]``.
 Not a test: numbers depend on the machine and its load.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import re
 import random
 import signal
 import subprocess
@@ -45,12 +53,12 @@ def node_command(executable: str) -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", f"pardyn.nodes.{executable}"]
 
 
-def start(executable: str, namespace: str, params: dict, log: Path) -> subprocess.Popen:
+def start(executable: str, namespace: str, params: dict, log: Path, environment: dict | None = None) -> subprocess.Popen:
     arguments = ["--ros-args", "-r", f"__ns:={namespace}", "--params-file", str(ROOT / "config" / f"{executable}.yaml")]
     for name, value in params.items():
         arguments += ["-p", f"{name}:={value}"]
     return subprocess.Popen(node_command(executable) + arguments, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, env={**os.environ, **(environment or {})})
 
 
 def stop(process: subprocess.Popen, timeout_s: float = 10.0) -> int:
@@ -117,63 +125,81 @@ def stamp_ns(message) -> int:
     return message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
 
 
-def run_pair(args, namespace: str, lockstep: bool, logs: Path) -> tuple[Observer, float]:
-    """Sim + controller for ``args.seconds`` of wall time after the loop is running; the observer and the span (s)."""
-    observer = Observer(namespace)
+SUMMARY_PATTERNS = {
+    "steps": r"(\d+) steps \(", "steps_per_s": r"\((\d+) steps/s\)", "applied": r"(\d+) commands applied",
+    "stalls": r"(\d+) stalled steps", "closure": r"max closure violation ([0-9.e+-]+)",
+    "latency_p50_ms": r"latency p50 ([0-9.e+-]+) p99", "latency_p99_ms": r"latency p50 [0-9.e+-]+ p99 ([0-9.e+-]+)",
+    "latency_max_ms": r"latency p50 [0-9.e+-]+ p99 [0-9.e+-]+ max ([0-9.e+-]+)",
+    "fresh_percent": r"([0-9.]+|nan) % of periods", "work_p50_us": r"publishing\) p50 ([0-9.e+-]+)",
+    "work_p99_us": r"publishing\) p50 [0-9.e+-]+ p99 ([0-9.e+-]+)",
+    "answered": r"(\d+) states answered", "missed": r"(\d+) missed", "law_p50_us": r"law p50 ([0-9.e+-]+)",
+    "law_p99_us": r"law p50 [0-9.e+-]+ p99 ([0-9.e+-]+)",
+}
+
+
+def summary_figures(output: str, node: str = "sim") -> dict:
+    """The numbers of a node's summary line (``sim summary: ...``, ``controller summary: ...``); NaN if absent."""
+    line = next((l for l in output.splitlines() if f"{node} summary" in l), "")
+    figures: dict = {"line": line}
+    for key, pattern in SUMMARY_PATTERNS.items():
+        match = re.search(pattern, line)
+        figures[key] = float(match.group(1)) if match else math.nan
+    match = re.search(r"commands rejected: (.*?), \d+ stalled steps", line)
+    figures["rejected"] = match.group(1) if match else "?"
+    return figures
+
+
+def run_pair(args, namespace: str, lockstep: bool, executor: str, logs: Path) -> tuple[dict, dict]:
+    """Sim + controller for ``args.seconds`` of wall time once the loop runs; their summary figures."""
+    environment = {"PARDYN_EXECUTOR": executor}
+    tag = f"{'lockstep' if lockstep else 'free'}_{executor}"
+    sim_log, controller_log = logs / f"sim_{tag}.log", logs / f"controller_{tag}.log"
     sim = start("sim", namespace, {
         "robot": args.robot, "plant": args.plant, "rate": float(args.rate), "lockstep": str(lockstep).lower(),
-        "torque_noise": 0.0, "torque_noise_floor": 0.0, "history_depth": 10_000, "publish_ground_truth": "false",
-    }, logs / f"sim_{lockstep}.log")
-    controller = None
+        "torque_noise": 0.0, "torque_noise_floor": 0.0, "publish_ground_truth": "false",
+        **({"integrator": args.integrator} if args.integrator else {}),
+    }, sim_log, environment)
+    controller = start("controller", namespace, {
+        "robot": args.robot, "rate": float(args.rate), "use_sim_time": "true", "law": args.law,
+    }, controller_log, environment)
+    observer = Observer(namespace) if args.observer else None
     try:
-        if not observer.spin(30.0, until=lambda: observer.states):
-            raise RuntimeError(f"no state from the sim; see {logs}")
-        controller = start("controller", namespace, {
-            "robot": args.robot, "rate": float(args.rate), "use_sim_time": "true",
-        }, logs / f"controller_{lockstep}.log")
-        if not observer.spin(30.0, until=lambda: observer.commands):
-            raise RuntimeError(f"no command from the controller; see {logs}")
-        observer.spin(0.5)  # settle
-        observer.clear()
-        begin = time.perf_counter()
-        observer.spin(args.seconds)
-        span = time.perf_counter() - begin
-        return observer, span
+        deadline = time.monotonic() + 60.0
+        while "first command" not in sim_log.read_text(errors="replace") and "commands back" not in \
+                sim_log.read_text(errors="replace") and time.monotonic() < deadline:
+            if sim.poll() is not None or controller.poll() is not None:
+                raise RuntimeError(f"a node stopped; see {sim_log} and {controller_log}")
+            time.sleep(0.1) if observer is None else observer.spin(0.1)
+        if observer is not None:
+            observer.spin(0.5)
+            observer.clear()
+            begin = time.perf_counter()
+            observer.spin(args.seconds)
+            observer_report(observer, time.perf_counter() - begin, args.rate)
+        else:
+            time.sleep(args.seconds)
     finally:
-        if controller is not None:
-            stop(controller)
-        stop(sim)
+        if observer is not None:
+            observer.close()
+        stop(sim)  # first: the controller's watchdog must not act on a stopped plant
+        stop(controller)
+    sim_figures = summary_figures(sim_log.read_text(errors="replace"), "sim")
+    controller_figures = summary_figures(controller_log.read_text(errors="replace"), "controller")
+    if not sim_figures["line"]:
+        raise RuntimeError(f"the sim printed no summary; see {sim_log}")
+    return sim_figures, controller_figures
 
 
-def free_running_report(observer: Observer, span: float, rate: float) -> None:
+def observer_report(observer: Observer, span: float, rate: float) -> None:
+    """Rate and latency as a third process sees them (arrival of state k to arrival of the command tagged k)."""
     period_ns = round(1e9 / rate)
-    states = observer.states
-    stamps = np.array([stamp_ns(m) for _, m in states])
-    print(f"  states received       {len(states)} in {span:.2f} s: {len(states) / span:8.1f} per s "
-          f"(target {rate:g}); real-time factor {(stamps[-1] - stamps[0]) * 1e-9 / span:.3f}")
-    arrival = {stamp_ns(m) // period_ns: t for t, m in states}
+    stamps = [stamp_ns(m) for _, m in observer.states]
+    arrival = {stamp // period_ns: t for (t, _), stamp in zip(observer.states, stamps)}
     answers: dict[int, float] = {}
-    values: dict[int, np.ndarray] = {}
     for t, m in observer.commands:
         answers.setdefault(m.layout.data_offset, t)
-        values.setdefault(m.layout.data_offset, np.array(m.data))
     latency = [(answers[k] - arrival[k]) * 1e3 for k in arrival if k in answers]
-    print(f"  latency state -> command (ms, {len(latency)} answers): {percentiles(latency)}")
-    # which answer was applied over step k: match the effort of state k+1 with the commands
-    ages = []
-    by_step = {stamp_ns(m) // period_ns: m for _, m in states}
-    n_a = len(next(iter(values.values()))) if values else 0
-    for k in by_step:
-        if k + 1 not in by_step:
-            continue
-        applied = np.array(by_step[k + 1].effort[:n_a])  # actuated joints come first
-        candidates = [tag for tag in range(k - 50, k + 1) if tag in values and np.array_equal(values[tag], applied)]
-        if candidates:
-            ages.append(k - candidates[-1])
-    if ages:
-        ages = np.array(ages)
-        share = np.mean(ages == 0) * 100
-        print(f"  command age (steps)   {percentiles(ages)}; answer applied at the next tick: {share:.1f} %")
+    print(f"    third process: {len(stamps) / span:7.1f} states/s received; latency (ms) {percentiles(latency)}")
 
 
 def in_process_rate(args, steps: int = 2000) -> float:
@@ -185,7 +211,7 @@ def in_process_rate(args, steps: int = 2000) -> float:
     from pardyn.plants.measurement import MeasurementModel  # noqa: PLC0415
 
     robot = pardyn.load_robot(args.robot)
-    plant = make_plant(robot, args.plant, coulomb_width=0.01)
+    plant = make_plant(robot, args.plant, coulomb_width=0.01, integrator=args.integrator)
     sensors = MeasurementModel(robot, velocities="difference", torque_noise=0.0, torque_noise_floor=0.0)
     law = JointPD(100.0, 6.0, limits=actuator_limits(robot))
     hold = JointReference.hold(robot.home[robot.actuated_indices])
@@ -203,36 +229,50 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--robot", default="dualv")
     parser.add_argument("--plant", default="mujoco", choices=["mujoco", "pinocchio"])
+    parser.add_argument("--integrator", default="", help="MuJoCo integrator of the sim (sim parameter; empty: RK4)")
+    parser.add_argument("--law", default="pd", help="controller law (controller parameter)")
     parser.add_argument("--rate", type=float, default=1000.0, help="control rate (Hz)")
-    parser.add_argument("--seconds", type=float, default=5.0, help="wall-clock seconds measured per mode")
+    parser.add_argument("--seconds", type=float, default=5.0, help="wall-clock seconds measured per run")
+    parser.add_argument("--executors", default="single,events", help="executors compared (PARDYN_EXECUTOR)")
+    parser.add_argument("--observer", action="store_true", help="also measure from a third process")
     args = parser.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     namespace = f"/pardyn_bench_{uuid.uuid4().hex[:8]}"
-    print(f"sim + controller, {args.robot} on the {args.plant} plant at {args.rate:g} Hz, two processes over DDS "
-          f"(domain {os.environ['ROS_DOMAIN_ID']}), {os.cpu_count()} cores")
+    print(f"sim + controller ({args.law}), {args.robot} on the {args.plant} plant ({args.integrator or 'RK4'}) at "
+          f"{args.rate:g} Hz, two processes over DDS (domain {os.environ['ROS_DOMAIN_ID']}), {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.2f}")
+    reference = in_process_rate(args)
+    print(f"  in one process, no ROS (anchor): {reference:7.1f} steps/s (plant + encoders + PD)")
+    executors = [e.strip() for e in args.executors.split(",") if e.strip()]
+    rows: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="pardyn_bench_") as folder:
         logs = Path(folder)
-        reference = in_process_rate(args)
-        print(f"in one process, no ROS: {reference:8.1f} steps per s (plant + encoders + PD)")
-
-        print("free-running:")
-        observer, span = run_pair(args, f"{namespace}/free", False, logs)
-        try:
-            free_running_report(observer, span, args.rate)
-        finally:
-            observer.close()
-
-        print("lockstep:")
-        observer, span = run_pair(args, f"{namespace}/lockstep", True, logs)
-        try:
-            stamps = sorted({stamp_ns(m) for _, m in observer.states})
-            steps = len(stamps)
-            print(f"  {steps} steps in {span:.2f} s: {steps / span:8.1f} steps per s "
-                  f"(real-time factor {steps / span / args.rate:.3f}; {steps / span / reference:.3f} x the "
-                  "in-process loop)")
-        finally:
-            observer.close()
+        for executor in executors:
+            free, controller = run_pair(args, f"{namespace}/free_{executor}", False, executor, logs)
+            lock, _ = run_pair(args, f"{namespace}/lock_{executor}", True, executor, logs)
+            rows[executor] = {
+                "free-running periods/s": free["steps_per_s"],
+                "  latency p50 inside the sim (ms)": free["latency_p50_ms"],
+                "  latency p99 inside the sim (ms)": free["latency_p99_ms"],
+                "  latency max inside the sim (ms)": free["latency_max_ms"],
+                "  periods on the newest answer (%)": free["fresh_percent"],
+                "  sim's work per period p50 (us)": free["work_p50_us"],
+                "  controller: law p50 (us)": controller["law_p50_us"],
+                "  controller: law p99 (us)": controller["law_p99_us"],
+                "  controller: states missed (%)": 100.0 * controller["missed"] / max(
+                    1.0, controller["missed"] + controller["answered"]),
+                "lockstep steps/s": lock["steps_per_s"],
+                "  x the in-process loop": lock["steps_per_s"] / reference,
+            }
+    goals = {"free-running periods/s": ">= 990", "  latency p99 inside the sim (ms)": "< 1",
+             "  periods on the newest answer (%)": ">= 99.5", "lockstep steps/s": ">= 1000"}
+    print(f"  {'figure':38s}" + "".join(f"{e:>10s}" for e in executors) + "  goal")
+    for key in rows[executors[0]]:
+        print(f"  {key:38s}" + "".join(f"{rows[e][key]:10.3g}" for e in executors) + f"  {goals.get(key, '')}")
+    if len(executors) == 2:
+        a, b = executors
+        print(f"  lockstep rate {b} / {a}: {rows[b]['lockstep steps/s'] / rows[a]['lockstep steps/s']:.2f}")
     return 0
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from loop import start, stop  # noqa: E402 - the two-process loop's node helpers, shared
+from loop import start, stop, summary_figures  # noqa: E402 - the two-process loop's node helpers, shared
 SETPOINT_TASK = [0.01, 0.005, 0.02]
 
 
@@ -136,20 +136,6 @@ class Injector:
         self.executor.shutdown()
         self.node.destroy_node()
         self.context.try_shutdown()
-
-
-def summary_figures(output: str) -> dict:
-    """The numbers of the sim's summary line."""
-    line = next((l for l in output.splitlines() if "sim summary" in l), "")
-    figures = {"line": line}
-    for key, pattern in (("steps", r"(\d+) steps \("), ("steps_per_s", r"\((\d+) steps/s\)"),
-                         ("applied", r"(\d+) commands applied"), ("stalls", r"(\d+) stalled steps"),
-                         ("closure", r"max closure violation ([0-9.e+-]+)")):
-        match = re.search(pattern, line)
-        figures[key] = float(match.group(1)) if match else math.nan
-    match = re.search(r"commands rejected: (.*?), \d+ stalled steps", line)
-    figures["rejected"] = match.group(1) if match else "?"
-    return figures
 
 
 def main() -> int:

@@ -257,3 +257,20 @@ def ros_client(ros_domain: int, ros_namespace: str) -> Iterator[RosClient]:
         yield client
     finally:
         client.close()
+
+
+def _in_process(node_class, client, name: str, *arguments: str):
+    """A node of ``node_class`` in this process on the client's context, namespace ``<client's>/<name>``."""
+    return node_class(
+        context=client.context,
+        namespace=f"{client.node.get_namespace()}/{name}",
+        cli_args=["--ros-args", *arguments],
+        use_global_arguments=False,
+    )
+
+
+@pytest.fixture
+def in_process() -> Callable[..., Node]:
+    """``in_process(NodeClass, ros_client, name, *ros_arguments)``: a node composed into the test process."""
+    return _in_process
+

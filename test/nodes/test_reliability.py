@@ -29,14 +29,6 @@ PERIOD_NS = 1_000_000
 DEADLINE_S = 180.0
 
 
-def in_process(node_class, client, name: str, *arguments: str):
-    return node_class(
-        context=client.context,
-        namespace=f"{client.node.get_namespace()}/{name}",
-        cli_args=["--ros-args", *arguments],
-        use_global_arguments=False,
-    )
-
 
 def spin_until(executor, condition, timeout_s: float = DEADLINE_S) -> bool:
     deadline = time.monotonic() + timeout_s
@@ -53,7 +45,7 @@ def controller_gains() -> tuple[np.ndarray, np.ndarray]:
 
 
 # --------------------------------------------------------------------------- item 1
-def test_a_runaway_command_is_refused_and_the_lockstep_loop_keeps_running(ros_client, closure_violation):
+def test_a_runaway_command_is_refused_and_the_lockstep_loop_keeps_running(ros_client, closure_violation, in_process):
     """The issue's injection: 1e9 N m tagged with the current step, for 300 steps, into a running lockstep loop.
 
     Before: clamped to the URDF's 1000 N m, the DualV left its assembly mode, the controller went
@@ -107,7 +99,7 @@ def test_a_runaway_command_is_refused_and_the_lockstep_loop_keeps_running(ros_cl
         sim.destroy_node()
 
 
-def test_commands_of_another_publisher_are_rejected_when_the_source_is_named(ros_client):
+def test_commands_of_another_publisher_are_rejected_when_the_source_is_named(ros_client, in_process):
     """Issue 20, item 2: with command_sources [controller] a second publisher cannot drive the sim."""
     from pardyn.nodes.controller import ControllerNode
     from pardyn.nodes.sim import SimNode
@@ -151,7 +143,7 @@ def joint_state(names, position, velocity, k: int) -> JointState:
 class ControllerRig:
     """A controller node in process, a state publisher and the commands it answers."""
 
-    def __init__(self, client, name: str, *arguments: str, qos=None) -> None:
+    def __init__(self, client, in_process, name: str, *arguments: str, qos=None) -> None:
         from pardyn.nodes.controller import ControllerNode
 
         self.node = in_process(ControllerNode, client, name, "--params-file", str(CONTROLLER_CONFIG), *arguments)
@@ -195,10 +187,10 @@ class ControllerRig:
         self.node.destroy_node()
 
 
-def test_the_controller_holds_the_safe_command_when_the_closure_solve_fails(ros_client):
+def test_the_controller_holds_the_safe_command_when_the_closure_solve_fails(ros_client, in_process):
     robot = load_robot("dualv")
     names = list(robot.actuated_names)
-    rig = ControllerRig(ros_client, "safe", "-p", "safe_command:=damping", "-p", "safe_damping:=[2.0]")
+    rig = ControllerRig(ros_client, in_process, "safe", "-p", "safe_command:=damping", "-p", "safe_damping:=[2.0]")
     try:
         q0 = robot.home[robot.actuated_indices]
         assert rig.answer(joint_state(names, q0, np.zeros(4), 1)) is not None
@@ -216,15 +208,31 @@ def test_the_controller_holds_the_safe_command_when_the_closure_solve_fails(ros_
         rig.close()
 
 
+def test_the_controller_acts_on_the_newest_state_and_counts_the_ones_it_never_saw(ros_client, in_process):
+    """Issue 19: keep last 1 on joint_states, and a stamp gap counted as states missed (falling behind)."""
+    robot = load_robot("dualv")
+    names = list(robot.actuated_names)
+    q0 = robot.home[robot.actuated_indices]
+    rig = ControllerRig(ros_client, in_process, "newest", "-p", "internal_stress_projection:=false")
+    try:
+        assert rig.node._states.qos_profile.depth == 1
+        for k in (1, 2, 6, 7, 17):  # gaps: 3 states (3, 4, 5) and 9 states (8..16) never arrived
+            assert rig.answer(joint_state(names, q0, np.zeros(4), k)) is not None
+        assert rig.node.missed == 12, rig.node.summary()
+        assert rig.node.answered >= 5 and "12 missed" in rig.node.summary()
+    finally:
+        rig.close()
+
+
 # --------------------------------------------------------------------------- items 13-16
-def test_real_driver_states_best_effort_without_velocities_with_stuck_stamps(ros_client):
+def test_real_driver_states_best_effort_without_velocities_with_stuck_stamps(ros_client, in_process):
     robot = load_robot("dualv")
     names = list(robot.actuated_names)
     kp, kd = controller_gains()
     q0 = robot.home[robot.actuated_indices]
     cutoff = 50.0
     best_effort = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT)
-    rig = ControllerRig(ros_client, "driver", "-p", f"setpoint:={q0.tolist()}", "-p", "internal_stress_projection:=false",
+    rig = ControllerRig(ros_client, in_process, "driver", "-p", f"setpoint:={q0.tolist()}", "-p", "internal_stress_projection:=false",
                         "-p", f"velocity_filter_hz:={cutoff}", qos=best_effort)
     try:
         # item 13: a best-effort publisher is answered; item 14: no velocity field -> estimated
@@ -261,7 +269,7 @@ def test_real_driver_states_best_effort_without_velocities_with_stuck_stamps(ros
         rig.close()
 
 
-def test_closure_solver_uses_positions_whose_velocities_are_nan(ros_client):
+def test_closure_solver_uses_positions_whose_velocities_are_nan(ros_client, in_process):
     from pardyn.nodes.closure_solver import ClosureSolverNode
 
     robot = load_robot("dualv")
@@ -287,7 +295,7 @@ def test_closure_solver_uses_positions_whose_velocities_are_nan(ros_client):
         node.destroy_node()
 
 
-def test_free_running_sim_counts_applied_commands_and_checks_joint_names(ros_client):
+def test_free_running_sim_counts_applied_commands_and_checks_joint_names(ros_client, in_process):
     from pardyn.nodes.sim import SimNode
 
     sim = in_process(SimNode, ros_client, "free_count", "--params-file", str(SIM_CONFIG), "-p", "lockstep:=false",
@@ -321,9 +329,9 @@ def test_free_running_sim_counts_applied_commands_and_checks_joint_names(ros_cli
         sim.destroy_node()
 
 
-def test_the_controller_says_when_joint_states_has_publishers_but_no_message(ros_client):
+def test_the_controller_says_when_joint_states_has_publishers_but_no_message(ros_client, in_process):
     """Issue 20, item 13: a publisher that is matched but silent (or whose QoS does not match) is reported."""
-    rig = ControllerRig(ros_client, "silent")
+    rig = ControllerRig(ros_client, in_process, "silent")
     try:
         assert rig.spin(lambda: rig.node._silence_reported, 60.0)  # after 5 s without a message
         assert not rig.commands

@@ -68,13 +68,6 @@ def by_step(messages) -> dict[int, object]:
     return steps
 
 
-def pause(client, seconds: float) -> None:
-    """Spin the test's node for ``seconds`` with short waits (spin_until may block 50 ms per wait)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        client.executor.spin_once(timeout_sec=max(0.0, min(0.001, deadline - time.monotonic())))
-
-
 # --------------------------------------------------------------------------- lockstep
 @pytest.fixture(scope="module")
 def lockstep_run(launch_node, ros_client, ros_namespace):
@@ -170,6 +163,9 @@ def test_lockstep_sim_holds_time_without_commands_and_stops_cleanly(lockstep_run
     assert sim.stop(signal.SIGINT) == 0, sim.output()
     output = sim.output()
     assert "sim summary" in output and "Traceback" not in output
+    # the loop's own timing: every lockstep period runs on the answer to the state just before it
+    assert re.search(r"state -> command latency p50 [0-9.e+-]+ p99 [0-9.e+-]+ max [0-9.e+-]+ ms \(\d+ samples\), "
+                     r"100\.00 % of periods on the answer to the state just before", output), output
     assert "Traceback" not in lockstep_run["controller"].output()
 
 
@@ -269,10 +265,11 @@ def test_controller_answers_states_then_zero_torque_without_them_and_drops_bad_s
             q = q0 + 1e-3 * np.array([1.0, -2.0, 0.5, 0.0]) * (k - 99)
             v = np.array([0.1, 0.0, -0.2, 0.3]) * (k - 99)
             sent[k] = kp * (q0 - q) + kd * (0.0 - v)
-            # reversed names and an extra joint: names, not positions, matter
-            publisher.publish(joint_state(names[::-1] + ["gripper"], list(q[::-1]) + [1.0], list(v[::-1]) + [0.0], k))
-            pause(ros_client, 0.004)
-        assert ros_client.spin_until(lambda: {c.layout.data_offset for c in commands} >= set(sent), 10.0)
+            # reversed names and an extra joint: names, not positions, matter; each state until answered (the
+            # controller keeps the newest state only: a state overwritten before it ran would get no answer)
+            message = joint_state(names[::-1] + ["gripper"], list(q[::-1]) + [1.0], list(v[::-1]) + [0.0], k)
+            assert ros_client.publish_until(publisher, message, lambda k=k: any(c.layout.data_offset == k for c in commands),
+                                            timeout_s=10.0, period_s=0.05), controller.output()
         answers = {}
         for message in commands:  # the first per tag: a watchdog's zero command would come later
             answers.setdefault(message.layout.data_offset, message)
@@ -309,17 +306,9 @@ def test_controller_answers_states_then_zero_torque_without_them_and_drops_bad_s
 
 
 # --------------------------------------------------------------------------- in process: parameters, plants
-def in_process(node_class, client, name: str, *arguments: str):
-    return node_class(
-        context=client.context,
-        namespace=f"{client.node.get_namespace()}/{name}",
-        cli_args=["--ros-args", *arguments],
-        use_global_arguments=False,
-    )
-
 
 @pytest.mark.parametrize("executable", ["sim", "controller", "trajectory"])
-def test_config_file_sets_every_declared_parameter(executable, ros_client):
+def test_config_file_sets_every_declared_parameter(executable, ros_client, in_process):
     from rclpy.exceptions import ParameterUninitializedException
 
     from pardyn.nodes.registry import node_class
@@ -342,7 +331,7 @@ def test_config_file_sets_every_declared_parameter(executable, ros_client):
         node.destroy_node()
 
 
-def test_sim_parameters_choose_the_plant_and_the_payload(ros_client):
+def test_sim_parameters_choose_the_plant_and_the_payload(ros_client, in_process):
     from pardyn.nodes.sim import SimNode
     from pardyn.plants.pinocchio_plant import PinocchioPlant
 
@@ -362,7 +351,7 @@ def test_sim_parameters_choose_the_plant_and_the_payload(ros_client):
         node.destroy_node()
 
 
-def test_flexible_plant_publishes_link_and_motor_encoders(ros_client):
+def test_flexible_plant_publishes_link_and_motor_encoders(ros_client, in_process):
     """plant: flexible (ur5e): joint_states = link encoders, motor_states = rotor encoders; at rest under the
     gravity torque their difference is the spring deflection g(q) / K (statics, by hand)."""
     import pinocchio as pin
@@ -394,7 +383,7 @@ def test_flexible_plant_publishes_link_and_motor_encoders(ros_client):
         node.destroy_node()
 
 
-def test_pinocchio_plant_lockstep_with_the_controller_in_one_process(ros_client, closure_violation):
+def test_pinocchio_plant_lockstep_with_the_controller_in_one_process(ros_client, closure_violation, in_process):
     """The same lockstep loop on the pinocchio plant, both nodes in one executor (composition)."""
     from rclpy.executors import SingleThreadedExecutor
 

@@ -18,7 +18,7 @@ and ``pardyn bringup`` (:mod:`pardyn.cli.bringup`) runs them with
         remappings: {joint_states: /robot/joint_states}   # optional
 
 :func:`run_nodes` makes every node an object of its class (:mod:`pardyn.nodes.registry`)
-in one rclpy context, spun by one single-threaded executor. Parameters files
+in one rclpy context, spun by one executor (:func:`pardyn.nodes.common.make_executor`). Parameters files
 are passed as ``--params-file`` (the launch_ros semantics: a file's keys
 select the nodes it applies to); inline values are written to a temporary
 ``/**`` parameters file, as launch_ros does. The nodes keep their own
@@ -226,18 +226,20 @@ def run_nodes(
     """
     import rclpy  # noqa: PLC0415 - only here: loading a bringup file needs no rclpy
     from rclpy.exceptions import ParameterException  # noqa: PLC0415
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor  # noqa: PLC0415
+    from rclpy.executors import ExternalShutdownException  # noqa: PLC0415
 
     from pardyn.errors import PardynError  # noqa: PLC0415
+    from pardyn.nodes.common import make_executor, needs_message_info, one_blas_thread  # noqa: PLC0415
     from pardyn.nodes.registry import node_class  # noqa: PLC0415
 
+    one_blas_thread()
     context = rclpy.Context()
     # rclpy installs its SIGINT/SIGTERM handlers only for the default context unless asked: without
     # them SIGTERM kills the process before the nodes are destroyed (the recorder's bag left open),
     # and SIGINT is ignored when the parent started us with it ignored (a background job)
     rclpy.init(args=[], context=context, signal_handler_options=rclpy.signals.SignalHandlerOptions.ALL)
     logger = rclpy.logging.get_logger("bringup")
-    executor = SingleThreadedExecutor(context=context)
+    executor = None
     nodes: dict[str, Any] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="pardyn_bringup_") as scratch:
@@ -254,7 +256,9 @@ def run_nodes(
                         f"{bringup.source}: cannot start {spec.executable}: {type(error).__name__}: {error}"
                     ) from error
                 nodes[spec.name or spec.executable] = node
-                executor.add_node(node)
+        executor = make_executor(context, message_info=any(needs_message_info(n) for n in nodes.values()))
+        for node in nodes.values():
+            executor.add_node(node)
         logger.info(f"{bringup.source}: running {[n.get_fully_qualified_name() for n in nodes.values()]}")
         deadline = None if duration_s is None else time.monotonic() + duration_s
         while context.ok() and (deadline is None or time.monotonic() < deadline):
@@ -268,7 +272,8 @@ def run_nodes(
             raise
         # SIGINT/SIGTERM shut the context down while a callback was publishing: a clean stop
     finally:
-        executor.shutdown()
+        if executor is not None:
+            executor.shutdown()
         for node in reversed(list(nodes.values())):
             node.destroy_node()
         rclpy.try_shutdown(context=context, uninstall_handlers=True)  # Ctrl-C is Python's again after us

@@ -6,7 +6,8 @@ from the measured ones, the platform pose).
 
 Topics (relative names, so ``__ns`` remapping moves them all):
 
-* subscribes ``joint_states`` (sensor_msgs/JointState, best effort, depth 10):
+* subscribes ``joint_states`` (sensor_msgs/JointState, best effort, keep last 1: when it is
+  late it skips to the newest state, as the controller does):
   the robot's actuated joints, plus all of its sensed passive joints when the
   message carries them (then they are used too). Other names are ignored.
 * publishes ``closed_loop/joint_states`` (sensor_msgs/JointState): every joint
@@ -44,13 +45,12 @@ import traceback
 
 from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from pardyn.control.joint_state import JointStateFilter
 from pardyn.errors import PardynError
 from pardyn.kinematics.tracker import ClosureTracker, JointStateError
-from pardyn.nodes.common import Reporter, declare_parameters, run_node, stamp_to_ns
+from pardyn.nodes.common import LATEST_STATE_QOS, Reporter, declare_parameters, run_node, stamp_to_ns
 from pardyn.robot import load_robot
 
 __all__ = ["ClosureSolverNode", "main"]
@@ -79,12 +79,9 @@ class ClosureSolverNode(Node):
         self.tracker = ClosureTracker(self.robot)
         self._filter = JointStateFilter()
         self._reporter = Reporter(self, log_period, what="more dropped")
-        input_qos = QoSProfile(
-            depth=QUEUE_DEPTH, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT
-        )
         self._joints_publisher = self.create_publisher(JointState, JOINTS_TOPIC, QUEUE_DEPTH)
         self._pose_publisher = self.create_publisher(PoseStamped, POSE_TOPIC, QUEUE_DEPTH)
-        self._subscription = self.create_subscription(JointState, INPUT_TOPIC, self._on_joint_state, input_qos)
+        self._subscription = self.create_subscription(JointState, INPUT_TOPIC, self._on_joint_state, LATEST_STATE_QOS)
         sensed = f" (+ sensed {list(self.robot.sensed_names)} when present)" if self.robot.sensed_names else ""
         self.get_logger().info(
             f"robot {self.robot.name} from {self.robot.description.source}: "

@@ -4,6 +4,7 @@
   (:mod:`pardyn.nodes.parameters`) with ParameterDescriptors;
 * :class:`ReportThrottle` and :class:`Reporter`: at most one log report per
   period for each kind of problem, with the count of the ones held back;
+* :func:`make_executor`: the executor every pardyn process spins its nodes with;
 * :func:`run_node`: the ``main()`` of a node executable: init, spin, clean
   exit on Ctrl-C/SIGTERM (exit code 0), a one-line fatal message and exit
   code 1 when the node cannot start (a pardyn error, a bad parameter);
@@ -18,6 +19,8 @@ place that turns a state's stamp into that tag.
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -36,13 +39,17 @@ __all__ = [
     "COMMAND_TOPIC",
     "CONTROL_QOS",
     "LATCHED_QOS",
+    "LATEST_STATE_QOS",
     "NANOSECONDS",
-    "SENSOR_QOS",
     "SEQUENCE_MODULUS",
     "STATE_TOPIC",
     "Reporter",
     "ReportThrottle",
     "declare_parameters",
+    "log_summary",
+    "make_executor",
+    "one_blas_thread",
+    "needs_message_info",
     "ns_to_stamp",
     "period_ns",
     "run_node",
@@ -58,9 +65,11 @@ SEQUENCE_MODULUS = 2**32  # layout.data_offset is a uint32
 CONTROL_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
 """joint_states and effort commands: reliable (a lockstep step must not be lost), depth 10."""
 
-SENSOR_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT)
-"""Subscriptions of joint_states: best effort matches both reliable and best-effort publishers (drivers,
-bridges); the lockstep sim re-sends a state that got no answer, so a lost message costs a re-send."""
+LATEST_STATE_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT)
+"""The controller's joint_states: keep last 1, so that it always acts on the newest state (a deeper queue
+that fills when the controller is late makes every command answer an old state); best effort matches both
+reliable and best-effort publishers (drivers, bridges); the lockstep sim re-sends a state that got no answer,
+so a lost message costs a re-send."""
 
 LATCHED_QOS = QoSProfile(
     depth=1,
@@ -182,6 +191,14 @@ class Reporter:
             self._logger.error(message)
 
 
+def log_summary(node: Node, text: str) -> None:
+    """Log a node's closing summary: on rosout while the context lives, on stderr after Ctrl-C shut it down."""
+    if node.context.ok():
+        node.get_logger().info(text)
+    else:
+        print(f"[INFO] [{node.get_logger().name}]: {text}", file=sys.stderr, flush=True)
+
+
 # --------------------------------------------------------------------------- time
 def stamp_to_ns(stamp: Time) -> int:
     """builtin_interfaces/Time as integer nanoseconds."""
@@ -209,6 +226,61 @@ def step_of_stamp(stamp_ns: int, period: int) -> int:
 
 
 # --------------------------------------------------------------------------- main
+EXECUTOR_VARIABLE = "PARDYN_EXECUTOR"
+
+
+def one_blas_thread() -> None:
+    """Limit BLAS/LAPACK to one thread in this process (a node's matrices are small).
+
+    OpenBLAS's default thread pool makes the small products and solves of a
+    control step 10-25x slower on a loaded 2-core machine (measured by issue 19's
+    dynamics work): the threads wake, spin and contend with the other nodes.
+    """
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
+
+def make_executor(context=None, *, message_info: bool = False):
+    """The executor of pardyn's processes: rclpy's ``EventsExecutor``, else its ``SingleThreadedExecutor``.
+
+    The events executor (``rclpy.experimental``, C++) queues the middleware's
+    events and calls the callbacks without rebuilding a wait set of every entity
+    each time, as the single-threaded executor does in Python: per message it
+    costs a fraction of the latter's overhead (``bench/loop.py`` measures both
+    on the sim + controller loop). Two limits of the events executor of the
+    installed rclpy (9.1), measured: it cannot call a subscription callback that
+    takes the message info (``SystemError: null argument to internal routine``),
+    hence ``message_info=True`` (a node that needs the publisher of each message:
+    the sim with ``command_sources``) selects the single-threaded one; and its
+    ``spin()`` runs nothing, so pardyn spins with ``spin_once`` in a loop.
+
+    The environment variable ``PARDYN_EXECUTOR`` = ``single`` selects the
+    single-threaded executor (comparisons, or an rclpy whose events executor
+    misbehaves); ``events`` (the default) falls back to it when the installed
+    rclpy has no events executor.
+    """
+    from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
+
+    choice = os.environ.get(EXECUTOR_VARIABLE, "events").strip().lower()
+    if choice not in ("events", "single"):
+        raise InputError(f"environment variable {EXECUTOR_VARIABLE}: expected events or single, got {choice!r}")
+    if choice == "events" and not message_info:
+        try:
+            from rclpy.experimental import EventsExecutor  # noqa: PLC0415
+        except ImportError:
+            pass
+        else:
+            return EventsExecutor(context=context)
+    return SingleThreadedExecutor(context=context)
+
+
+def needs_message_info(node: Node) -> bool:
+    """Whether ``node`` has a subscription whose callback takes the message info (see :func:`make_executor`)."""
+    return bool(getattr(node, "needs_message_info", False))
+
+
 def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None = None) -> int:
     """Run ``factory()``'s node until Ctrl-C/SIGTERM; exit code 0, or 1 if it cannot start.
 
@@ -221,6 +293,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
 
     from pardyn.errors import PardynError  # noqa: PLC0415
 
+    one_blas_thread()
     rclpy.init(args=None if args is None else list(args))
     node = None
     try:
@@ -229,7 +302,12 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
         except (PardynError, ParameterException, OSError) as error:
             rclpy.logging.get_logger(name).fatal(f"cannot start: {type(error).__name__}: {error}")
             return 1
-        rclpy.spin(node)
+        executor = make_executor(message_info=needs_message_info(node))
+        executor.add_node(node)
+        # spin_once in a loop, not spin(): the events executor of rclpy 9.1's wheels never returns from
+        # spin() nor runs a callback in it (measured), while spin_once works and lets Ctrl-C through
+        while rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception:

@@ -20,7 +20,9 @@ Topics (relative names):
 
 * subscribes ``joint_states`` (sensor_msgs/JointState, best effort, so that
   reliable and best-effort publishers both match: many drivers and bridges publish
-  sensor data best effort): the positions (and velocities) of at least the joints
+  sensor data best effort; keep last 1: the node always acts on the newest state,
+  and counts the states it never saw (a stamp gap over 1.5 periods), with a
+  throttled warning that it falls behind): the positions (and velocities) of at least the joints
   the law reads, by name (other names are ignored, order does not matter); a
   velocity that is absent (empty field) or NaN (a joint without a velocity
   interface) is estimated from the positions (:mod:`pardyn.control.joint_state`,
@@ -90,16 +92,18 @@ from pardyn.control.pd import JointPD
 from pardyn.control.pfc import PredictiveFunctionalControl
 from pardyn.control.redundancy import InternalStressProjection
 from pardyn.control.safety import SafeCommand
+from pardyn.control.timing import DurationLog
 from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError, PardynError
 from pardyn.nodes.common import (
     COMMAND_TOPIC,
     CONTROL_QOS,
     LATCHED_QOS,
-    SENSOR_QOS,
+    LATEST_STATE_QOS,
     STATE_TOPIC,
     Reporter,
     declare_parameters,
+    log_summary,
     period_ns,
     run_node,
     stamp_to_ns,
@@ -177,9 +181,12 @@ class ControllerNode(Node):
         self._last_answer: tuple[int, np.ndarray] | None = None  # (stamp ns, tau) of the last command
         self._tripped = False
         self.answered = 0
+        self.missed = 0  # states never seen: stamp gaps over 1.5 periods between consecutive states
+        self._last_stamp_ns: int | None = None
+        self.law_time = DurationLog()  # the law (+ projection) per answered state
 
         self._publisher = self.create_publisher(Float64MultiArray, COMMAND_TOPIC, CONTROL_QOS)
-        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, SENSOR_QOS)
+        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, LATEST_STATE_QOS)
         self._reference = self.create_subscription(JointTrajectory, REFERENCE_TOPIC, self._on_trajectory, LATCHED_QOS)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._watchdog = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._check_watchdog, clock=steady)
@@ -258,12 +265,14 @@ class ControllerNode(Node):
             self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
             return
         self._report_reading(reading, stamp_ns)
+        self._count_missed(stamp_ns)
         time_ns = reading.time_ns
         n_a = len(self.names)
         if self._hold is None:
             self._hold = JointReference.hold(position[:n_a])
             self.get_logger().info(f"holding the first measured position {position[:n_a].tolist()}")
         reference = self.reference(time_ns)
+        begin = time.perf_counter()
         try:
             if self._lift is not None:
                 reference = self._lift(reference)  # actuated -> every joint the law reads
@@ -283,6 +292,7 @@ class ControllerNode(Node):
                 self.get_logger().error(text)
             else:
                 self._reporter.error("law", text)
+        self.law_time.add(time.perf_counter() - begin)
         tag = step_of_stamp(stamp_ns, self.period_ns)
         self._publisher.publish(command_message(tau, self.names, tag))
         self._last_tag = tag
@@ -292,6 +302,28 @@ class ControllerNode(Node):
         if self._tripped:
             self._tripped = False
             self.get_logger().info(f"{STATE_TOPIC} back at {stamp_ns * 1e-9:.6f} s: control resumed")
+
+    def _count_missed(self, stamp_ns: int) -> None:
+        """Count the states skipped since the previous one (keep last 1 drops what the node was too late for)."""
+        last, self._last_stamp_ns = self._last_stamp_ns, stamp_ns
+        if last is None or stamp_ns <= last:
+            return
+        skipped = round((stamp_ns - last) / self.period_ns) - 1
+        if skipped >= 1 and stamp_ns - last > 1.5 * self.period_ns:
+            self.missed += skipped
+            self._reporter.warning(
+                "behind", f"fell behind: {skipped} {STATE_TOPIC} messages skipped before the one stamped "
+                f"{stamp_ns * 1e-9:.6f} s ({self.missed} in all; the law takes {self.law_time.describe('us')})")
+
+    def summary(self) -> str:
+        """One line on the run: states answered and missed, time in the law."""
+        return (f"{self.answered} states answered, {self.missed} missed (stamp gaps), {self.safe_answers} safe "
+                f"commands; law {self.law_time.describe('us')}")
+
+    def destroy_node(self) -> None:
+        if hasattr(self, "law_time"):  # constructed: say how the run went
+            log_summary(self, f"controller summary: {self.summary()}")
+        super().destroy_node()
 
     def _report_reading(self, reading, stamp_ns: int) -> None:
         """Log, each under its own name, what the joint-state filter had to make up."""

@@ -91,6 +91,7 @@ from std_msgs.msg import Float64MultiArray
 
 from pardyn.control import actuator_limits, saturate
 from pardyn.control.safety import CommandRejected, check_command
+from pardyn.control.timing import DurationLog, StepLatency
 from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError
 from pardyn.nodes.common import (
@@ -100,6 +101,7 @@ from pardyn.nodes.common import (
     STATE_TOPIC,
     Reporter,
     declare_parameters,
+    log_summary,
     ns_to_stamp,
     period_ns,
     run_node,
@@ -152,7 +154,7 @@ class SimNode(Node):
         self.implausible_factor = p["implausible_factor"]
         payload = self._payload(payload_mass, payload_com, payload_inertia)
         self.plant = make_plant(robot, plant_kind, self.dynamic_parameters, payload=payload, timestep=plant_timestep,
-                                coulomb_width=coulomb_width)
+                                coulomb_width=coulomb_width, integrator=p["integrator"])
         q0 = robot.home if not initial_task else robot.solve_inverse(initial_task).q
         self.plant.reset(q0)
         self.measurement = self._make_measurement(measurement)
@@ -172,6 +174,9 @@ class SimNode(Node):
         self._armed = False  # a command has been applied (lockstep) / received (free)
         self._last_publish_wall = time.monotonic()
         self._latest: np.ndarray | None = None  # free-running: latest valid command
+        self._latest_tag: int | None = None
+        self.timing = StepLatency()  # state k sent -> command tagged k received, in this process
+        self.step_time = DurationLog()  # plant step + measurement + publishing, per period
         self._latest_wall = -float("inf")
         self._zero_since: float | None = None
 
@@ -187,7 +192,9 @@ class SimNode(Node):
         namespace = self.get_namespace().rstrip("/")
         self._sources = {name if name.startswith("/") else f"{namespace}/{name}" for name in p["command_sources"]}
         self._source_of_gid: dict[bytes, bool] = {}
-        self._commands = self.create_subscription(Float64MultiArray, COMMAND_TOPIC, self._on_command, CONTROL_QOS)
+        self.needs_message_info = bool(self._sources)  # the publisher of each command: see make_executor
+        on_command = self._on_command if self._sources else lambda message: self._on_command(message, None)
+        self._commands = self.create_subscription(Float64MultiArray, COMMAND_TOPIC, on_command, CONTROL_QOS)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         if self.lockstep:
             self._timer = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._lockstep_watch, clock=steady)
@@ -253,6 +260,7 @@ class SimNode(Node):
         self._sent = (message, truth, ClockMessage(clock=stamp), motor)
         self._step_wall = time.monotonic()  # when state `step` was first sent (re-sends do not reset it)
         self._send()
+        self.timing.sent(self.step, time.monotonic())
 
     def _send(self) -> None:
         """(Re-)send the messages of the current state: identical, so a re-send changes nothing downstream."""
@@ -266,8 +274,10 @@ class SimNode(Node):
             self._motor_publisher.publish(motor)
         self._last_publish_wall = time.monotonic()
 
-    def _advance(self, tau: np.ndarray) -> None:
-        """Hold ``tau`` (n_a,) over one period, then publish the new state."""
+    def _advance(self, tau: np.ndarray, tag: int | None = None) -> None:
+        """Hold ``tau`` (n_a,) over one period, then publish the new state; ``tag``: the command's (None: no command)."""
+        begin = time.perf_counter()
+        self.timing.applied(self.step, tag, SEQUENCE_MODULUS)
         applied = saturate(tau, self.limits)
         clipped = [name for name, a, b in zip(self.names, applied, tau) if a != b]
         if clipped:
@@ -281,6 +291,7 @@ class SimNode(Node):
                 "closure", f"closure violation {violation:.3g} > {self.closure_tolerance:g} at t = {state.time:.6f} s"
             )
         self._publish(state)
+        self.step_time.add(time.perf_counter() - begin)
 
     # ------------------------------------------------------------ callbacks
     def _from_source(self, info) -> bool:
@@ -294,7 +305,7 @@ class SimNode(Node):
             accepted = self._source_of_gid.get(gid, False)
         return accepted
 
-    def _on_command(self, message: Float64MultiArray, info: dict) -> None:  # info: the publisher gid
+    def _on_command(self, message: Float64MultiArray, info: dict | None) -> None:  # info: the publisher gid
         if self._sources and not self._from_source(info):
             self.rejected["source"] += 1
             self._reporter.warning("command source", f"rejected a {COMMAND_TOPIC} message from a publisher that is "
@@ -308,11 +319,12 @@ class SimNode(Node):
             self.rejected[error.reason] += 1
             self._reporter.warning(f"command {error.reason}", f"rejected {COMMAND_TOPIC} message: {error}")
             return
+        tag = int(message.layout.data_offset)
+        self.timing.answered(tag, time.monotonic(), SEQUENCE_MODULUS)
         if not self.lockstep:
-            self._latest = tau
+            self._latest, self._latest_tag = tau, tag
             self._latest_wall = time.monotonic()
             return
-        tag = int(message.layout.data_offset)
         expected = self.step % SEQUENCE_MODULUS
         if tag != expected:
             behind = (expected - tag) % SEQUENCE_MODULUS
@@ -329,7 +341,7 @@ class SimNode(Node):
             self._arm()
             self.get_logger().info(f"first command received: lockstep running from step {self.step}")
         self.commands_applied += 1
-        self._advance(tau)
+        self._advance(tau, tag)
 
     def _check_graph(self) -> None:
         """Report several command publishers, or another /clock publisher (two robots sharing names)."""
@@ -360,7 +372,7 @@ class SimNode(Node):
                 f"no command for step {self.step} for {stalled:.3g} s (stall_timeout {self.stall_timeout_s:g} s): "
                 f"applying zero torque over it and advancing ({self.stalls} stalled steps so far)",
             )
-            self._advance(np.zeros(len(self.names)))
+            self._advance(np.zeros(len(self.names)), None)
             return
         waited = time.monotonic() - self._last_publish_wall
         if waited < self.watchdog_s:
@@ -385,9 +397,10 @@ class SimNode(Node):
                 self.get_logger().info(f"commands back at t = {self.step * self.period_s:.6f} s")
                 self._zero_since = None
             self._arm()
-            tau = self._latest
+            tau, tag = self._latest, self._latest_tag
             self.commands_applied += 1
         else:
+            tag = None
             tau = np.zeros(len(self.names))
             if self._armed and self._zero_since is None:
                 self._zero_since = now
@@ -397,7 +410,7 @@ class SimNode(Node):
                     f"no command for {(now - self._latest_wall) * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): "
                     "applying zero torque",
                 )
-        self._advance(tau)
+        self._advance(tau, tag)
 
     def _arm(self) -> None:
         if not self._armed:
@@ -415,18 +428,15 @@ class SimNode(Node):
             f"{self.commands_applied} commands applied, commands rejected: {rejected}, "
             f"{self.stalls} stalled steps, "
             f"{self.duplicates} duplicates dropped, {self.resends} state re-sends, "
-            f"max closure violation {self.max_closure_violation:.3g}"
+            f"max closure violation {self.max_closure_violation:.3g}; "
+            f"{self.timing.describe()}; period's work (plant, sensors, publishing) {self.step_time.describe('us')}"
         )
 
     def destroy_node(self) -> None:
         if not hasattr(self, "max_closure_violation"):  # the constructor failed: nothing ran
             super().destroy_node()
             return
-        text = f"sim summary: {self.summary()}"
-        if self.context.ok():
-            self.get_logger().info(text)
-        else:  # after Ctrl-C the context is gone: rosout cannot take it, stderr can
-            print(f"[INFO] [{self.get_logger().name}]: {text}", file=sys.stderr, flush=True)
+        log_summary(self, f"sim summary: {self.summary()}")
         super().destroy_node()
 
 

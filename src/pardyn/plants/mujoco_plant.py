@@ -105,15 +105,13 @@ from pardyn.dynamics.forward import ForwardDynamics
 from pardyn.errors import DescriptionError, InputError
 from pardyn.plants import Plant, PlantState
 from pardyn.plants.pinocchio_plant import Payload
+from pardyn.plants.registry import MUJOCO_INTEGRATORS as INTEGRATORS
 
 if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.robot import Robot
 
 __all__ = ["MujocoPlant", "Payload", "build_mjcf", "counterweight_joints", "DEFAULT_SOLIMP", "INTEGRATORS"]
-
-INTEGRATORS = ("RK4", "implicitfast", "implicit", "Euler")
-"""MuJoCo integrators accepted by :class:`MujocoPlant` (``option/integrator``)."""
 
 DEFAULT_SOLIMP: tuple[float, float, float, float, float] = (0.9999, 0.9999, 0.001, 0.5, 2.0)
 """``solimp`` of the closure equalities: impedance 0.9999 (MuJoCo's maximum) at any violation."""

@@ -24,7 +24,12 @@ if TYPE_CHECKING:
     from pardyn.plants.pinocchio_plant import Payload
     from pardyn.robot import Robot
 
-__all__ = ["PLANTS", "make_plant", "register"]
+__all__ = ["MUJOCO_INTEGRATORS", "PLANTS", "make_plant", "register"]
+
+MUJOCO_INTEGRATORS = ("RK4", "implicitfast", "implicit", "Euler")
+"""MuJoCo integrators accepted by :class:`pardyn.plants.mujoco_plant.MujocoPlant` (``option/integrator``):
+its default ``RK4`` keeps free motion's energy to 3e-8 over 1 s; ``implicitfast`` costs ~1/3 per step
+(``bench/plants.py``) at first-order accuracy."""
 
 _REGISTRY: Registry[Callable[..., Plant]] = Registry("plant")
 register = _REGISTRY.register
@@ -65,20 +70,26 @@ PLANTS: tuple[str, ...] = _REGISTRY.names
 
 
 def make_plant(robot: Robot, kind: str, params: DynamicParameters | None = None, *, payload: Payload | None = None,
-               timestep: float = 0.0, coulomb_width: float = 0.0) -> Plant:
+               timestep: float = 0.0, coulomb_width: float = 0.0, integrator: str = "") -> Plant:
     """A plant of ``kind`` (:data:`PLANTS`) for ``robot`` simulating the dynamic parameters ``params``.
 
     ``params``: ``robot.nominal_parameters`` by default (the pinocchio plant adds the
     drive offsets ``tau_off``; MuJoCo builds counterweights as bodies, see
     :mod:`pardyn.plants.mujoco_plant`); ``timestep`` 0 keeps the plant's default;
-    ``coulomb_width`` is the pinocchio plant's friction smoothing (rad/s).
+    ``coulomb_width`` is the pinocchio plant's friction smoothing (rad/s);
+    ``integrator`` the MuJoCo plant's integrator (``RK4``, ``implicitfast``, ...; "" keeps its default).
 
     Raises:
-        InputError: an unknown ``kind`` (the message lists the known ones).
+        InputError: an unknown ``kind`` (the message lists the known ones), an integrator for a plant
+            that has no choice of integrator.
     """
     try:
         factory = _REGISTRY.get(kind)
     except InputError as error:
         raise InputError(f"parameter plant: {error}") from error
-    options = {} if timestep <= 0.0 else {"timestep": timestep}
+    options: dict[str, Any] = {} if timestep <= 0.0 else {"timestep": timestep}
+    if integrator:
+        if kind != "mujoco":
+            raise InputError(f"parameter integrator: only the mujoco plant has a choice of integrator (plant {kind})")
+        options["integrator"] = integrator
     return factory(robot, params, payload=payload, options=options, coulomb_width=coulomb_width)
