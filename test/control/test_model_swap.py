@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pardyn.control import ControlLaw, JointReference
-from pardyn.control.model_swap import ModelSwap
+from pardyn.control.model_swap import ModelSwap, swap_model
 from pardyn.errors import InputError
 
 
@@ -30,3 +30,37 @@ def test_swap_blends_linearly_then_hands_over():
     np.testing.assert_allclose(outputs[:4], [[1, 8], [2, 6], [3, 4], [4, 2]])  # steps of (new - old) / 4
     np.testing.assert_allclose(outputs[4:], [[4, 2], [4, 2]])
     assert not law.blending and law.swaps == 1
+
+
+def test_swap_model_wraps_once_and_refuses_without_building_while_blending():
+    hold = JointReference.hold(np.zeros(2))
+    built = []
+
+    def build(value):
+        def make():
+            built.append(value)
+            return Constant(value)
+        return make
+
+    law = swap_model(Constant([0.0, 0.0]), build([2.0, 2.0]), blend_periods=2)
+    assert isinstance(law, ModelSwap) and law.blending and law.blend_periods == 2
+    with pytest.raises(InputError, match=r"under way \(0 of 2 periods"):
+        swap_model(law, build([9.0, 9.0]))
+    assert built == [[2.0, 2.0]]  # the refused request built nothing
+    outputs = [law.torques(np.zeros(2), np.zeros(2), hold) for _ in range(3)]
+    np.testing.assert_allclose(outputs, [[1, 1], [2, 2], [2, 2]])
+    again = swap_model(law, build([0.0, 4.0]), blend_periods=50)  # the same wrapper, its own blend length
+    assert again is law and law.blend_periods == 2
+    np.testing.assert_allclose(law.torques(np.zeros(2), np.zeros(2), hold), [1.0, 3.0])
+
+
+def test_swap_model_leaves_the_law_unchanged_when_the_new_one_fails():
+    law = ModelSwap(Constant([1.0, 1.0]), blend_periods=3)
+
+    def broken():
+        raise InputError("bad parameters file")
+
+    with pytest.raises(InputError, match="bad parameters file"):
+        swap_model(law, broken)
+    assert not law.blending
+    np.testing.assert_allclose(law.torques(np.zeros(2), np.zeros(2), JointReference.hold(np.zeros(2))), [1.0, 1.0])

@@ -311,6 +311,7 @@ def test_controller_answers_states_then_zero_torque_without_them_and_drops_bad_s
 def test_config_file_sets_every_declared_parameter(executable, ros_client, in_process):
     from rclpy.exceptions import ParameterUninitializedException
 
+    from pardyn.nodes.parameters import NODE_PARAMETERS
     from pardyn.nodes.registry import node_class
 
     config = REPO / "config" / f"{executable}.yaml"
@@ -326,7 +327,9 @@ def test_config_file_sets_every_declared_parameter(executable, ros_client, in_pr
                 actual = []
             assert actual == value, name
         descriptors = node.describe_parameters(sorted(declared))
-        assert all(d.description and d.read_only for d in descriptors)
+        specs = {spec.name: spec for spec in NODE_PARAMETERS[executable]}
+        # read-only unless the table says otherwise (the controller's swap_parameters_file)
+        assert all(d.description and d.read_only == specs[d.name].read_only for d in descriptors)
     finally:
         node.destroy_node()
 

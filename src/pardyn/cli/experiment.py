@@ -171,11 +171,16 @@ def _online(args: argparse.Namespace) -> dict:
     truth = report["truth"]
     print(f"{report['mass_parameter']}: plant {truth['platform_mass_kg']:.4g} kg, + payload {truth['payload_kg']} kg; "
           f"estimate {report['estimate_before_payload_kg']:.4g} kg before, {report['estimate_end_kg']:.4g} kg at the end "
-          f"(payload error {report['payload_error_pct']:.2f} %), within 5 % after {report['settle_within_5pct_s']} s")
+          f"(payload error {report['payload_error_pct']:.2f} %), within 5 % after "
+          f"{'-' if report['settle_within_5pct_s'] is None else format(report['settle_within_5pct_s'], '.3g')} s; "
+          f"changes detected at {[round(t, 3) for t in report['changes_detected_at_s']]} s")
     errors = report["max_tracking_error_rad"]
     print("max tracking error (1e-3 rad): " + ", ".join(
         f"{key} {'-' if value is None else f'{1e3 * value:.3f}'}" for key, value in errors.items()))
     print(f"swap at {report['swapped_at_s']} s; max command step (N m) {report['max_command_step_nm']}")
+    return report
+
+
 def _delta(args: argparse.Namespace) -> dict:
     from pardyn.experiments.delta_pick_and_place import DeltaOptions, delta_pick_and_place  # noqa: PLC0415
 

@@ -9,17 +9,20 @@ laws for ``blend_periods`` control periods and blends their outputs,
 
 so that consecutive commands differ by at most ``|tau_new - tau_old| / blend_periods``
 plus the laws' own change over one period. The swap is refused while another is
-under way.
+under way. :func:`swap_model` is the controller's request: it wraps the law in use
+the first time and starts the blend, or refuses without building anything.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from collections.abc import Callable
+
 from pardyn.control import ControlLaw, JointReference
 from pardyn.errors import InputError
 
-__all__ = ["ModelSwap"]
+__all__ = ["ModelSwap", "swap_model"]
 
 
 class ModelSwap(ControlLaw):
@@ -46,6 +49,11 @@ class ModelSwap(ControlLaw):
         """True while a swap is under way."""
         return self._next is not None
 
+    @property
+    def progress(self) -> tuple[int, int]:
+        """``(periods done, blend_periods)`` of the swap under way (``(0, blend_periods)`` if none)."""
+        return self._step, self.blend_periods
+
     def swap(self, law: ControlLaw) -> None:
         """Start blending towards ``law`` (same joints and limits); :class:`InputError` if one is under way."""
         if self._next is not None:
@@ -67,3 +75,22 @@ class ModelSwap(ControlLaw):
             self.swaps += 1
             return target
         return (1.0 - share) * current + share * target
+
+
+def swap_model(law: ControlLaw, build: Callable[[], ControlLaw], *, blend_periods: int = 200) -> ModelSwap:
+    """Start replacing ``law``'s model by ``build()``'s, blended over ``blend_periods`` periods.
+
+    ``law`` is the law in use: a :class:`ModelSwap` (its blend length stays) or a plain law, then
+    wrapped in one. Returns the law to use from now on.
+
+    Raises:
+        InputError: a swap is under way (``build`` is not called, the law is unchanged), or the new
+            law does not read the same joints; ``build``'s own errors pass through (law unchanged).
+    """
+    if isinstance(law, ModelSwap) and law.blending:
+        done, total = law.progress
+        raise InputError(f"a model swap is already under way ({done} of {total} periods blended)")
+    new = build()
+    swapping = law if isinstance(law, ModelSwap) else ModelSwap(law, blend_periods=blend_periods)
+    swapping.swap(new)
+    return swapping

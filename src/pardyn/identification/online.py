@@ -17,26 +17,46 @@ The estimate is a windowed least squares: the equation blocks of the last
 hundred rows) every ``solve_every`` blocks, which gives ``chi``, ``sigma_i``
 and ``%sigma_i`` of the window. After a change of the robot (a payload) the
 estimate reaches the new values exactly once the window holds only new data:
-``window_s`` after the change. (Recursive least squares with exponential
+``window_s`` after the change -- unless the change is detected (``change_threshold``):
+each new block's residual under the current estimate, normalised by the window's
+residual variance (eq. 46), is averaged over the last ``change_blocks`` blocks; when
+that mean exceeds ``change_threshold`` the window restarts (the data of the old robot
+are dropped): from the first of those blocks whose own ratio exceeds it, or, with a
+``change_holdoff_s``, empty and refilled only after that hold-off (on the DualV the
+first ~0.2 s after a payload is attached are a transient the rigid model does not
+explain); the estimate is the new robot's once ``min_window_s`` of new data are in
+(the window then grows back to ``window_s``). (Recursive least squares with exponential
 forgetting was tried first: on the DualV its covariance winds up in the
 directions the last second did not excite -- drive offsets, Coulomb friction --
 and the platform mass wandered by up to 2.7 kg on exact data.)
 :meth:`OnlineIdentifier.well_conditioned` tells when the estimate may replace a
-controller's model: a full window and the condition number of the window's
-observation matrix with unit-norm columns (units do not count) below
-``max_condition``.
+controller's model: a window of at least ``min_window_s`` solved since its last
+restart, and the condition number of the window's observation matrix with
+unit-norm columns (units do not count) below ``max_condition``. (On the DualV a
+1 s window can pass that test with a platform mass 20-130 % off: keep
+``min_window_s`` long.)
+
+Hand-off to a controller: :meth:`OnlineIdentifier.save` writes the estimate as a
+parameters file (the format of :func:`pardyn.dynamics.parameters.read_parameter_file`)
+only when it is well conditioned, with an ``online_estimate`` entry (time, condition
+number, window); :func:`check_estimate_file` is the controller's side of it: the file
+must exist and, if it carries that entry, its condition number must be below the
+controller's own bound (a batch ``pardyn identify`` result carries none and passes).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.signal import savgol_coeffs
 
-from pardyn.dynamics.parameters import DynamicParameters
+from pardyn.dynamics.parameters import DynamicParameters, write_parameter_file
 from pardyn.dynamics.regressor import Regressor
 from pardyn.errors import InputError, PardynError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
@@ -45,7 +65,10 @@ from pardyn.identification.simulation import standard_from_base
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["OnlineEstimate", "OnlineIdentifier", "structural_base"]
+__all__ = ["ESTIMATE_KEY", "OnlineEstimate", "OnlineIdentifier", "check_estimate_file", "structural_base"]
+
+ESTIMATE_KEY = "online_estimate"
+"""Key of a saved estimate's conditioning in its parameters file."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +121,9 @@ class OnlineIdentifier:
         order: its polynomial degree (> 2; the bias on fast motion falls, the noise gain rises with it).
         window_s: length of the estimation window (s); solve_every: blocks between two solutions.
         max_condition: :meth:`well_conditioned` threshold (column-scaled observation matrix).
+        min_window_s: the shortest window solved (s; also :meth:`well_conditioned`'s), at most ``window_s``.
+        change_threshold: mean normalised squared residual that restarts the window (0: never).
+        change_blocks: blocks averaged by the change test; change_holdoff_s: data dropped after a change (s).
     """
 
     def __init__(
@@ -112,10 +138,18 @@ class OnlineIdentifier:
         window_s: float = 3.0,
         solve_every: int = 10,
         max_condition: float = 1e4,
+        min_window_s: float | None = None,
+        change_threshold: float = 0.0,
+        change_blocks: int = 10,
+        change_holdoff_s: float = 0.0,
     ) -> None:
         if decimation < 1 or window < 2 or rate_hz <= 0.0 or not 2 < order < 2 * window + 1:
             raise InputError(f"decimation >= 1, window >= 2, 2 < order < 2 window + 1, rate_hz > 0 expected, "
                              f"got {decimation}, {window}, {order}, {rate_hz}")
+        min_window_s = window_s if min_window_s is None else min_window_s
+        if not 0.0 < min_window_s <= window_s or change_threshold < 0.0 or change_blocks < 1:
+            raise InputError(f"0 < min_window_s <= window_s, change_threshold >= 0, change_blocks >= 1 expected, got "
+                             f"{min_window_s}, {window_s}, {change_threshold}, {change_blocks}")
         self.robot = robot
         self.layout = params or robot.nominal_parameters
         self.regressor = Regressor(robot, self.layout)
@@ -128,6 +162,13 @@ class OnlineIdentifier:
         blocks = max(int(round(window_s * rate_hz / decimation)), 2)
         self._rows: deque[np.ndarray] = deque(maxlen=blocks)
         self._measured: deque[np.ndarray] = deque(maxlen=blocks)
+        self._ratios: deque[float] = deque(maxlen=blocks)  # each block's normalised squared residual
+        self.min_blocks = min(max(int(round(min_window_s * rate_hz / decimation)), 2), blocks)
+        self.change_threshold = float(change_threshold)
+        self.change_blocks = int(change_blocks)
+        self._variance = math.nan  # residual variance of the last solution (eq. 46)
+        self.changes: list[float] = []  # times (s) of the detected changes
+        self.change_holdoff_s = float(change_holdoff_s)
         self.solve_every = int(solve_every)
         self._blocks = 0
         self.period = 1.0 / rate_hz
@@ -185,13 +226,42 @@ class OnlineIdentifier:
         self._q = q
         qdot, qddot = self.robot.differential.states_from(q, self.robot.measured_indices, rates, accelerations)
         observation, measured = self.regressor.equations(q, qdot, qddot, effort)
-        self._rows.append(observation[:, self.base.independent])
+        rows = observation[:, self.base.independent]
+        self.t = self._times[self.window]
+        if self.changes and self.t < self.changes[-1] + self.change_holdoff_s:
+            return False  # the transient after a change: not the new robot's steady behaviour
+        self._rows.append(rows)
         self._measured.append(measured)
         self._blocks += 1
-        self.t = self._times[self.window]
+        if self._detect_change(rows, measured):
+            return self._solve()
         if self._blocks % self.solve_every:
             return False
         return self._solve()
+
+    def _detect_change(self, rows: np.ndarray, measured: np.ndarray) -> bool:
+        """Record the block's normalised residual; restart the window on a change (module docstring)."""
+        if self._estimate is None or not self._variance > 0.0:
+            self._ratios.append(0.0)
+            return False
+        residual = measured - rows @ self.chi
+        self._ratios.append(float(residual @ residual) / (residual.size * self._variance))
+        if not self.change_threshold or len(self._ratios) < self.change_blocks:
+            return False
+        recent = list(self._ratios)[-self.change_blocks:]
+        if sum(recent) / self.change_blocks <= self.change_threshold:
+            return False
+        first = next(k for k, ratio in enumerate(recent) if ratio > self.change_threshold)
+        keep = self.change_blocks - first
+        if self.change_holdoff_s > 0.0:
+            keep = 0
+        for ring in (self._rows, self._measured, self._ratios):
+            kept = list(ring)[-keep:] if keep else []
+            ring.clear()
+            ring.extend(kept)
+        self._variance = math.nan  # no change test until the new robot's window is solved
+        self.changes.append(self.t)
+        return True
 
     def _solve(self) -> bool:
         """Least squares of the window through its column-scaled normal equations.
@@ -201,6 +271,8 @@ class OnlineIdentifier:
         1e8, far from round-off). Small dense products only: LAPACK on the tall window
         matrix is slow when the BLAS threads compete with other processes.
         """
+        if len(self._rows) < self.min_blocks:
+            return False
         rows = np.concatenate(self._rows)  # (blocks * r, n_b), sample after sample
         measured = np.concatenate(self._measured)
         count, n = rows.shape
@@ -223,6 +295,7 @@ class OnlineIdentifier:
         with np.errstate(divide="ignore", invalid="ignore"):
             relative = 100.0 * std / np.abs(chi)
         self.chi = chi
+        self._variance = variance
         self._estimate = OnlineEstimate(self.t, self.base.names, chi, std, relative, condition, count)
         return True
 
@@ -235,12 +308,66 @@ class OnlineIdentifier:
         """True once the estimation window holds ``window_s`` of data."""
         return len(self._rows) == self._rows.maxlen
 
+    @property
+    def window_ready(self) -> bool:
+        """True once the window holds ``min_window_s`` of data (of the current robot, after a change)."""
+        return len(self._rows) >= self.min_blocks
+
     def well_conditioned(self) -> bool:
-        """A full window whose column-scaled observation matrix has a condition number below ``max_condition``."""
-        return self._estimate is not None and self.window_full and self._estimate.condition < self.max_condition
+        """A window of at least ``min_window_s``, solved since its last restart, whose column-scaled observation
+        matrix has a condition number below ``max_condition``."""
+        return (self._estimate is not None and self.window_ready and self._variance > 0.0
+                and self._estimate.condition < self.max_condition)
+
+    def save(self, path: str | Path) -> OnlineEstimate:
+        """Write the estimate's standard parameters to ``path`` with its conditioning (``online_estimate``).
+
+        Raises:
+            InputError: the estimate is not well conditioned (the reason; nothing written).
+            OSError: the file cannot be written.
+        """
+        estimate = self._estimate
+        if not self.well_conditioned():
+            if estimate is None:
+                reason = "no estimate yet"
+            elif not self.window_ready or not self._variance > 0.0:
+                reason = f"window not full ({len(self._rows)} of {self.min_blocks} blocks since the last restart)"
+            else:
+                reason = f"condition number {estimate.condition:.3g} >= {self.max_condition:g}"
+            raise InputError(f"estimate not well conditioned ({reason}): not saved")
+        window_s = len(self._rows) * self.decimation * self.period
+        write_parameter_file(path, self.parameters(), **{ESTIMATE_KEY: {
+            "t": estimate.t, "condition": estimate.condition, "max_condition": self.max_condition,
+            "window_s": window_s, "rows": estimate.rows}})
+        return estimate
 
     def parameters(self) -> DynamicParameters:
         """The standard parameters of the current estimate (closest to the layout's, same base values)."""
         vector = self.layout.vector().copy()
         vector[self._columns] = standard_from_base(self.base, self.chi, self._nominal_columns)
         return self.layout.with_vector(vector)
+
+
+def check_estimate_file(path: str | Path, *, max_condition: float) -> dict[str, Any]:
+    """The ``online_estimate`` entry of a parameters file a controller is asked to adopt (``{}`` if none).
+
+    Raises:
+        InputError: no such file (the estimate is not available: nothing saved yet), not JSON, or an
+            estimate whose condition number is missing, non-finite or not below ``max_condition``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"no estimate available: {path} does not exist (the identifier's ~/save writes it "
+                         "once its estimate is well conditioned)")
+    try:
+        content = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise InputError(f"{path}: not a readable parameters file: {error}") from error
+    entry = content.get(ESTIMATE_KEY) if isinstance(content, dict) else None
+    if entry is None:
+        return {}
+    condition = entry.get("condition") if isinstance(entry, dict) else None
+    if not isinstance(condition, (int, float)) or not math.isfinite(condition) or condition >= max_condition:
+        raise InputError(f"{path}: estimate ill-conditioned ({ESTIMATE_KEY}.condition {condition!r}, "
+                         f"accepted below {max_condition:g})")
+    return dict(entry)

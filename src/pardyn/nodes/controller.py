@@ -67,6 +67,15 @@ Safety:
 * every command is saturated at the per-actuator limits ``effort_limits``
   (the robot YAML's ``limits: effort:``, else the URDF ``<limit effort>``).
 
+Service ``~/load_parameters`` (std_srvs/Trigger; model-based laws): adopt the parameters file
+``swap_parameters_file`` (writable; the ``identifier`` node's ``~/save`` writes one only when its
+estimate is well conditioned): the law is rebuilt with that file and the old and new laws' torques
+are blended over ``swap_blend_periods`` control periods (:func:`pardyn.control.model_swap.swap_model`:
+no torque jump). Refused, with the reason in the response and the log and the law unchanged, while a
+blend is under way, for a law without a model, when the file is absent or unreadable, or when the
+online estimate it holds has a condition number not below ``swap_max_condition``
+(:func:`pardyn.identification.online.check_estimate_file`).
+
 Run: ``ros2 run pardyn controller --ros-args --params-file config/controller.yaml``.
 """
 
@@ -81,6 +90,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from pardyn.control import ControlLaw, JointReference, saturate
@@ -88,6 +98,7 @@ from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorqu
 from pardyn.control.feedforward import AugmentedPD
 from pardyn.control.joint_state import JointStateFilter
 from pardyn.control.laws import LawOptions, make_law, needs_model
+from pardyn.control.model_swap import ModelSwap, swap_model
 from pardyn.control.pd import JointPD
 from pardyn.control.pfc import PredictiveFunctionalControl
 from pardyn.control.redundancy import InternalStressProjection
@@ -95,6 +106,7 @@ from pardyn.control.safety import SafeCommand
 from pardyn.control.timing import DurationLog
 from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError, PardynError
+from pardyn.identification.online import check_estimate_file
 from pardyn.nodes.common import (
     COMMAND_TOPIC,
     CONTROL_QOS,
@@ -147,7 +159,7 @@ def law_from_parameters(robot: Robot, p: dict) -> ControlLaw:
 class ControllerNode(Node):
     """The ``controller`` node (see the module docstring for topics and safety).
 
-    Parameters: :data:`pardyn.nodes.parameters.CONTROLLER` (all read-only; defaults in ``config/controller.yaml``).
+    Parameters: :data:`pardyn.nodes.parameters.CONTROLLER` (read-only but ``swap_parameters_file``; defaults in ``config/controller.yaml``).
 
     Raises:
         PardynError: unknown robot or law, gains or limits of the wrong size.
@@ -160,6 +172,7 @@ class ControllerNode(Node):
         self.names = tuple(self.robot.actuated_names)
         self.period_ns = period_ns(p["rate"])
         self.law = law_from_parameters(self.robot, p)
+        self._settings = p  # not _parameters: rclpy.Node keeps its own there
         self.joints = tuple(self.law.joints) if self.law.joints else self.names
         self._lift = MeasuredReference(self.robot) if self.joints != self.names else None
         redundant = len(self.robot.actuated_names) > len(self.robot.task_names)
@@ -188,6 +201,7 @@ class ControllerNode(Node):
         self._publisher = self.create_publisher(Float64MultiArray, COMMAND_TOPIC, CONTROL_QOS)
         self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, LATEST_STATE_QOS)
         self._reference = self.create_subscription(JointTrajectory, REFERENCE_TOPIC, self._on_trajectory, LATCHED_QOS)
+        self._load = self.create_service(Trigger, "~/load_parameters", self._on_load_parameters)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._watchdog = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._check_watchdog, clock=steady)
         self.get_logger().info(
@@ -199,7 +213,7 @@ class ControllerNode(Node):
 
     # ------------------------------------------------------------ setup
     def _describe_law(self) -> str:
-        law = self.law
+        law = self.law.law if isinstance(self.law, ModelSwap) else self.law
         if isinstance(law, JointPD | AugmentedPD | ComputedTorque | ExtendedComputedTorque):
             return f"{type(law).__name__}, kp {law.kp.tolist()}, kd {law.kd.tolist()}, joints {list(law.joints)}"
         if isinstance(law, PredictiveFunctionalControl):
@@ -244,6 +258,25 @@ class ControllerNode(Node):
             f"new reference: {len(message.points)} points from t = {(start_ns * 1e-9 + trajectory.start_time):.9g} s "
             f"to {(start_ns * 1e-9 + trajectory.end_time):.9g} s"
         )
+
+    def _on_load_parameters(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        p = self._settings
+        path = self.get_parameter("swap_parameters_file").value
+        try:
+            if not needs_model(p["law"]):
+                raise InputError(f"law {p['law']} has no model to replace")
+            estimate = check_estimate_file(path, max_condition=p["swap_max_condition"])
+            self.law = swap_model(self.law, lambda: law_from_parameters(self.robot, {**p, "parameters_file": path}),
+                                  blend_periods=p["swap_blend_periods"])
+        except (OSError, PardynError) as error:
+            response.success, response.message = False, f"model swap refused: {error}"
+            self.get_logger().warning(response.message)
+            return response
+        condition = f", condition number {estimate['condition']:.3g}" if estimate else ""
+        response.success, response.message = True, (
+            f"model swap to {path}{condition}: blending over {self.law.blend_periods} periods")
+        self.get_logger().info(response.message)
+        return response
 
     def _on_state(self, message: JointState) -> None:
         stamp_ns = stamp_to_ns(message.header.stamp)

@@ -6,9 +6,12 @@
   estimate's time): ``name`` the base parameters, ``position`` their values (SI), ``velocity`` their
   standard deviations ``sigma_i``, ``effort`` their ``%sigma_i``; at ``publish_rate`` Hz;
 * service ``~/save`` (std_srvs/Trigger): writes the estimate's standard parameters to
-  ``parameters_out`` (the ``parameters_file`` format the ``controller`` and ``dynamics`` nodes read),
-  only when the estimate is well conditioned (a full window, condition number below
-  ``max_condition``); refused with the reason otherwise.
+  ``parameters_out`` (the ``parameters_file`` format the ``controller`` and ``dynamics`` nodes read, with
+  the estimate's condition number under ``online_estimate``), only when the estimate is well conditioned
+  (a window of at least ``min_window`` s, condition number below ``max_condition``); refused with the reason
+  otherwise. The ``controller``'s ``~/load_parameters`` then adopts that file (its ``swap_parameters_file``);
+* the window restarts on a detected change of the robot (``change_threshold``, ``change_holdoff``:
+  :mod:`pardyn.identification.online`).
 
 Bad input (missing joints, NaN) is logged, throttled, and dropped; the estimate goes on.
 Parameters: ``config/identifier.yaml`` (table: :data:`pardyn.nodes.parameters.IDENTIFIER`). Run: ``ros2 run pardyn identifier --ros-args --params-file config/identifier.yaml``.
@@ -24,7 +27,6 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
-from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.errors import InputError, PardynError
 from pardyn.identification.online import OnlineIdentifier
 from pardyn.nodes.common import Reporter, declare_parameters, run_node, stamp_to_ns
@@ -48,8 +50,12 @@ class IdentifierNode(Node):
         self.robot = load_robot(p["robot"])
         self.identifier = OnlineIdentifier(self.robot, rate_hz=p["rate"], decimation=p["decimation"],
                                            window=p["filter_half_width"], window_s=p["window"],
-                                           max_condition=p["max_condition"])
+                                           max_condition=p["max_condition"],
+                                           min_window_s=min(p["min_window"], p["window"]),
+                                           change_threshold=p["change_threshold"],
+                                           change_holdoff_s=p["change_holdoff"])
         self._reporter = Reporter(self, p["log_period"])
+        self._changes_logged = 0
         self._estimate = self.create_publisher(JointState, ESTIMATE_TOPIC, 10)
         # not a control loop: a deep queue, so that a busy executor loses no sample (a gap restarts the filter)
         self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, STATE_QOS)
@@ -71,6 +77,10 @@ class IdentifierNode(Node):
             position = np.array([message.position[names.index(n)] for n in self.robot.measured_names])
             effort = np.array([message.effort[names.index(n)] for n in self.robot.actuated_names])
             self.identifier.add(stamp_to_ns(message.header.stamp) * 1e-9, position, effort)
+            if len(self.identifier.changes) > self._changes_logged:
+                self._changes_logged = len(self.identifier.changes)
+                self.get_logger().info(f"change of the robot detected at t = {self.identifier.changes[-1]:.3f} s: "
+                                       "estimation window restarted")
         except PardynError as error:
             self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
 
@@ -88,21 +98,15 @@ class IdentifierNode(Node):
         self._estimate.publish(message)
 
     def _on_save(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        estimate = self.identifier.estimate()
-        if not self.identifier.well_conditioned():
-            condition = "no estimate yet" if estimate is None else f"condition number {estimate.condition:.3g}"
-            response.success, response.message = False, (
-                f"estimate not well conditioned ({condition}, window not full or above "
-                f"{self.identifier.max_condition:g}): not saved")
-            return response
         try:
-            write_parameter_file(self.parameters_out, self.identifier.parameters())
+            estimate = self.identifier.save(self.parameters_out)
         except (OSError, PardynError) as error:
-            response.success, response.message = False, f"cannot write {self.parameters_out}: {error}"
+            response.success, response.message = False, f"{self.parameters_out}: {error}"
             return response
-        response.success, response.message = True, f"wrote {self.parameters_out} (estimate at t = {estimate.t:.3f} s)"
+        response.success, response.message = True, (
+            f"wrote {self.parameters_out} (estimate at t = {estimate.t:.3f} s, condition number "
+            f"{estimate.condition:.3g})")
         return response
-
 
 def main(args: list[str] | None = None) -> int:
     return run_node(IdentifierNode, NODE_NAME, args)

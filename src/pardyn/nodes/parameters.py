@@ -195,6 +195,13 @@ CONTROLLER = (
     LOG_PERIOD,
     _spec("internal_stress_projection", "bool", True,
           "actuation-redundant robots: remove the torques in the null space of J^T (Briot et al. 2015, eq. 50)"),
+    _spec("swap_parameters_file", "string", "identified_parameters.json",
+          "model-based laws: the parameters file ~/load_parameters adopts (the identifier's parameters_out)",
+          read_only=False),
+    _spec("swap_blend_periods", "integer", 200, "~/load_parameters: control periods over which the old and new "
+          "models' torques are blended", low=1, high=1_000_000),
+    _spec("swap_max_condition", "double", 1e4, "~/load_parameters refuses an online estimate whose condition "
+          "number (online_estimate.condition in the file) is not below this", low=1.0, high=1e12),
 )
 
 DYNAMICS = (
@@ -317,8 +324,14 @@ IDENTIFIER = (
           "centre, filter_half_width / rate s late", low=2, high=10_000),
     _spec("window", "double", 3.0, "estimation window (s): after a change (a payload) the estimate is the new "
           "robot's this long after", low=1e-3, high=3600.0),
+    _spec("min_window", "double", 3.0, "shortest window solved and saved (s; at most window): after a detected "
+          "change the estimate is the new robot's this long after", low=1e-3, high=3600.0),
+    _spec("change_threshold", "double", 0.0, "mean normalised squared residual of the last 10 blocks under the "
+          "estimate that restarts the window (a payload); 0: never", low=0.0, high=1e12),
+    _spec("change_holdoff", "double", 0.2, "after a detected change, the data of this long are not used (the "
+          "transient) (s)", low=0.0, high=3600.0),
     _spec("max_condition", "double", 1e4, "~/save writes the estimate only when the column-scaled observation "
-          "matrix of a full window has a condition number below this", low=1.0, high=1e12),
+          "matrix of a window of at least min_window has a condition number below this", low=1.0, high=1e12),
     _spec("publish_rate", "double", 4.0, "estimate publication rate on identifier/estimate (Hz)", low=1e-3, high=1e3),
     _spec("parameters_out", "string", "identified_parameters.json",
           "file ~/save writes (the parameters_file format of the controller and dynamics nodes)"),
