@@ -43,30 +43,24 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from loop import percentiles, stop, summary_figures  # noqa: E402 - shared bench helpers
+from loop import BenchNode, percentiles, stop, summary_figures  # noqa: E402 - shared bench helpers
 
 PERIOD_NS = 1_000_000
 
 
-class Driver:
+class Driver(BenchNode):
     """This process's rclpy node: the robot's joint_states at 1 kHz, the commands it receives."""
 
     def __init__(self, namespace: str, names: list[str], home: np.ndarray) -> None:
-        import rclpy  # noqa: PLC0415
         from rclpy.clock import Clock, ClockType  # noqa: PLC0415
-        from rclpy.node import Node  # noqa: PLC0415
         from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: PLC0415
         from sensor_msgs.msg import JointState  # noqa: PLC0415
         from std_msgs.msg import Float64MultiArray  # noqa: PLC0415
 
-        from pardyn.nodes.common import make_executor, ns_to_stamp  # noqa: PLC0415
+        from pardyn.nodes.common import ns_to_stamp  # noqa: PLC0415
 
         self.JointState, self.ns_to_stamp = JointState, ns_to_stamp
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node(f"driver_{uuid.uuid4().hex[:6]}", namespace=namespace, context=self.context)
-        self.executor = make_executor(self.context)
-        self.executor.add_node(self.node)
+        super().__init__(namespace, "driver")
         broadcaster_qos = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
         self.publisher = self.node.create_publisher(JointState, "joint_states", broadcaster_qos)
         self.node.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_command,
@@ -100,16 +94,6 @@ class Driver:
         if tag in self.sent and tag not in self.answers:
             newest = (self.t0_ns // PERIOD_NS + self.k) % 2**32
             self.answers[tag] = (time.perf_counter(), newest - tag)
-
-    def spin(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=0.01)
-
-    def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.context.try_shutdown()
 
 
 def main() -> int:

@@ -81,21 +81,44 @@ def percentiles(values) -> str:
     return f"p50 {p50:7.3f}  p90 {p90:7.3f}  p99 {p99:7.3f}  max {values.max():7.3f}"
 
 
-class Observer:
-    """This process's rclpy node: arrival times of states and commands."""
+class BenchNode:
+    """An rclpy node of this (bench) process in its own context, spun with pardyn's executor."""
 
-    def __init__(self, namespace: str) -> None:
+    def __init__(self, namespace: str, prefix: str) -> None:
         import rclpy  # noqa: PLC0415
-        from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
         from rclpy.node import Node  # noqa: PLC0415
-        from sensor_msgs.msg import JointState  # noqa: PLC0415
-        from std_msgs.msg import Float64MultiArray  # noqa: PLC0415
+
+        from pardyn.nodes.common import make_executor  # noqa: PLC0415
 
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
-        self.node = Node(f"bench_{uuid.uuid4().hex[:8]}", namespace=namespace, context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
+        self.node = Node(f"{prefix}_{uuid.uuid4().hex[:8]}", namespace=namespace, context=self.context)
+        self.executor = make_executor(self.context)
         self.executor.add_node(self.node)
+
+    def spin(self, seconds: float, until=None, wait_s: float = 0.01) -> bool:
+        """Spin for ``seconds`` (waits of at most ``wait_s``), or until ``until()``; whether it held."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if until is not None and until():
+                return True
+            self.executor.spin_once(timeout_sec=max(0.0, min(wait_s, deadline - time.monotonic())))
+        return until is None
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+        self.context.try_shutdown()
+
+
+class Observer(BenchNode):
+    """This process's rclpy node: arrival times of states and commands."""
+
+    def __init__(self, namespace: str) -> None:
+        from sensor_msgs.msg import JointState  # noqa: PLC0415
+        from std_msgs.msg import Float64MultiArray  # noqa: PLC0415
+
+        super().__init__(namespace, "bench")
         self.states: list[tuple[float, object]] = []
         self.commands: list[tuple[float, object]] = []
         self.node.create_subscription(JointState, "joint_states",
@@ -103,22 +126,9 @@ class Observer:
         self.node.create_subscription(Float64MultiArray, "effort_controller/commands",
                                       lambda m: self.commands.append((time.perf_counter(), m)), 10_000)
 
-    def spin(self, seconds: float, until=None) -> bool:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if until is not None and until():
-                return True
-            self.executor.spin_once(timeout_sec=0.01)
-        return until is None
-
     def clear(self) -> None:
         self.states.clear()
         self.commands.clear()
-
-    def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.context.try_shutdown()
 
 
 def stamp_ns(message) -> int:

@@ -39,27 +39,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from loop import start, stop, summary_figures  # noqa: E402 - the two-process loop's node helpers, shared
+from loop import BenchNode, start, stop, summary_figures  # noqa: E402 - the two-process loop's node helpers, shared
 SETPOINT_TASK = [0.01, 0.005, 0.02]
 
 
-class Injector:
+class Injector(BenchNode):
     """The third process's rclpy node: hears the sim's step, sends bad messages at random."""
 
     def __init__(self, namespace: str, names: list[str], seed: int) -> None:
-        import rclpy
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.node import Node
         from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
         self.JointState, self.Float64MultiArray, self.Dimension = JointState, Float64MultiArray, MultiArrayDimension
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node(f"soak_injector_{uuid.uuid4().hex[:6]}", namespace=namespace, context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
+        super().__init__(namespace, "soak_injector")
         self.names = names
         self.random = random.Random(seed)
         self.step = 0
@@ -78,9 +71,7 @@ class Injector:
             self.positions = list(message.position)
 
     def spin(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=max(0.0, min(0.002, deadline - time.monotonic())))
+        super().spin(seconds, wait_s=0.002)
 
     def _command(self, data, tag: int, label: str = "") -> None:
         message = self.Float64MultiArray(data=[float(v) for v in data])
@@ -131,11 +122,6 @@ class Injector:
             self._state(self.names, q[:n], [], 0, self.best_effort_states)
         elif kind == "state_nan_velocities_stale":
             self._state(self.names, q[:n], [math.nan] * n, max(0, self.step - 3000) * 1_000_000)
-
-    def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.context.try_shutdown()
 
 
 def main() -> int:

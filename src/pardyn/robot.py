@@ -301,7 +301,9 @@ class Robot:
             method: ``"newton"`` (generic) or ``"analytic"`` (the robot's closed
                 form, see :mod:`pardyn.kinematics.analytic`).
             checks: check the assembly mode and the singularities of the answer
-                (see :meth:`pardyn.kinematics.solver.ClosureSolver.solve`).
+                (see :meth:`pardyn.kinematics.solver.ClosureSolver.solve`); with
+                ``method="analytic"``, False returns the closed form unverified
+                (``residual`` NaN, ``conditioning`` empty): a third of the cost.
         """
         values = self._values(actuated, self.actuated_names, "actuated")
         indices = self.actuated_indices
@@ -311,7 +313,12 @@ class Robot:
         if method == "analytic":
             n_a = len(self.actuated_names)
             readings = None if sensed is None else values[n_a:]
-            return self._analytic_solution(self._analytic().forward(values[:n_a], readings))
+            q = self._analytic().forward(values[:n_a], readings)
+            if not checks:  # the closed form alone: no residual, no conditioning (NaN, empty)
+                if not np.isfinite(q).all():
+                    raise KinematicsError(f"{self.name}: the closed form gave non-finite joints for {values.tolist()}")
+                return Solution(q=q, iterations=0, residual=float("nan"), conditioning={})
+            return self._analytic_solution(q)
         self._check_method(method)
         return self.solver.solve(
             indices,

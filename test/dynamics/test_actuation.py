@@ -113,6 +113,30 @@ def test_projection_of_the_controller_needs_no_forward_problem_when_q_is_known(l
     assert np.linalg.norm(by_measurement) < np.linalg.norm(tau)  # least norm
 
 
+def test_projection_between_checked_calls_matches_the_svd_null_space_and_checks_still_catch(load):
+    """Issue 19: the unverified closed form between checked calls gives the same eq. (50) torques."""
+    from scipy.linalg import null_space
+
+    from pardyn.errors import PardynError
+
+    robot = load("dualv")
+    projection = InternalStressProjection(robot, check_every=4)
+    q, _, _ = _states(robot, 9, seed=5)
+    tau = np.array([3.0, -1.0, 2.0, 0.5])
+    for k in range(9):  # calls 1..3, 5..7 unverified
+        jacobian = robot.differential.inverse_jacobian(q[k], robot.actuated_indices)  # (n_a, n) at the true q
+        basis = null_space(jacobian.T)  # scipy's SVD, independent of pardyn's projector
+        expected = tau - basis @ (basis.T @ tau)
+        np.testing.assert_allclose(projection(q[k][robot.actuated_indices], tau), expected, atol=1e-10,
+                                   err_msg=f"call {k}")
+    for calls in (0, 1):  # a checked and an unchecked call: a reading off the robot's reach is refused
+        projection._calls = calls
+        with pytest.raises(PardynError):
+            projection(np.array([4.61, -4.49, 4.61, -4.49]), tau)
+    with pytest.raises(ValueError):
+        InternalStressProjection(robot, check_every=0)
+
+
 def test_robots_outside_the_fast_path_say_so(load):
     assert not ActuationMaps(load("h4")).supported  # distance closures
     assert not ActuationMaps(load("ur5e")).supported  # no loop

@@ -330,16 +330,59 @@ def _wrapped_difference(robot: Robot, later: np.ndarray, earlier: np.ndarray) ->
     return difference
 
 
+PILOT_SPACING = 5
+"""Every this many checked samples, one is solved in turn (a pilot); the checked samples between pilots are
+solved at once from them, then checked one by one."""
+
+
+def _batched_from(
+    robot: Robot, batch: BatchClosures, readings: np.ndarray, targets: np.ndarray, known: np.ndarray,
+    known_q: np.ndarray, *, limit: float = DEVIATION_LIMIT,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Answers at the samples ``targets`` (sorted) from answers ``known_q`` (K, nv) at the samples ``known``
+    (sorted, ``known[0] <= targets[0]``): :func:`forward_batch` started from the blend of the two known
+    neighbours' first-order predictions ``q_j + W_j J_I,j^+ (y - y_j)``.
+
+    Returns ``q`` (T, nv), ``K`` (T, m, nv) and a mask (T,) of the answers to keep (converged, within
+    ``limit`` of their start).
+    """
+    _, known_jacobians = batch.residual_and_jacobian(known_q)
+    indices = robot.measured_indices[: readings.shape[1]]
+    velocity_map, pseudo_inverse = _measured_maps(robot, known_jacobians, indices)
+    moves = velocity_map @ pseudo_inverse  # (K, nv, k): dq per change of the readings
+    segment = np.clip(np.searchsorted(known, targets, side="right") - 1, 0, len(known) - 1)
+    following = np.minimum(segment + 1, len(known) - 1)
+    span = np.maximum(known[following] - known[segment], 1)
+    fraction = np.where(following == segment, 0.0, np.clip((targets - known[segment]) / span, 0.0, 1.0))[:, None]
+    wrap = robot.solver.angles[indices]
+    selected = readings[targets]
+
+    def predicted(neighbour: np.ndarray) -> np.ndarray:
+        change = selected - readings[known[neighbour]]
+        change[:, wrap] = (change[:, wrap] + math.pi) % (2.0 * math.pi) - math.pi
+        return known_q[neighbour] + (moves[neighbour] @ change[:, :, None])[:, :, 0]
+
+    base = known_q[segment]
+    starts = (1.0 - fraction) * predicted(segment) + fraction * (
+        base + _wrapped_difference(robot, predicted(following), base))
+    q, jacobians, converged = forward_batch(robot, selected, starts, batch=batch)
+    converged &= np.abs(_wrapped_difference(robot, q, starts)).max(axis=1) <= limit
+    return q, jacobians, converged
+
+
 def solve_series(
     robot: Robot, readings: np.ndarray, start: np.ndarray, *, check_every: int = 10, show_progress: bool = False,
     label: str = "closed-loop states",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Forward kinematics of a smooth series of readings: every ``check_every``-th sample solved
-    in turn (warm-started, branch and conditioning checked), the ones between at once.
+    """Forward kinematics of a smooth series of readings, every ``check_every``-th sample's branch and
+    conditioning checked, as a warm-started sample-by-sample solve would check them.
 
-    The samples between two checked ones start from the straight line between their answers
-    and go through :func:`forward_batch`; a sample that does not converge there, or lands
-    farther than :data:`DEVIATION_LIMIT` from its start, is solved alone from its neighbour.
+    Three passes: every ``PILOT_SPACING * check_every``-th sample solved in turn (warm-started from a linear
+    prediction, checked); the other checked samples at once from them (:func:`_batched_from`), then checked
+    one by one (``assembly_mode``, conditioning below ``max_condition``); every other sample at once from the
+    checked ones. A sample that does not converge in its batch, fails its check or (unchecked samples) lands
+    farther than :data:`DEVIATION_LIMIT` from its start is solved alone from its neighbour, with the solver's
+    checks and errors.
 
     Args:
         readings: measured coordinates (N, k) (actuated, then sensed), rad or m.
@@ -354,6 +397,7 @@ def solve_series(
     batch = BatchClosures(robot.closures)
     n_a = len(robot.actuated_names)
     count = len(readings)
+    solver = robot.solver
 
     def solve_one(i: int, warm: np.ndarray, checks: bool) -> np.ndarray:
         reading = readings[i]
@@ -363,35 +407,27 @@ def solve_series(
         except KinematicsError as error:
             raise SampleError(i, error) from error
 
-    checked = np.arange(0, count, check_every)
-    anchors = np.empty((len(checked), robot.nv))
+    pilots = np.arange(0, count, check_every * PILOT_SPACING)
+    pilot_q = np.empty((len(pilots), robot.nv))
     previous = start
-    rows = progress(range(len(checked)), total=len(checked), label=label) if show_progress else range(len(checked))
+    rows = progress(range(len(pilots)), total=len(pilots), label=label) if show_progress else range(len(pilots))
     for j in rows:
         if j >= 2:  # linear prediction from the two previous answers
-            previous = anchors[j - 1] + _wrapped_difference(robot, anchors[j - 1], anchors[j - 2])
-        anchors[j] = previous = solve_one(int(checked[j]), previous, True)
-    # starts: first-order maps from the two checked neighbours, blended, q_j + W_j J_I,j^+ (y - y_j)
-    _, anchor_jacobians = batch.residual_and_jacobian(anchors)
-    indices = robot.measured_indices[: readings.shape[1]]
-    velocity_map, pseudo_inverse = _measured_maps(robot, anchor_jacobians, indices)
-    moves = velocity_map @ pseudo_inverse  # (N_c, nv, k): dq per change of the readings
-    segment = np.minimum(np.arange(count) // check_every, len(checked) - 1)
-    following = np.minimum(segment + 1, len(checked) - 1)
-    fraction = np.clip((np.arange(count) - checked[segment]) / check_every, 0.0, 1.0)[:, None]
-    fraction[following == segment] = 0.0
-
-    def predicted(anchor: np.ndarray) -> np.ndarray:
-        change = readings - readings[checked[anchor]]
-        wrap = robot.solver.angles[indices]
-        change[:, wrap] = (change[:, wrap] + math.pi) % (2.0 * math.pi) - math.pi
-        return anchors[anchor] + (moves[anchor] @ change[:, :, None])[:, :, 0]
-
-    starts = (1.0 - fraction) * predicted(segment) + fraction * (
-        anchors[segment] + _wrapped_difference(robot, predicted(following), anchors[segment]))
-    q, jacobians, converged = forward_batch(robot, readings, starts, batch=batch)
-    converged &= np.abs(_wrapped_difference(robot, q, starts)).max(axis=1) <= DEVIATION_LIMIT
-    for i in np.flatnonzero(~converged):  # rare: alone, from the previous answer
+            previous = pilot_q[j - 1] + _wrapped_difference(robot, pilot_q[j - 1], pilot_q[j - 2])
+        pilot_q[j] = previous = solve_one(int(pilots[j]), previous, True)
+    checked = np.arange(0, count, check_every)
+    # their branch is checked below, so no distance limit
+    checked_q, checked_jacobians, kept = _batched_from(robot, batch, readings, checked, pilots, pilot_q,
+                                                       limit=math.inf)
+    for j in range(len(checked)):
+        q = checked_q[j]
+        if kept[j] and not robot.assembly_mode_violations(q) and all(
+            condition < solver.max_condition for condition in solver.conditioning(checked_jacobians[j], q).values()
+        ):
+            continue
+        checked_q[j] = solve_one(int(checked[j]), checked_q[j - 1] if j else start, True)
+    q, jacobians, kept = _batched_from(robot, batch, readings, np.arange(count), checked, checked_q)
+    for i in np.flatnonzero(~kept):  # rare: alone, from the previous answer
         q[i] = solve_one(int(i), q[i - 1] if i else start, True)
         jacobians[i] = robot.closures.jacobian(q[i])
     return q, jacobians
