@@ -50,7 +50,8 @@ Safety:
 
 * watchdog: once states have started, if none arrives for ``watchdog_periods``
   control periods (wall clock), the node publishes zero torque (every half
-  watchdog period) and logs an error until states come back;
+  watchdog period; tagged one before the last state answered, so that a lockstep
+  sim never takes it for the answer to a state) and logs an error until states come back;
 * a state with missing names or NaN/inf positions is dropped with a
   warning naming the problem (no command is sent for it);
 * a state with the stamp and the positions of the previous one (the lockstep sim
@@ -112,6 +113,7 @@ from pardyn.nodes.common import (
     CONTROL_QOS,
     LATCHED_QOS,
     LATEST_STATE_QOS,
+    SEQUENCE_MODULUS,
     STATE_TOPIC,
     Reporter,
     declare_parameters,
@@ -388,7 +390,10 @@ class ControllerNode(Node):
         if silent_s <= self.watchdog_s:
             return
         self._tripped = True
-        self._publisher.publish(command_message(np.zeros(len(self.names)), self.names, self._last_tag))
+        # tagged one before the last state answered: an answer to no state, which a lockstep sim drops as a
+        # duplicate (tagged like the last answer, it could be taken for the answer to a re-sent state 0)
+        self._publisher.publish(command_message(np.zeros(len(self.names)), self.names,
+                                                (self._last_tag - 1) % SEQUENCE_MODULUS))
         self._reporter.error(
             "watchdog",
             f"no {STATE_TOPIC} for {silent_s * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): commanding zero torque",
