@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -60,5 +61,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def console_main() -> int:
+    """The ``pardyn`` console script: :func:`main`, then SIGINT/SIGTERM ignored while the interpreter finalizes.
+
+    Python gives a signal with a Python handler back to the default action when
+    it finalizes (terminate): a Ctrl-C that comes late, after ``pardyn bringup``
+    stopped cleanly, would otherwise kill the exiting process (:mod:`pardyn.nodes.stopping`).
+    """
+    try:
+        return main()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(console_main())

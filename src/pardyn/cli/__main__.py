@@ -1,5 +1,5 @@
 import sys
 
-from pardyn.cli import main
+from pardyn.cli import console_main
 
-sys.exit(main())
+sys.exit(console_main())

@@ -1,7 +1,10 @@
-"""``pardyn bringup``: run the nodes of a bringup file in ONE process (composition).
+"""``pardyn bringup``: run the nodes of a bringup file in ONE process (composition), or one process each.
 
-The file format and the runner are :mod:`pardyn.nodes.bringup`; this module is
-the command line around them (``--namespace``, ``--duration``, ``--dry-run``).
+The file format and the one-process runner are :mod:`pardyn.nodes.bringup`,
+the process-per-node runner (``--processes``, what ``ros2 launch`` does) is
+:mod:`pardyn.nodes.launcher`; this module is the command line around them
+(``--namespace``, ``--duration``, ``--processes``, ``--start-delay``, ``--dry-run``).
+Both take SIGINT/SIGTERM as a request to stop (:mod:`pardyn.nodes.stopping`).
 """
 
 from __future__ import annotations
@@ -11,11 +14,13 @@ from pathlib import Path
 
 from pardyn.errors import DescriptionError
 from pardyn.nodes.bringup import load_bringup, run_nodes
+from pardyn.nodes.launcher import run_processes
+from pardyn.nodes.stopping import StopSignals
 from pardyn.resources import share_directory
 
 __all__ = ["add_arguments", "run"]
 
-HELP = "run the nodes of a bringup file (config/bringup/*.yaml) in one process"
+HELP = "run the nodes of a bringup file (config/bringup/*.yaml) in one process, or one process each (--processes)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,6 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=float, default=None,
                         help="stop after this many seconds of wall-clock time (default: until Ctrl-C/SIGTERM)")
     parser.add_argument("--dry-run", action="store_true", help="print the node set as ros2 run commands and exit")
+    parser.add_argument("--processes", action="store_true",
+                        help="each node as its own OS process, as ros2 launch starts them (output prefixed with the "
+                             "node's name, SIGINT forwarded, exit codes reported)")
+    parser.add_argument("--start-delay", action="append", default=[], metavar="NODE=SECONDS",
+                        help="--processes: start NODE this long after the others' start (repeatable; any order)")
 
 
 def _config_path(text: str) -> Path:
@@ -41,6 +51,17 @@ def _config_path(text: str) -> Path:
     return share_directory() / "config" / "bringup" / f"{text}.yaml"
 
 
+def _start_delays(items: list[str]) -> dict[str, float]:
+    delays = {}
+    for item in items:
+        name, _, seconds = item.partition("=")
+        try:
+            delays[name] = float(seconds)
+        except ValueError:
+            raise DescriptionError(f"--start-delay {item!r}: expected NODE=SECONDS") from None
+    return delays
+
+
 def run(args: argparse.Namespace) -> int:
     bringup = load_bringup(_config_path(args.config))
     if args.dry_run:
@@ -48,5 +69,16 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.duration is not None and not args.duration > 0.0:
         raise DescriptionError(f"--duration must be positive seconds, got {args.duration}")
-    run_nodes(bringup, namespace=args.namespace, duration_s=args.duration)
-    return 0
+    if args.start_delay and not args.processes:
+        raise DescriptionError("--start-delay needs --processes")
+    delays = _start_delays(args.start_delay)
+    stop = StopSignals().install()  # Ctrl-C/SIGTERM from now on: a request to stop, never a traceback
+    try:
+        if args.processes:
+            codes = run_processes(bringup, namespace=args.namespace, duration_s=args.duration, stop=stop,
+                                  start_delays=delays)
+            return 0 if all(code in (0, None) for code in codes.values()) else 1
+        run_nodes(bringup, namespace=args.namespace, duration_s=args.duration, stop=stop)
+        return 0
+    finally:
+        stop.restore()  # the console script ignores them while the interpreter finalizes (pardyn.cli.console_main)

@@ -39,6 +39,7 @@ This module imports rclpy only inside :func:`run_nodes`: reading a bringup file 
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -49,6 +50,7 @@ from typing import Any
 import yaml
 
 from pardyn.errors import DescriptionError
+from pardyn.nodes.stopping import StopSignals
 from pardyn.resources import resolve_path, share_directory
 
 __all__ = ["Bringup", "NodeSpec", "load_bringup", "namespace_remappings", "run_nodes"]
@@ -216,34 +218,43 @@ def run_nodes(
     namespace: str = "",
     duration_s: float | None = None,
     until: Callable[[dict[str, Any]], bool] | None = None,
+    stop: StopSignals | None = None,
 ) -> dict[str, Any]:
     """Run the nodes of ``bringup`` in this process until a stop; the nodes by executable name.
 
-    Stops on Ctrl-C/SIGTERM, after ``duration_s`` seconds of wall-clock time, or
+    Stops on SIGINT/SIGTERM (any number, at any moment: they are requests, see
+    :mod:`pardyn.nodes.stopping`), after ``duration_s`` seconds of wall-clock time, or
     as soon as ``until(nodes)`` is true (checked between callbacks), then
-    destroys the nodes (the recorder closes its bag) and shuts rclpy down.
+    destroys the nodes (the recorder closes its bag, the sim and controller log
+    their summaries) and shuts rclpy down. ``stop``: the process's
+    :class:`~pardyn.nodes.stopping.StopSignals` (the CLI's); without it the
+    handlers are installed for the run and given back after it (a test process).
     The returned nodes are destroyed: read figures from them, do not spin them.
     """
     import rclpy  # noqa: PLC0415 - only here: loading a bringup file needs no rclpy
     from rclpy.exceptions import ParameterException  # noqa: PLC0415
     from rclpy.executors import ExternalShutdownException  # noqa: PLC0415
+    from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
     from pardyn.errors import PardynError  # noqa: PLC0415
     from pardyn.nodes.common import make_executor, needs_message_info, one_blas_thread  # noqa: PLC0415
     from pardyn.nodes.registry import node_class  # noqa: PLC0415
 
+    own = stop is None
+    stop = StopSignals().install() if own else stop
     one_blas_thread()
     context = rclpy.Context()
-    # rclpy installs its SIGINT/SIGTERM handlers only for the default context unless asked: without
-    # them SIGTERM kills the process before the nodes are destroyed (the recorder's bag left open),
-    # and SIGINT is ignored when the parent started us with it ignored (a background job)
-    rclpy.init(args=[], context=context, signal_handler_options=rclpy.signals.SignalHandlerOptions.ALL)
+    # the signals are requests (stop): rclpy's handlers, which raise KeyboardInterrupt in callbacks, stay out;
+    # ours also work when the parent started us with SIGINT ignored (a background job)
+    rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
     logger = rclpy.logging.get_logger("bringup")
     executor = None
     nodes: dict[str, Any] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="pardyn_bringup_") as scratch:
             for spec in bringup.nodes:
+                if stop.requested:
+                    break
                 try:
                     node = node_class(spec.executable)(
                         context=context,
@@ -259,22 +270,24 @@ def run_nodes(
         executor = make_executor(context, message_info=any(needs_message_info(n) for n in nodes.values()))
         for node in nodes.values():
             executor.add_node(node)
-        logger.info(f"{bringup.source}: running {[n.get_fully_qualified_name() for n in nodes.values()]}")
+        if not stop.requested:
+            logger.info(f"{bringup.source}: running {[n.get_fully_qualified_name() for n in nodes.values()]}")
         deadline = None if duration_s is None else time.monotonic() + duration_s
-        while context.ok() and (deadline is None or time.monotonic() < deadline):
+        while not stop.requested and context.ok() and (deadline is None or time.monotonic() < deadline):
             if until is not None and until(nodes):
                 break
             executor.spin_once(timeout_sec=0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except ExternalShutdownException:
         pass
-    except Exception:
-        if context.ok():
-            raise
-        # SIGINT/SIGTERM shut the context down while a callback was publishing: a clean stop
     finally:
         if executor is not None:
-            executor.shutdown()
+            executor.shutdown(timeout_sec=1.0)
         for node in reversed(list(nodes.values())):
             node.destroy_node()
-        rclpy.try_shutdown(context=context, uninstall_handlers=True)  # Ctrl-C is Python's again after us
+        rclpy.try_shutdown(context=context)
+        if own:
+            stop.restore()
+    if stop.requested:
+        print(f"[INFO] [bringup]: stopped by {stop.describe()}: {len(nodes)} nodes destroyed", file=sys.stderr,
+              flush=True)
     return nodes

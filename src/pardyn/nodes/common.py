@@ -10,10 +10,9 @@
   code 1 when the node cannot start (a pardyn error, a bad parameter);
 * stamp conversions and the QoS profiles of the control loop.
 
-The lockstep protocol between the ``sim`` and the ``controller`` nodes (see
-:mod:`pardyn.nodes.sim`) tags each command with the step it answers in
-``Float64MultiArray.layout.data_offset``: :func:`step_of_stamp` is the one
-place that turns a state's stamp into that tag.
+The lockstep protocol between the ``sim`` and the ``controller`` nodes (tags,
+re-sends, watchdogs, stalls, command sources) is :mod:`pardyn.control.lockstep`,
+without ROS; its tag function :func:`step_of_stamp` is re-exported here.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
+from pardyn.control.lockstep import SEQUENCE_MODULUS, step_of_stamp  # the protocol's tags, for the nodes
 from pardyn.errors import InputError
 from pardyn.nodes.parameters import NODE_PARAMETERS, ParameterSpec
 
@@ -60,7 +60,6 @@ __all__ = [
 STATE_TOPIC = "joint_states"
 COMMAND_TOPIC = "effort_controller/commands"
 NANOSECONDS = 1_000_000_000
-SEQUENCE_MODULUS = 2**32  # layout.data_offset is a uint32
 
 CONTROL_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
 """joint_states and effort commands: reliable (a lockstep step must not be lost), depth 10."""
@@ -216,15 +215,6 @@ def period_ns(rate_hz: float) -> int:
     return int(round(NANOSECONDS / rate_hz))
 
 
-def step_of_stamp(stamp_ns: int, period: int) -> int:
-    """The lockstep tag of a state stamped ``stamp_ns``: ``round(stamp / period) mod 2^32``.
-
-    The sim stamps state ``k`` at exactly ``k * period`` ns of simulated time,
-    so the tag is ``k`` (modulo the uint32 range of ``layout.data_offset``).
-    """
-    return int(round(stamp_ns / period)) % SEQUENCE_MODULUS
-
-
 # --------------------------------------------------------------------------- main
 EXECUTOR_VARIABLE = "PARDYN_EXECUTOR"
 
@@ -282,7 +272,13 @@ def needs_message_info(node: Node) -> bool:
 
 
 def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None = None) -> int:
-    """Run ``factory()``'s node until Ctrl-C/SIGTERM; exit code 0, or 1 if it cannot start.
+    """Run ``factory()``'s node until SIGINT/SIGTERM; exit code 0, or 1 if it cannot start.
+
+    The signals only ask for the stop (:mod:`pardyn.nodes.stopping`): the loop
+    ends between two callbacks, the node is destroyed (its summary is logged),
+    rclpy shuts down, and the last line says which signals came; a signal that
+    arrives while the node is built lets the construction finish first. No
+    signal, however many and whenever, raises in the node's code.
 
     A pardyn error or a bad parameter while constructing the node is logged as
     ``cannot start: <type>: <message>`` on the ``name`` logger, without a traceback.
@@ -290,13 +286,20 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     import rclpy  # noqa: PLC0415 - keep module import cheap for tools that only read constants
     from rclpy.exceptions import ParameterException  # noqa: PLC0415
     from rclpy.executors import ExternalShutdownException  # noqa: PLC0415
+    from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
     from pardyn.errors import PardynError  # noqa: PLC0415
+    from pardyn.nodes.stopping import stop_signals  # noqa: PLC0415
 
+    stop = stop_signals()  # before anything slow: a signal from now on is a request
     one_blas_thread()
-    rclpy.init(args=None if args is None else list(args))
+    # rclpy's own handlers would raise KeyboardInterrupt from inside its callbacks: not installed
+    rclpy.init(args=None if args is None else list(args), signal_handler_options=SignalHandlerOptions.NO)
     node = None
+    executor = None
     try:
+        if stop.requested:
+            return _stopped(name, stop, "before its node was built: nothing ran")
         try:
             node = factory()
         except (PardynError, ParameterException, OSError) as error:
@@ -305,17 +308,23 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
         executor = make_executor(message_info=needs_message_info(node))
         executor.add_node(node)
         # spin_once in a loop, not spin(): the events executor of rclpy 9.1's wheels never returns from
-        # spin() nor runs a callback in it (measured), while spin_once works and lets Ctrl-C through
-        while rclpy.ok():
+        # spin() nor runs a callback in it (measured), while spin_once works; the stop is looked at
+        # between callbacks, at least every 0.1 s
+        while not stop.requested and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except ExternalShutdownException:
         pass
-    except Exception:
-        if rclpy.ok():
-            raise
-        # SIGINT/SIGTERM shut the context down while a callback was publishing: a clean stop
     finally:
+        if executor is not None:
+            executor.shutdown(timeout_sec=1.0)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        stop.ignore_further()  # the process ends: see StopSignals.ignore_further
+    return _stopped(name, stop, "node destroyed") if stop.requested else 0
+
+
+def _stopped(name: str, stop, what: str) -> int:
+    """Exit code 0 and the last line of a node stopped by signals, on stderr (rclpy's logging is shut down by then)."""
+    print(f"[INFO] [{name}]: stopped by {stop.describe()}: {what}, exit code 0", file=sys.stderr, flush=True)
     return 0

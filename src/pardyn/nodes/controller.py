@@ -33,7 +33,7 @@ Topics (relative names):
   ``layout.dim[0].label`` (``"leg1_joint1,leg2_joint1,..."``, checked by the sim;
   a ros2_control effort controller's ``joints`` list must have this order),
   ``layout.data_offset`` =
-  the lockstep tag of the state answered (:func:`pardyn.nodes.common.step_of_stamp`:
+  the lockstep tag of the state answered (:func:`pardyn.control.lockstep.step_of_stamp`:
   ``round(stamp / period) mod 2^32`` with ``period = 1/rate``, see :mod:`pardyn.nodes.sim`);
 * subscribes ``reference/trajectory`` (trajectory_msgs/JointTrajectory,
   transient local): the reference of the actuated joints, from the
@@ -99,6 +99,7 @@ from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorqu
 from pardyn.control.feedforward import AugmentedPD
 from pardyn.control.joint_state import JointStateFilter
 from pardyn.control.laws import LawOptions, make_law, needs_model
+from pardyn.control.lockstep import LockstepAnswer
 from pardyn.control.model_swap import ModelSwap, swap_model
 from pardyn.control.pd import JointPD
 from pardyn.control.pfc import PredictiveFunctionalControl
@@ -113,7 +114,6 @@ from pardyn.nodes.common import (
     CONTROL_QOS,
     LATCHED_QOS,
     LATEST_STATE_QOS,
-    SEQUENCE_MODULUS,
     STATE_TOPIC,
     Reporter,
     declare_parameters,
@@ -121,7 +121,6 @@ from pardyn.nodes.common import (
     period_ns,
     run_node,
     stamp_to_ns,
-    step_of_stamp,
 )
 from pardyn.nodes.messages import command_message, joint_readings, reference_from_message
 from pardyn.robot import Robot, load_robot
@@ -195,13 +194,7 @@ class ControllerNode(Node):
         self._trajectory: SampledReference | None = None  # in time from its start
         self._trajectory_start_ns = 0
         self._reporter = Reporter(self, p["log_period"], what="more")
-        self._last_state_wall: float | None = None
-        self._last_tag = 0
-        self._last_answer: tuple[int, np.ndarray] | None = None  # (stamp ns, tau) of the last command
-        self._tripped = False
-        self.answered = 0
-        self.missed = 0  # states never seen: stamp gaps over 1.5 periods between consecutive states
-        self._last_stamp_ns: int | None = None
+        self.protocol = LockstepAnswer(self.period_ns, self.watchdog_s)  # tags, re-sends, watchdog
         self.law_time = DurationLog()  # the law (+ projection) per answered state
 
         self._publisher = self.create_publisher(Float64MultiArray, COMMAND_TOPIC, CONTROL_QOS)
@@ -292,9 +285,9 @@ class ControllerNode(Node):
             return
         reading = self._filter.update(message.name, message.position, message.velocity, stamp_ns,
                                       time.monotonic_ns())
-        if reading.stamp == "resend" and self._last_answer is not None and self._last_answer[0] == stamp_ns:
-            self._publisher.publish(command_message(self._last_answer[1], self.names, self._last_tag))
-            self._last_state_wall = time.monotonic()
+        again = self.protocol.repeat(stamp_ns, reading.stamp == "resend", time.monotonic())
+        if again is not None:  # the sim re-sent the state: the same command, the law not called again
+            self._publisher.publish(command_message(again[0], self.names, again[1]))
             return
         try:
             position, velocity = joint_readings(
@@ -305,7 +298,14 @@ class ControllerNode(Node):
             return
         self._report_reading(reading, stamp_ns)
         self._count_missed(stamp_ns)
-        time_ns = reading.time_ns
+        tau = self._command(position, velocity, reading.time_ns)
+        tag, back = self.protocol.answer(stamp_ns, tau, time.monotonic())
+        self._publisher.publish(command_message(tau, self.names, tag))
+        if back:
+            self.get_logger().info(f"{STATE_TOPIC} back at {stamp_ns * 1e-9:.6f} s: control resumed")
+
+    def _command(self, position: np.ndarray, velocity: np.ndarray, time_ns: int) -> np.ndarray:
+        """The law's torques (n_a,) at ``time_ns`` (projected, saturated), else the safe command, said once."""
         n_a = len(self.names)
         if self._hold is None:
             self._hold = JointReference.hold(position[:n_a])
@@ -332,27 +332,18 @@ class ControllerNode(Node):
             else:
                 self._reporter.error("law", text)
         self.law_time.add(time.perf_counter() - begin)
-        tag = step_of_stamp(stamp_ns, self.period_ns)
-        self._publisher.publish(command_message(tau, self.names, tag))
-        self._last_tag = tag
-        self._last_answer = (stamp_ns, tau)
-        self._last_state_wall = time.monotonic()
-        self.answered += 1
-        if self._tripped:
-            self._tripped = False
-            self.get_logger().info(f"{STATE_TOPIC} back at {stamp_ns * 1e-9:.6f} s: control resumed")
+        return tau
 
     def _count_missed(self, stamp_ns: int) -> None:
         """Count the states skipped since the previous one (keep last 1 drops what the node was too late for)."""
-        last, self._last_stamp_ns = self._last_stamp_ns, stamp_ns
-        if last is None or stamp_ns <= last:
-            return
-        skipped = round((stamp_ns - last) / self.period_ns) - 1
-        if skipped >= 1 and stamp_ns - last > 1.5 * self.period_ns:
-            self.missed += skipped
+        skipped = self.protocol.skipped(stamp_ns)
+        if skipped:
             self._reporter.warning(
                 "behind", f"fell behind: {skipped} {STATE_TOPIC} messages skipped before the one stamped "
                 f"{stamp_ns * 1e-9:.6f} s ({self.missed} in all; the law's timing is in the summary at shutdown)")
+
+    answered = property(lambda self: self.protocol.answered, doc="states answered (re-sends not counted)")
+    missed = property(lambda self: self.protocol.missed, doc="states never seen: stamp gaps over 1.5 periods")
 
     def summary(self) -> str:
         """One line on the run: states answered and missed, time in the law."""
@@ -382,18 +373,14 @@ class ControllerNode(Node):
             )
 
     def _check_watchdog(self) -> None:
-        last = self._last_state_wall
-        if last is None:
+        if self.protocol.last_state_s is None:
             self._check_silent_publishers()
             return  # not started: nothing to hold yet
-        silent_s = time.monotonic() - last
-        if silent_s <= self.watchdog_s:
+        silence = self.protocol.watchdog(time.monotonic())
+        if silence is None:
             return
-        self._tripped = True
-        # tagged one before the last state answered: an answer to no state, which a lockstep sim drops as a
-        # duplicate (tagged like the last answer, it could be taken for the answer to a re-sent state 0)
-        self._publisher.publish(command_message(np.zeros(len(self.names)), self.names,
-                                                (self._last_tag - 1) % SEQUENCE_MODULUS))
+        silent_s, tag = silence  # tag: one before the last answered state (pardyn.control.lockstep)
+        self._publisher.publish(command_message(np.zeros(len(self.names)), self.names, tag))
         self._reporter.error(
             "watchdog",
             f"no {STATE_TOPIC} for {silent_s * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): commanding zero torque",

@@ -256,6 +256,11 @@ SIM = (
           low=1.0, high=1e12),
     _spec("command_sources", "string_array", (), "nodes whose commands are accepted (relative names: in the sim's "
           "namespace); empty: any publisher"),
+    _spec("wait_for_nodes", "string_array", (), "nodes (relative names: in the sim's namespace) that must be up before "
+          "state 0 is published and simulated time starts: each lists a topic of its own in the graph, and the states "
+          "reach every subscriber the graph lists (a recorder misses no step); empty: start at once"),
+    _spec("start_timeout", "double", 60.0, "wait_for_nodes: wall-clock seconds after which the sim starts without "
+          "the nodes still missing (an error names them)", low=1e-3, high=1e9),
     _spec("initial_task", "double_array", (), "task pose at t = 0 (m, rad); empty: home"),
     _spec("plant_timestep", "double", 0.0, "plant integration step (s); 0: the plant's default", low=0.0, high=1.0),
     _spec("integrator", "string", "", "MuJoCo plant's integrator; empty: its default (RK4, 0.1 ms steps); "

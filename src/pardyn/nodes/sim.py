@@ -29,7 +29,7 @@ robot:
 stamped at exactly ``t_k = k * period`` (integer nanoseconds, ``period =
 round(1e9 / rate)`` ns, simulated time starts at 0). The command for step
 ``k`` is the first valid command whose ``layout.data_offset`` equals
-``k mod 2^32`` (:func:`pardyn.nodes.common.step_of_stamp`): the ``controller``
+``k mod 2^32`` (:func:`pardyn.control.lockstep.step_of_stamp`): the ``controller``
 node answers each state message once with the tag of its stamp. On that
 command the sim holds the torques over ``[t_k, t_k+1]``, then publishes state
 ``k+1``, whose ``effort`` is that command (saturated). Simulated time does
@@ -90,6 +90,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from pardyn.control import actuator_limits, saturate
+from pardyn.control.lockstep import CommandSources, LockstepSim, SourceEvent, StartGate
 from pardyn.control.safety import CommandRejected, check_command
 from pardyn.control.timing import DurationLog, StepLatency
 from pardyn.dynamics.parameters import read_parameter_file
@@ -116,83 +117,89 @@ __all__ = ["GROUND_TRUTH_TOPIC", "MOTOR_STATE_TOPIC", "SimNode", "main"]
 NODE_NAME = "sim"
 GROUND_TRUTH_TOPIC = "ground_truth/joint_states"
 MOTOR_STATE_TOPIC = "motor_states"
-STALE_WINDOW = 1000  # older tags within this many steps are duplicates, dropped silently
+MEASUREMENT_PARAMETERS = ("counts_per_revolution", "length_resolution", "torque_noise", "torque_noise_floor",
+                          "velocities", "seed")
 
 
 class SimNode(Node):
     """The ``sim`` node (see the module docstring for topics, lockstep protocol and safety).
 
     Parameters: :data:`pardyn.nodes.parameters.SIM` (all read-only; defaults in ``config/sim.yaml``); the
-    measurement model's are those of :class:`pardyn.plants.measurement.MeasurementModel`.
+    measurement model's are those of :class:`pardyn.plants.measurement.MeasurementModel`. The protocol
+    itself (tags, duplicates, re-sends, stalls, command sources) is :mod:`pardyn.control.lockstep`.
     """
 
     def __init__(self, **node_options) -> None:
         super().__init__(NODE_NAME, **node_options)
         p = declare_parameters(self, NODE_NAME)
-        robot_name, plant_kind, parameters_file, rate = p["robot"], p["plant"], p["parameters_file"], p["rate"]
         self.lockstep = p["lockstep"]
         self.closure_tolerance = p["closure_tolerance"]
-        watchdog_periods, limits, initial_task = p["watchdog_periods"], p["effort_limits"], p["initial_task"]
-        plant_timestep, coulomb_width = p["plant_timestep"], p["coulomb_width"]
-        payload_mass, payload_com, payload_inertia = p["payload_mass"], p["payload_com"], p["payload_inertia"]
-        measurement = {key: p[key] for key in ("counts_per_revolution", "length_resolution", "torque_noise",
-                                                "torque_noise_floor", "velocities", "seed")}
-        publish_clock, publish_truth, depth, log_period = (p["publish_clock"], p["publish_ground_truth"],
-                                                           p["history_depth"], p["log_period"])
-
-        self.robot = load_robot(robot_name)
-        robot = self.robot
-        # the dynamic parameters simulated
-        self.dynamic_parameters = (read_parameter_file(parameters_file, robot) if parameters_file
-                                   else robot.nominal_parameters)
-        self.names = tuple(robot.actuated_names)
-        self.limits = actuator_limits(robot, limits)
-        self.period_ns = period_ns(rate)
+        self.robot = load_robot(p["robot"])
+        self.dynamic_parameters = (read_parameter_file(p["parameters_file"], self.robot) if p["parameters_file"]
+                                   else self.robot.nominal_parameters)  # the dynamic parameters simulated
+        self.names = tuple(self.robot.actuated_names)
+        self.limits = actuator_limits(self.robot, p["effort_limits"])
+        self.period_ns = period_ns(p["rate"])
         self.period_s = self.period_ns * 1e-9
-        self.watchdog_s = watchdog_periods * self.period_s
+        self.watchdog_s = p["watchdog_periods"] * self.period_s
         self.stall_timeout_s = p["stall_timeout"]
         self.implausible_factor = p["implausible_factor"]
-        payload = self._payload(payload_mass, payload_com, payload_inertia)
-        self.plant = make_plant(robot, plant_kind, self.dynamic_parameters, payload=payload, timestep=plant_timestep,
-                                coulomb_width=coulomb_width, integrator=p["integrator"])
-        q0 = robot.home if not initial_task else robot.solve_inverse(initial_task).q
-        self.plant.reset(q0)
-        self.measurement = self._make_measurement(measurement)
-        self._reporter = Reporter(self, log_period)
+        self.plant = self._make_plant(p)
+        self.measurement = self._make_measurement({key: p[key] for key in MEASUREMENT_PARAMETERS})
+        self._reporter = Reporter(self, p["log_period"])
 
-        # loop state
-        self.step = 0  # index k of the state last published
-        self.commands_applied = 0  # steps taken with a controller's command
-        self.stalls = 0  # lockstep steps taken with zero torque after stall_timeout
+        # loop state: the protocol (pardyn.control.lockstep) and what the node itself counts
+        self.protocol = LockstepSim(self.watchdog_s, self.stall_timeout_s)
         self.rejected: Counter[str] = Counter()  # commands refused, by reason
-        self.duplicates = 0
-        self.resends = 0
-        self._wall_start: float | None = None  # wall time of the first command (the loop's start)
         self._graph_checked = -float("inf")
         self._graph_reported: set[str] = set()
         self.max_closure_violation = 0.0
-        self._armed = False  # a command has been applied (lockstep) / received (free)
-        self._last_publish_wall = time.monotonic()
-        self._latest: np.ndarray | None = None  # free-running: latest valid command
-        self._latest_tag: int | None = None
         self.timing = StepLatency()  # state k sent -> command tagged k received, in this process
         self.step_time = DurationLog()  # plant step + measurement + publishing, per period
-        self._latest_wall = -float("inf")
-        self._zero_since: float | None = None
+        self._sent: tuple | None = None  # the messages of the current state (None: not published yet)
 
-        state_qos = QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
+        self._create_endpoints(p)
+        self._gate = self._start_gate(p["wait_for_nodes"], p["start_timeout"])
+        self.get_logger().info(
+            f"robot {self.robot.name} on the {p['plant']} plant, {'lockstep' if self.lockstep else 'free-running'} at "
+            f"{1.0 / self.period_s:g} Hz: {self._commands.topic_name} {list(self.names)} -> "
+            f"{self._state_publisher.topic_name} {list(self.measurement.names)}; limits {self.limits.tolist()} N m (N for prismatic joints)"
+            + (f"; payload {p['payload_mass']:g} kg" if p["payload_mass"] > 0.0 else "")
+            + (f"; starts once {sorted(self._gate.nodes)} are up" if self._gate is not None else "")
+        )
+        if self._gate is None:
+            self._publish(self.plant.state())
+
+    # ------------------------------------------------------------ protocol figures (tests, summaries)
+    step = property(lambda self: self.protocol.step, doc="index k of the state last published")
+    commands_applied = property(lambda self: self.protocol.commands_applied, doc="steps taken with a command")
+    stalls = property(lambda self: self.protocol.stalls, doc="lockstep steps taken with zero torque after stall_timeout")
+    duplicates = property(lambda self: self.protocol.duplicates, doc="answers to re-sent states, dropped")
+    resends = property(lambda self: self.protocol.resends, doc="states sent again while waiting")
+
+    # ------------------------------------------------------------ setup
+    def _make_plant(self, p: dict):
+        """The plant of the parameters ``p``, reset to the initial pose."""
+        payload = self._payload(p["payload_mass"], p["payload_com"], p["payload_inertia"])
+        plant = make_plant(self.robot, p["plant"], self.dynamic_parameters, payload=payload,
+                           timestep=p["plant_timestep"], coulomb_width=p["coulomb_width"], integrator=p["integrator"])
+        plant.reset(self.robot.home if not p["initial_task"] else self.robot.solve_inverse(p["initial_task"]).q)
+        return plant
+
+    def _create_endpoints(self, p: dict) -> None:
+        """Publishers, the command subscription (with the publisher's gid when sources are named), the timer."""
+        state_qos = QoSProfile(depth=p["history_depth"], history=HistoryPolicy.KEEP_LAST,
+                               reliability=ReliabilityPolicy.RELIABLE)
         self._state_publisher = self.create_publisher(JointState, STATE_TOPIC, state_qos)
-        self._truth_publisher = (
-            self.create_publisher(JointState, GROUND_TRUTH_TOPIC, state_qos) if publish_truth else None
-        )
-        self._clock_publisher = self.create_publisher(ClockMessage, "/clock", 10) if publish_clock else None
+        self._truth_publisher = (self.create_publisher(JointState, GROUND_TRUTH_TOPIC, state_qos)
+                                 if p["publish_ground_truth"] else None)
+        self._clock_publisher = self.create_publisher(ClockMessage, "/clock", 10) if p["publish_clock"] else None
         self._motor_publisher = (  # rotor encoders of a flexible-joint plant
-            self.create_publisher(JointState, MOTOR_STATE_TOPIC, state_qos) if plant_kind == "flexible" else None
+            self.create_publisher(JointState, MOTOR_STATE_TOPIC, state_qos) if p["plant"] == "flexible" else None
         )
-        namespace = self.get_namespace().rstrip("/")
-        self._sources = {name if name.startswith("/") else f"{namespace}/{name}" for name in p["command_sources"]}
-        self._source_of_gid: dict[bytes, bool] = {}
-        self.needs_message_info = bool(self._sources)  # the publisher of each command: see make_executor
+        sources = frozenset(self._qualified(name) for name in p["command_sources"])
+        self._sources = CommandSources(sources, self._command_publishers) if sources else None
+        self.needs_message_info = self._sources is not None  # the publisher of each command: see make_executor
         on_command = self._on_command if self._sources else lambda message: self._on_command(message, None)
         self._commands = self.create_subscription(Float64MultiArray, COMMAND_TOPIC, on_command, CONTROL_QOS)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -200,15 +207,21 @@ class SimNode(Node):
             self._timer = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._lockstep_watch, clock=steady)
         else:
             self._timer = self.create_timer(self.period_s, self._free_tick, clock=steady)
-        self.get_logger().info(
-            f"robot {robot.name} on the {plant_kind} plant, {'lockstep' if self.lockstep else 'free-running'} at "
-            f"{1.0 / self.period_s:g} Hz: {self._commands.topic_name} {list(self.names)} -> "
-            f"{self._state_publisher.topic_name} {list(self.measurement.names)}; limits {self.limits.tolist()} N m (N for prismatic joints)"
-            + (f"; payload {payload_mass:g} kg" if payload is not None else "")
-        )
-        self._publish(self.plant.state())
 
-    # ------------------------------------------------------------ setup
+    def _qualified(self, name: str) -> str:
+        """A node name as the graph gives it: relative names in the sim's namespace."""
+        return name if name.startswith("/") else f"{self.get_namespace().rstrip('/')}/{name}"
+
+    def _command_publishers(self) -> list[tuple[bytes, str | None]]:
+        """The graph's publishers of the command topic: (gid, node or None while the graph does not name it)."""
+        return [(bytes(endpoint.endpoint_gid), _graph_node_name(endpoint.node_namespace, endpoint.node_name))
+                for endpoint in self.get_publishers_info_by_topic(self._commands.topic_name)]
+
+    def _start_gate(self, nodes: list[str], timeout_s: float) -> StartGate | None:
+        if not nodes:
+            return None
+        return StartGate(frozenset(self._qualified(name) for name in nodes), timeout_s, time.monotonic())
+
     def _payload(self, mass: float, com: list[float], inertia: list[float]):
         if mass <= 0.0:
             return None
@@ -258,11 +271,10 @@ class SimNode(Node):
             motor.position = self.measurement.quantize(state.theta)[1].tolist()
             motor.effort = list(message.effort)
         self._sent = (message, truth, ClockMessage(clock=stamp), motor)
-        self._step_wall = time.monotonic()  # when state `step` was first sent (re-sends do not reset it)
-        self._send()
+        self._send(resend=False)
         self.timing.sent(self.step, time.monotonic())
 
-    def _send(self) -> None:
+    def _send(self, *, resend: bool) -> None:
         """(Re-)send the messages of the current state: identical, so a re-send changes nothing downstream."""
         message, truth, clock, motor = self._sent
         self._state_publisher.publish(message)
@@ -272,7 +284,7 @@ class SimNode(Node):
             self._clock_publisher.publish(clock)
         if motor is not None:
             self._motor_publisher.publish(motor)
-        self._last_publish_wall = time.monotonic()
+        self.protocol.sent(time.monotonic(), resend=resend)
 
     def _advance(self, tau: np.ndarray, tag: int | None = None) -> None:
         """Hold ``tau`` (n_a,) over one period, then publish the new state; ``tag``: the command's (None: no command)."""
@@ -283,7 +295,7 @@ class SimNode(Node):
         if clipped:
             self._reporter.warning("saturation", f"torques of {clipped} saturated at {self.limits.tolist()} N m (N for prismatic joints)")
         state = self.plant.step(applied, self.period_s)
-        self.step += 1
+        self.protocol.advanced()
         self._publish(state)
         self.step_time.add(time.perf_counter() - begin)  # what delays the state; the check below does not
         violation = self.plant.closure_violation()  # monitoring, after the state is out
@@ -297,19 +309,32 @@ class SimNode(Node):
     def _from_source(self, info) -> bool:
         """Whether the publisher of a message (its gid in ``info``) is a node of ``command_sources``."""
         gid = bytes((info or {}).get("publisher_gid", {}).get("data", b""))
-        accepted = self._source_of_gid.get(gid)
-        if accepted is None:  # a publisher not seen yet: ask the graph
-            for endpoint in self.get_publishers_info_by_topic(self._commands.topic_name):
-                node = f"{endpoint.node_namespace.rstrip('/')}/{endpoint.node_name}"
-                self._source_of_gid[bytes(endpoint.endpoint_gid)] = node in self._sources
-            accepted = self._source_of_gid.get(gid, False)
-        return accepted
+        verdict, event = self._sources.accepts(gid, time.monotonic())
+        if event is not None:
+            self._say_source(event)
+        if verdict != "accepted":  # counted by reason in the summary
+            self.rejected["source" if verdict == "foreign" else "unnamed source"] += 1
+        return verdict == "accepted"
+
+    def _say_source(self, event: SourceEvent) -> None:
+        """What :class:`CommandSources` says once per publisher."""
+        sources = sorted(self._sources.sources)
+        topic = self._commands.topic_name
+        if event.kind == "foreign":
+            self.get_logger().warning(f"rejecting the {topic} messages of {event.node}: not one of command_sources "
+                                      f"{sources} (counted as 'source' in the summary)")
+        elif event.kind == "unresolved":
+            self.get_logger().info(f"a publisher of {topic} whose node the ROS graph does not name yet: its messages "
+                                   "are rejected until it does, looked up again at its next message (counted as "
+                                   "'unnamed source' in the summary)")
+        else:
+            self.get_logger().info(
+                f"the ROS graph now names that publisher {event.node} ({event.held} messages rejected meanwhile): "
+                + ("a command source, its commands are applied" if event.accepted
+                   else f"not one of command_sources {sources}, its commands stay rejected"))
 
     def _on_command(self, message: Float64MultiArray, info: dict | None) -> None:  # info: the publisher gid
-        if self._sources and not self._from_source(info):
-            self.rejected["source"] += 1
-            self._reporter.warning("command source", f"rejected a {COMMAND_TOPIC} message from a publisher that is "
-                                   f"not one of command_sources {sorted(self._sources)}")
+        if self._sources is not None and not self._from_source(info):
             return
         label = message.layout.dim[0].label if message.layout.dim else ""
         try:
@@ -320,27 +345,25 @@ class SimNode(Node):
             self._reporter.warning(f"command {error.reason}", f"rejected {COMMAND_TOPIC} message: {error}")
             return
         tag = int(message.layout.data_offset)
-        self.timing.answered(tag, time.monotonic(), SEQUENCE_MODULUS)
+        now = time.monotonic()
+        self.timing.answered(tag, now, SEQUENCE_MODULUS)
         if not self.lockstep:
-            self._latest, self._latest_tag = tau, tag
-            self._latest_wall = time.monotonic()
+            self.protocol.latest(tau, tag, now)
             return
-        expected = self.step % SEQUENCE_MODULUS
-        if tag != expected:
-            behind = (expected - tag) % SEQUENCE_MODULUS
-            if 0 < behind <= STALE_WINDOW:
-                self.duplicates += 1  # an answer to a re-sent state: the step was already taken
-            else:
-                self.rejected["tag"] += 1
-                self._reporter.warning(
-                    "tag", f"dropped a command tagged {tag} while waiting for step {expected} "
-                    "(do the sim's and the controller's rate parameters agree?)"
-                )
+        if self._sent is None:
+            return  # no state published yet (waiting for wait_for_nodes): nothing to answer
+        verdict = self.protocol.command(tag)
+        if verdict == "rejected":
+            self.rejected["tag"] += 1
+            self._reporter.warning(
+                "tag", f"dropped a command tagged {tag} while waiting for step {self.protocol.expected_tag} "
+                "(do the sim's and the controller's rate parameters agree?)"
+            )
+        if verdict != "apply":
             return
-        if not self._armed:
-            self._arm()
+        if self.protocol.arm(now):
             self.get_logger().info(f"first command received: lockstep running from step {self.step}")
-        self.commands_applied += 1
+        self.protocol.applied()
         self._advance(tau, tag)
 
     def _check_graph(self) -> None:
@@ -362,22 +385,51 @@ class SimNode(Node):
                     "namespace (pardyn bringup --namespace NAME keeps /clock inside it too)"
                 )
 
+    def _opened(self) -> bool:
+        """Whether state 0 is out: at once, or once every node of wait_for_nodes is up (or start_timeout passed)."""
+        if self._sent is not None:
+            return True
+        missing = self._gate.missing(self._node_up, self._state_publisher.get_subscription_count(),
+                                     self.count_subscribers(self._state_publisher.topic_name))
+        verdict = self._gate.verdict(missing, time.monotonic())
+        if verdict == "wait":
+            self._reporter.info("start", f"waiting for {missing} before simulated time starts")
+            return False
+        if verdict == "timeout":
+            self.get_logger().error(f"start_timeout {self._gate.timeout_s:g} s: {missing} still not up; starting "
+                                    "without them")
+        else:
+            self.get_logger().info(f"{sorted(self._gate.nodes)} are up: simulated time starts")
+        self._publish(self.plant.state())
+        return True
+
+    def _node_up(self, node: str) -> tuple[bool, bool]:
+        """(whether ``node`` has a topic of its own in the graph, whether it subscribes our joint_states)."""
+        namespace, _, name = node.rpartition("/")
+        try:
+            topics = {t for t, _ in self.get_publisher_names_and_types_by_node(name, namespace or "/")}
+            subscribed = {t for t, _ in self.get_subscriber_names_and_types_by_node(name, namespace or "/")}
+        except Exception:  # noqa: BLE001 - NodeNameNonExistentError: not in the graph yet
+            return False, False
+        own = (topics | subscribed) - {"/rosout", "/parameter_events"}
+        return bool(own), self._state_publisher.topic_name in subscribed
+
     def _lockstep_watch(self) -> None:
         self._check_graph()
-        stalled = time.monotonic() - self._step_wall
-        if self._armed and stalled >= self.stall_timeout_s:
-            self.stalls += 1
+        if not self._opened():
+            return
+        action, waited = self.protocol.watch(time.monotonic())
+        if action == "stall":
             self._reporter.error(
                 "stall",
-                f"no command for step {self.step} for {stalled:.3g} s (stall_timeout {self.stall_timeout_s:g} s): "
+                f"no command for step {self.step} for {waited:.3g} s (stall_timeout {self.stall_timeout_s:g} s): "
                 f"applying zero torque over it and advancing ({self.stalls} stalled steps so far)",
             )
             self._advance(np.zeros(len(self.names)), None)
             return
-        waited = time.monotonic() - self._last_publish_wall
-        if waited < self.watchdog_s:
+        if action == "wait":
             return
-        if self._armed:
+        if self.protocol.armed:
             self._reporter.error(
                 "watchdog",
                 f"no command for step {self.step} for {waited * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): "
@@ -385,47 +437,36 @@ class SimNode(Node):
             )
         else:
             self._reporter.info("waiting", f"waiting for the first command on {self._commands.topic_name}")
-        self.resends += 1
-        self._send()
+        self._send(resend=True)
 
     def _free_tick(self) -> None:
         self._check_graph()
+        if not self._opened():
+            return
         now = time.monotonic()
-        fresh = self._latest is not None and now - self._latest_wall <= self.watchdog_s
-        if fresh:
-            if self._zero_since is not None:
-                self.get_logger().info(f"commands back at t = {self.step * self.period_s:.6f} s")
-                self._zero_since = None
-            self._arm()
-            tau, tag = self._latest, self._latest_tag
-            self.commands_applied += 1
-        else:
-            tag = None
-            tau = np.zeros(len(self.names))
-            if self._armed and self._zero_since is None:
-                self._zero_since = now
-            if self._armed:
-                self._reporter.error(
-                    "watchdog",
-                    f"no command for {(now - self._latest_wall) * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): "
-                    "applying zero torque",
-                )
-        self._advance(tau, tag)
-
-    def _arm(self) -> None:
-        if not self._armed:
-            self._armed = True
-            self._wall_start = time.monotonic()
+        tau, tag, event = self.protocol.tick(now)
+        if event == "back":
+            self.get_logger().info(f"commands back at t = {self.step * self.period_s:.6f} s")
+        elif event == "zero":
+            self._reporter.error(
+                "watchdog",
+                f"no command for {self.protocol.silence_s(now) * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): "
+                "applying zero torque",
+            )
+        self._advance(np.zeros(len(self.names)) if tau is None else tau, tag)
 
     def summary(self) -> str:
         """One line on the run: steps (and per wall-clock second), commands applied and rejected by reason,
         stalled steps, duplicates, re-sends, max closure violation."""
-        wall = 0.0 if self._wall_start is None else time.monotonic() - self._wall_start
+        armed = self.protocol.armed_at_s
+        wall = 0.0 if armed is None else time.monotonic() - armed
         rejected = ", ".join(f"{count} {reason}" for reason, count in sorted(self.rejected.items())) or "none"
+        sources = (f" (by publisher: {self._sources.describe()})"
+                   if self._sources is not None and (self.rejected["source"] or self.rejected["unnamed source"]) else "")
         return (
             f"{self.step} steps ({self.step * self.period_s:.3f} s simulated) in {wall:.1f} s of wall time "
             f"from the first command ({self.step / wall if wall > 0 else 0.0:.0f} steps/s), "
-            f"{self.commands_applied} commands applied, commands rejected: {rejected}, "
+            f"{self.commands_applied} commands applied, commands rejected: {rejected}{sources}, "
             f"{self.stalls} stalled steps, "
             f"{self.duplicates} duplicates dropped, {self.resends} state re-sends, "
             f"max closure violation {self.max_closure_violation:.3g}; "
@@ -438,6 +479,18 @@ class SimNode(Node):
             return
         log_summary(self, f"sim summary: {self.summary()}")
         super().destroy_node()
+
+
+def _graph_node_name(namespace: str, name: str) -> str | None:
+    """The fully qualified name of a graph endpoint's node, None while the graph does not know it.
+
+    rmw_fastrtps lists a DDS endpoint as soon as it is discovered and its node's
+    name when the participant's ROS discovery message arrives, which can be later:
+    meanwhile the name is ``_NODE_NAME_UNKNOWN_`` (or empty).
+    """
+    if not name or name.startswith("_NODE_NAME_UNKNOWN") or namespace.startswith("_NODE_NAMESPACE_UNKNOWN"):
+        return None
+    return f"{namespace.rstrip('/')}/{name}"
 
 
 def main(args: list[str] | None = None) -> int:
