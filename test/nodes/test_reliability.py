@@ -337,3 +337,48 @@ def test_the_controller_says_when_joint_states_has_publishers_but_no_message(ros
         assert not rig.commands
     finally:
         rig.close()
+
+
+def test_a_publisher_the_graph_names_late_is_accepted_once_named(ros_client, in_process):
+    """Issue 27, defect 2: the graph lists the controller's publisher before its node's name.
+
+    rmw_fastrtps gives an endpoint's node name only once the participant's ROS discovery message
+    arrives (until then ``_NODE_NAME_UNKNOWN_``). The sim's graph look-ups of the command topic
+    answer so for their first 5 calls here; before the fix the first answer was kept for good (the
+    publisher's commands rejected forever, 0 steps); now its commands are rejected only until the
+    graph names it, and the lockstep loop runs.
+    """
+    from types import SimpleNamespace
+
+    from pardyn.nodes.controller import ControllerNode
+    from pardyn.nodes.sim import SimNode
+
+    sim = in_process(SimNode, ros_client, "late_name", "--params-file", str(SIM_CONFIG), "-p", "publish_clock:=false",
+                     "-p", "command_sources:=[controller]")
+    graph = sim.get_publishers_info_by_topic
+    unnamed = {"left": 5}
+
+    def late_names(topic):
+        endpoints = graph(topic)
+        if topic != sim._commands.topic_name or unnamed["left"] <= 0:
+            return endpoints
+        unnamed["left"] -= 1
+        return [SimpleNamespace(endpoint_gid=e.endpoint_gid, node_name="_NODE_NAME_UNKNOWN_",
+                                node_namespace="_NODE_NAMESPACE_UNKNOWN_") for e in endpoints]
+
+    sim.get_publishers_info_by_topic = late_names
+    controller = in_process(ControllerNode, ros_client, "late_name", "--params-file", str(CONTROLLER_CONFIG),
+                            "-p", f"setpoint_task:={list(SETPOINT_TASK)}")
+    executor = SingleThreadedExecutor(context=ros_client.context)
+    executor.add_node(sim)
+    executor.add_node(controller)
+    try:
+        assert spin_until(executor, lambda: sim.step >= 200, 120.0), sim.summary()
+        assert unnamed["left"] == 0 and sim.rejected["unnamed source"] >= 1, sim.summary()
+        assert sim.rejected["source"] == 0 and sim.stalls == 0, sim.summary()
+        assert "before the graph named it" in sim.summary(), sim.summary()
+        assert sim.commands_applied == sim.step
+    finally:
+        executor.shutdown()
+        controller.destroy_node()
+        sim.destroy_node()

@@ -33,8 +33,9 @@ re-sent state 0).
 **Start** (:class:`StartGate`). With nodes to wait for, the sim publishes
 state 0 (and simulated time starts) only once each is up, whatever the order
 in which their processes come up: a node is up when the graph lists a topic of
-its own (pardyn's nodes create their endpoints at the end of their
-construction), and a node that subscribes the sim's states is up only once the
+its own (not ``/rosout``, ``/parameter_events`` nor the clock, which rclpy
+creates before the node's construction; pardyn's nodes create their endpoints
+at its end), and a node that subscribes the sim's states is up only once the
 state publisher is matched with every subscription the graph lists on it (a
 recorder would miss the first states otherwise). After ``timeout_s`` it starts
 without the missing ones.

@@ -411,7 +411,9 @@ class SimNode(Node):
             subscribed = {t for t, _ in self.get_subscriber_names_and_types_by_node(name, namespace or "/")}
         except Exception:  # noqa: BLE001 - NodeNameNonExistentError: not in the graph yet
             return False, False
-        own = (topics | subscribed) - {"/rosout", "/parameter_events"}
+        clock = self._clock_publisher.topic_name if self._clock_publisher is not None else "/clock"
+        # what rclpy creates for every node before the node's own construction: not a sign that it is built
+        own = (topics | subscribed) - {"/rosout", "/parameter_events", "/clock", clock}
         return bool(own), self._state_publisher.topic_name in subscribed
 
     def _lockstep_watch(self) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import faulthandler
 import importlib
+import os
 import signal
 import threading
 from collections.abc import Callable
@@ -116,6 +117,10 @@ def run_executable(executable: str, args: list[str] | None = None) -> int:
     (:func:`pardyn.nodes.common.run_node`: exit 0, nothing built).
     """
     stop_signals()
+    # MuJoCo's import probes the OpenGL library glfw with a child Python process unless rendering is off:
+    # a node never renders, and a child in the node's process group would take the group's Ctrl-C with a
+    # KeyboardInterrupt traceback of its own (measured: 1 sim in 160 trials)
+    os.environ.setdefault("MUJOCO_GL", "disable")
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>`: every thread's stack on stderr (a hung node)
     module = importlib.import_module(f"pardyn.nodes.{executable}")
     return module.main(args)
