@@ -5,7 +5,8 @@
   ``config/trajectory.yaml``, written here from its closed form (not through
   pardyn's trajectory code), with the loops closed, and the closure_solver
   answering; Ctrl-C stops everything with exit status 0.
-* ``config/bringup/hardware.yaml``: the test is the robot's driver; every
+* ``config/bringup/hardware.yaml`` (``--processes``: each node its own process, as
+  ``ros2 launch`` starts them): the test is the robot's driver; every
   command must be the PD law (gains from ``config/controller.yaml``) of the
   state it answers, with the reference recomputed here by inverse kinematics of
   the closed-form circle and finite differences; ``--duration`` ends the run.
@@ -173,7 +174,7 @@ def test_bringup_hardware_commands_are_the_pd_of_each_state_and_duration_ends_it
     commands = ros_client.collect(Float64MultiArray, f"{namespace}/effort_controller/commands", depth=10_000)
     solved = ros_client.collect(JointState, f"{namespace}/closed_loop/joint_states", depth=1000)
     publisher = ros_client.publisher(JointState, f"{namespace}/joint_states", 100)
-    process = bringup(str(hardware), "--namespace", namespace, "--duration", "10")
+    process = bringup(str(hardware), "--processes", "--namespace", namespace, "--duration", "10")  # as launch runs it
     q = robot.home[robot.actuated_indices]
     v = np.array([0.01, -0.02, 0.03, 0.0])  # rad/s
     stamps: dict[int, int] = {}  # tag -> stamp (ns)

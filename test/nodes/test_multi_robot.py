@@ -1,7 +1,8 @@
 """Two robots in one ROS graph (issue 20, item 2).
 
-Two ``pardyn bringup`` processes side by side on one DDS domain, each in its
-own namespace, each recording a bag: every bag holds its own robot's states
+Two ``pardyn bringup --processes`` runs side by side on one DDS domain (each
+node its own OS process, as ``ros2 launch`` starts them), each in its own
+namespace, each recording a bag: every bag holds its own robot's states
 only, consecutive steps, bag times equal to the header stamps (the shipped
 identification recorder stamps from the header), a private simulated clock
 (``/<ns>/clock``, increasing: a shared ``/clock`` would interleave two
@@ -37,6 +38,7 @@ def bringup_file(tmp_path: Path, name: str) -> Path:
             inline["setpoint_task"] = [0.01, 0.005, 0.02]
         if node["executable"] == "sim":
             inline["history_depth"] = 1000
+            inline["wait_for_nodes"] = [n for n in inline["wait_for_nodes"] if n != "trajectory"]
         if node["executable"] == "recorder":
             assert inline.get("timestamp_source") == "header"  # what the shipped file says
             inline["topics"] = ["joint_states", "clock"]
@@ -51,8 +53,8 @@ def test_two_namespaced_bringups_side_by_side_record_correct_bags(start_process,
     command = [str(script)] if script.is_file() else [sys.executable, "-m", "pardyn.cli"]
     robots = {name: f"{ros_namespace}/{name}" for name in ("r1", "r2")}
     processes = {
-        name: start_process(command + ["bringup", str(bringup_file(tmp_path, name)), "--namespace", namespace,
-                                       "--duration", str(RUN_S)], f"bringup_{name}")
+        name: start_process(command + ["bringup", str(bringup_file(tmp_path, name)), "--processes",
+                                       "--namespace", namespace, "--duration", str(RUN_S)], f"bringup_{name}")
         for name, namespace in robots.items()
     }
     for name, process in processes.items():

@@ -274,7 +274,7 @@ class SimNode(Node):
         self._send(resend=False)
         self.timing.sent(self.step, time.monotonic())
 
-    def _send(self, *, resend: bool) -> None:
+    def _send(self, *, resend: bool = True) -> None:
         """(Re-)send the messages of the current state: identical, so a re-send changes nothing downstream."""
         message, truth, clock, motor = self._sent
         self._state_publisher.publish(message)
