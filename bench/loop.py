@@ -47,10 +47,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def node_command(executable: str) -> list[str]:
-    script = Path(sys.executable).parent / executable
-    return [str(script)] if script.is_file() else [sys.executable, "-m", f"pardyn.nodes.{executable}"]
+from pardyn.nodes.launcher import node_command  # noqa: E402 - the console script, as ros2 run starts it
 
 
 def start(executable: str, namespace: str, params: dict, log: Path, environment: dict | None = None) -> subprocess.Popen:

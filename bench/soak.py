@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Soak: the two-process lockstep loop for a minute at 1 kHz under a stream of bad messages.
 
-Starts ``sim`` (MuJoCo plant, lockstep, 1 kHz) and ``controller`` (PD holding a
-setpoint) as two OS processes, a ``recorder`` (joint_states into an MCAP bag)
-as a third, on a private DDS domain and namespace. This process injects, at
+Starts ``sim`` (MuJoCo plant, lockstep, 1 kHz), ``controller`` (PD holding a
+setpoint) and a ``recorder`` (joint_states into an MCAP bag) with
+``pardyn bringup FILE --processes`` (each its own OS process, as ``ros2 launch``
+starts them), on a private DDS domain and namespace. This process injects, at
 random (seeded), every kind of bad message of issue 20:
 
 * commands: 1e9 N m tagged with the current step (a runaway), NaN/inf, the
@@ -13,7 +14,7 @@ random (seeded), every kind of bad message of issue 20:
   with a zero stamp (acted on by the controller, whose answer carries a stale
   tag that the sim drops), and velocities all NaN.
 
-At the end (SIGINT to each node) it reports: lockstep steps completed (and per
+At the end (SIGINT to the runner, which forwards it to each node) it reports: lockstep steps completed (and per
 second), commands rejected by the sim by reason, controller answers that were
 the safe command, stalled steps (the loop stalled if > 0), the max closure
 violation of the plant, and the messages lost in the bag (the sim's steps
@@ -27,19 +28,24 @@ Not a test: the figures depend on the machine and its load.
 from __future__ import annotations
 
 import argparse
+import ast
 import math
 import os
 import random
 import re
+import signal
+import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from loop import BenchNode, start, stop, summary_figures  # noqa: E402 - the two-process loop's node helpers, shared
+from loop import BenchNode, summary_figures  # noqa: E402 - the two-process loop's node helpers, shared
 SETPOINT_TASK = [0.01, 0.005, 0.02]
 
 
@@ -124,6 +130,31 @@ class Injector(BenchNode):
             self._state(self.names, q[:n], [math.nan] * n, max(0, self.step - 3000) * 1_000_000)
 
 
+def start_bringup(logs: Path, namespace: str, bag: Path) -> subprocess.Popen:
+    """``pardyn bringup --processes`` of sim, controller and recorder; its output (prefixed per node) in bringup.log."""
+    config = ROOT / "config"
+    nodes = [
+        {"executable": "sim", "parameters": [str(config / "sim.yaml"), {"history_depth": 1000}]},
+        {"executable": "controller", "parameters": [str(config / "controller.yaml"),
+                                                    {"use_sim_time": True, "setpoint_task": SETPOINT_TASK}]},
+        {"executable": "recorder", "parameters": [str(config / "recorder.yaml"), {
+            "use_sim_time": True, "topics": ["joint_states"], "types": [""], "bag_path": str(bag),
+            "timestamp_source": "header", "reliability": "reliable"}]},
+    ]
+    file = logs / "soak.yaml"
+    file.write_text(yaml.safe_dump({"nodes": nodes}))
+    command = [str(Path(sys.executable).parent / "pardyn"), "bringup", str(file), "--processes",
+               "--namespace", namespace]
+    return subprocess.Popen(command, stdout=(logs / "bringup.log").open("wb"), stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+
+
+def node_output(output: str, node: str) -> str:
+    """The lines of one node in the runner's output, without their ``[node] `` prefix."""
+    prefix = f"[{node}] "
+    return "\n".join(line[len(prefix):] for line in output.splitlines() if line.startswith(prefix))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="wall-clock seconds of the soak")
@@ -141,12 +172,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="pardyn_soak_") as scratch:
         logs = Path(scratch)
         bag = logs / "soak_bag"
-        sim = start("sim", namespace, {"history_depth": 1000}, logs / "sim.log")
-        controller = start("controller", namespace, {"use_sim_time": "true", "setpoint_task": SETPOINT_TASK},
-                           logs / "controller.log")
-        recorder = start("recorder", namespace, {"use_sim_time": "true", "topics": "[joint_states]",
-                                                 "types": "['']", "bag_path": str(bag),
-                                                 "timestamp_source": "header", "reliability": "reliable"}, logs / "recorder.log")
+        runner = start_bringup(logs, namespace, bag)
         injector = Injector(namespace, names, args.seed)
         try:
             # the nodes load (imports, MuJoCo model) and discover each other: inject once the loop runs
@@ -162,9 +188,11 @@ def main() -> int:
             first_step = injector.step
         finally:
             injector.close()
-            codes = {"controller": stop(controller, 30.0), "sim": stop(sim, 30.0), "recorder": stop(recorder, 30.0)}
-        sim_output = (logs / "sim.log").read_text(errors="replace")
-        controller_output = (logs / "controller.log").read_text(errors="replace")
+            runner.send_signal(signal.SIGINT)  # Ctrl-C: the runner forwards it to every node
+            runner.wait(timeout=60.0)
+        output = (logs / "bringup.log").read_text(errors="replace")
+        codes = ast.literal_eval(re.findall(r"\[bringup\]: exit codes (\{.*?\})", output)[-1])
+        sim_output, controller_output = node_output(output, "sim"), node_output(output, "controller")
         figures = summary_figures(sim_output)
         # the bag also holds the injected states (same topic): count the distinct steps of the sim's
         measured = list(load_robot("dualv").measured_names)

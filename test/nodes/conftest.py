@@ -27,11 +27,9 @@ SIGKILL) at the end of the module at the latest.
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -44,6 +42,8 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+
+from pardyn.nodes.launcher import node_command  # the console script, as ros2 run starts it
 
 DISCOVERY_TIMEOUT_S = 15.0
 
@@ -113,14 +113,6 @@ class NodeProcess:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-
-def node_command(executable: str) -> list[str]:
-    """The console script next to the running interpreter, else ``python -m pardyn.nodes.<executable>``."""
-    script = Path(sys.executable).parent / executable
-    if script.is_file() and os.access(script, os.X_OK):
-        return [str(script)]
-    return [sys.executable, "-m", f"pardyn.nodes.{executable}"]
 
 
 @pytest.fixture(scope="module")
