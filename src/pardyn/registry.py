@@ -38,6 +38,10 @@ class Registry(Generic[T]):
 
         return decorate
 
+    def unregister(self, name: str) -> None:
+        """Withdraw ``name`` (a test's demonstration law, a plug-in unloaded); no error if it is absent."""
+        self._items.pop(name, None)
+
     @property
     def names(self) -> tuple[str, ...]:
         """The registered names."""

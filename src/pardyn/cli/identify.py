@@ -115,7 +115,7 @@ def _controller_law(robot, files: list[Path]):
     import yaml  # noqa: PLC0415
 
     from pardyn.errors import InputError  # noqa: PLC0415
-    from pardyn.nodes.controller import law_from_parameters  # noqa: PLC0415 - the node's own construction
+    from pardyn.control.laws import law_from_parameters  # noqa: PLC0415 - the node's own construction
     from pardyn.nodes.parameters import check_values, table  # noqa: PLC0415
 
     values = {name: spec.default for name, spec in table("controller").items()}
