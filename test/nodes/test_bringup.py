@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import math
-import os
 import signal
 import sys
 import time
