@@ -52,6 +52,8 @@ import numpy as np
 from scipy import optimize
 
 from pardyn.errors import InputError, KinematicsError
+from pardyn.identification.base_parameters import base_parameters, symmetric_order
+from pardyn.identification.filtering import stack_equations
 from pardyn.trajectories.fourier import FourierTrajectory
 from pardyn.trajectories.task import _vector
 
@@ -297,8 +299,6 @@ def _period_observation(
     raises :class:`KinematicsError` outside the workspace, past ``max_condition`` or, with
     ``cones``, past a U/S joint's cone limit. Columns ``columns`` (base parameters) only, unless ``None``.
     """
-    from pardyn.identification.filtering import stack_equations  # noqa: PLC0415 - heavy, on demand
-
     d, ddot, dddot = trajectory.series(times)
     q = np.empty((times.size, robot.nv))
     worst = 0.0
@@ -319,6 +319,43 @@ def _period_observation(
         _, qdot[k], qddot[k] = robot.differential.task_states(q[k], ddot[k], dddot[k])
     observation = stack_equations(np.zeros((times.size, regressor.rows)), regressor.matrix(q, qdot, qddot)).W
     return (observation if columns is None else observation[:, columns]), worst, q
+
+
+def _ranked_candidates(
+    robot: Robot, regressor: Regressor, trajectories: Sequence[FourierTrajectory], times: np.ndarray,
+    max_condition: float, cones: ConeAngles | None, *, amplitude: np.ndarray,
+) -> tuple[list[tuple[float, FourierTrajectory, float]], np.ndarray]:
+    """The feasible candidates as ``(cond W_b, trajectory, worst kinematic condition)``, best first, and the
+    base columns (from the first feasible candidate's observation matrix, eq. 43's order).
+
+    Raises:
+        KinematicsError: no candidate stayed feasible (the message says why and what to reduce).
+    """
+    columns = None
+    ranked: list[tuple[float, FourierTrajectory, float]] = []
+    rejected: list[str] = []
+    for trajectory in trajectories:
+        # One full period of the series without the envelope: what the steady part excites.
+        try:
+            observation, worst, _ = _period_observation(robot, regressor, None, trajectory, times, max_condition,
+                                                        cones=cones)
+        except KinematicsError as error:
+            rejected.append(str(error))
+            continue
+        if columns is None:
+            base = base_parameters(observation, names=regressor.names, order=symmetric_order(regressor.names))
+            columns = base.independent
+        ranked.append((float(np.linalg.cond(observation[:, columns])), trajectory, worst))
+    if not ranked:
+        outside = [reason for reason in rejected if reason.startswith("joint cones")]
+        raise KinematicsError(
+            f"none of {len(trajectories)} exciting-trajectory candidates stayed in the workspace with condition "
+            f"numbers below {max_condition:g}" + (f" and the joint cones ({len(outside)} exceeded them, e.g. "
+                                                   f"{outside[0].split(': ', 1)[1]})" if outside else "")
+            + f": reduce the amplitude {amplitude.tolist()}"
+        )
+    ranked.sort(key=lambda item: item[0])
+    return ranked, columns
 
 
 def design_exciting_trajectory(
@@ -368,7 +405,6 @@ def design_exciting_trajectory(
         KinematicsError: no candidate stayed feasible (smaller amplitudes needed).
     """
     from pardyn.dynamics.regressor import Regressor  # noqa: PLC0415 - heavy, on demand
-    from pardyn.identification.base_parameters import base_parameters, symmetric_order  # noqa: PLC0415
     from pardyn.kinematics.cones import ConeAngles  # noqa: PLC0415
 
     n = len(robot.task_names)
@@ -385,35 +421,13 @@ def design_exciting_trajectory(
     count = max(int(math.ceil(period * check_rate_hz)), int(math.ceil(3 * regressor.size / regressor.rows)))
     times = np.linspace(0.0, period, count, endpoint=False)
     cones = ConeAngles(robot) if joint_cones else None
-    columns = None
-    ranked: list[tuple[float, FourierTrajectory, float]] = []
-    rejected: list[str] = []
     draws = [
         _scaled_coefficients(rng, n, harmonics, *bounds, pulsation=pulsation, ramp_s=ramp_s) for _ in range(candidates)
     ]
-    for sine, cosine in draws:
-        trajectory = FourierTrajectory(center, sine, cosine, base_frequency_hz=base_frequency_hz,
-                                       duration_s=duration_s, ramp_s=ramp_s)
-        # One full period of the series without the envelope: what the steady part excites.
-        try:
-            observation, worst, _ = _period_observation(robot, regressor, None, trajectory, times, max_condition,
-                                                        cones=cones)
-        except KinematicsError as error:
-            rejected.append(str(error))
-            continue
-        if columns is None:
-            base = base_parameters(observation, names=regressor.names, order=symmetric_order(regressor.names))
-            columns = base.independent
-        ranked.append((float(np.linalg.cond(observation[:, columns])), trajectory, worst))
-    if not ranked:
-        outside = [reason for reason in rejected if reason.startswith("joint cones")]
-        raise KinematicsError(
-            f"none of {candidates} exciting-trajectory candidates stayed in the workspace with condition "
-            f"numbers below {max_condition:g}" + (f" and the joint cones ({len(outside)} exceeded them, e.g. "
-                                                   f"{outside[0].split(': ', 1)[1]})" if outside else "")
-            + f": reduce the amplitude {bounds[0].tolist()}"
-        )
-    ranked.sort(key=lambda item: item[0])
+    trajectories = [FourierTrajectory(center, sine, cosine, base_frequency_hz=base_frequency_hz,
+                                      duration_s=duration_s, ramp_s=ramp_s) for sine, cosine in draws]
+    ranked, columns = _ranked_candidates(robot, regressor, trajectories, times, max_condition, cones,
+                                         amplitude=bounds[0])
     condition, trajectory, worst = ranked[0]
     random_condition = condition
     runs = None
