@@ -131,6 +131,16 @@ def test_identification_never_imports_experiments_or_nodes():
     assert not offenders, "identification reaches up:\n" + "\n".join(offenders)
 
 
+def test_the_closed_loop_runner_sits_below_identification():
+    """identification may host its model in :mod:`pardyn.closedloop.runner`, nothing else of closedloop; the
+    runner never imports identification."""
+    offenders = _violations(lambda importer, imported: (
+        _inside(importer, "pardyn.identification") and _inside(imported, "pardyn.closedloop")
+        and imported != "pardyn.closedloop.runner") or (
+        importer == "pardyn.closedloop.runner" and _inside(imported, "pardyn.identification")))
+    assert not offenders, "\n".join(offenders)
+
+
 CLI_RUNS_NODES = {
     ("pardyn.cli.bringup", "pardyn.nodes.bringup"),  # pardyn bringup: the nodes in one process
     ("pardyn.cli.demo", "pardyn.nodes.identification_runs"),  # pardyn demo --nodes: records through the nodes

@@ -9,6 +9,8 @@
   robots' payloads (:data:`~pardyn.closedloop.identification_runs.PAYLOADS`) -- what the
   identification tests, ``pardyn demo``, the ``identification_runs`` node and the studies record.
 
-Above control, plants, trajectories and identification's design of exciting trajectories; below
-the studies (:mod:`pardyn.experiments`), the nodes and the CLI.
+Two layers: the runner sits on control, plants and trajectories, below identification (whose
+closed-loop estimators simulate the model in it); the identification runs sit above identification
+(they design their exciting trajectories with it), below the studies (:mod:`pardyn.experiments`),
+the nodes and the CLI.
 """
