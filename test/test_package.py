@@ -154,6 +154,19 @@ def test_the_cli_imports_nodes_only_to_run_them():
     assert not offenders, "the CLI imports nodes without running them:\n" + "\n".join(offenders)
 
 
+CORE_RUNS_NODES = {
+    ("pardyn.experiments.hexapod_identification", "pardyn.nodes.identification_runs"),  # records through the nodes
+}
+"""The core's imports of nodes (outside nodes/ and cli/): each runs nodes."""
+
+
+def test_the_core_imports_nodes_only_to_run_them():
+    offenders = _violations(lambda importer, imported: not _inside(importer, "pardyn.nodes")
+                            and not _inside(importer, "pardyn.cli") and _inside(imported, "pardyn.nodes")
+                            and (importer, imported) not in CORE_RUNS_NODES)
+    assert not offenders, "the core imports nodes without running them:\n" + "\n".join(offenders)
+
+
 def test_only_the_cli_imports_the_cli():
     offenders = _violations(lambda importer, imported: not _inside(importer, "pardyn.cli")
                             and _inside(imported, "pardyn.cli"))
