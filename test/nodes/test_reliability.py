@@ -44,6 +44,18 @@ def controller_gains() -> tuple[np.ndarray, np.ndarray]:
     return np.array(parameters["kp"], dtype=float), np.array(parameters["kd"], dtype=float)
 
 
+def setpoint_loop(ros_client, in_process, sim, name: str):
+    """A controller holding SETPOINT_TASK next to ``sim`` in this process, and an executor spinning both."""
+    from pardyn.nodes.controller import ControllerNode
+
+    controller = in_process(ControllerNode, ros_client, name, "--params-file", str(CONTROLLER_CONFIG),
+                            "-p", f"setpoint_task:={list(SETPOINT_TASK)}")
+    executor = SingleThreadedExecutor(context=ros_client.context)
+    executor.add_node(sim)
+    executor.add_node(controller)
+    return controller, executor
+
+
 # --------------------------------------------------------------------------- item 1
 def test_a_runaway_command_is_refused_and_the_lockstep_loop_keeps_running(ros_client, closure_violation, in_process):
     """The issue's injection: 1e9 N m tagged with the current step, for 300 steps, into a running lockstep loop.
@@ -101,17 +113,12 @@ def test_a_runaway_command_is_refused_and_the_lockstep_loop_keeps_running(ros_cl
 
 def test_commands_of_another_publisher_are_rejected_when_the_source_is_named(ros_client, in_process):
     """Issue 20, item 2: with command_sources [controller] a second publisher cannot drive the sim."""
-    from pardyn.nodes.controller import ControllerNode
     from pardyn.nodes.sim import SimNode
 
     sim = in_process(SimNode, ros_client, "sources", "--params-file", str(SIM_CONFIG), "-p", "publish_clock:=false",
                      "-p", "command_sources:=[controller]")
-    controller = in_process(ControllerNode, ros_client, "sources", "--params-file", str(CONTROLLER_CONFIG),
-                            "-p", f"setpoint_task:={list(SETPOINT_TASK)}")
+    controller, executor = setpoint_loop(ros_client, in_process, sim, "sources")
     intruder = ros_client.node.create_publisher(Float64MultiArray, sim._commands.topic_name, 10)
-    executor = SingleThreadedExecutor(context=ros_client.context)
-    executor.add_node(sim)
-    executor.add_node(controller)
     try:
         assert spin_until(executor, lambda: sim.step >= 50)
         while sim.step < 300:
@@ -350,7 +357,6 @@ def test_a_publisher_the_graph_names_late_is_accepted_once_named(ros_client, in_
     """
     from types import SimpleNamespace
 
-    from pardyn.nodes.controller import ControllerNode
     from pardyn.nodes.sim import SimNode
 
     sim = in_process(SimNode, ros_client, "late_name", "--params-file", str(SIM_CONFIG), "-p", "publish_clock:=false",
@@ -367,11 +373,7 @@ def test_a_publisher_the_graph_names_late_is_accepted_once_named(ros_client, in_
                                 node_namespace="_NODE_NAMESPACE_UNKNOWN_") for e in endpoints]
 
     sim.get_publishers_info_by_topic = late_names
-    controller = in_process(ControllerNode, ros_client, "late_name", "--params-file", str(CONTROLLER_CONFIG),
-                            "-p", f"setpoint_task:={list(SETPOINT_TASK)}")
-    executor = SingleThreadedExecutor(context=ros_client.context)
-    executor.add_node(sim)
-    executor.add_node(controller)
+    controller, executor = setpoint_loop(ros_client, in_process, sim, "late_name")
     try:
         assert spin_until(executor, lambda: sim.step >= 200, 120.0), sim.summary()
         assert unnamed["left"] == 0 and sim.rejected["unnamed source"] >= 1, sim.summary()

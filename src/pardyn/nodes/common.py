@@ -17,6 +17,7 @@ without ROS; its tag function :func:`step_of_stamp` is re-exported here.
 
 from __future__ import annotations
 
+import faulthandler
 import math
 import os
 import sys
@@ -217,6 +218,7 @@ def period_ns(rate_hz: float) -> int:
 
 # --------------------------------------------------------------------------- main
 EXECUTOR_VARIABLE = "PARDYN_EXECUTOR"
+CLEANUP_TIMEOUT_S = 8.0  # s: the longest a node's destruction and rclpy's shutdown may take
 
 
 def one_blas_thread() -> None:
@@ -315,11 +317,15 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     except ExternalShutdownException:
         pass
     finally:
+        # a bounded stop: a cleanup that hangs (seen once in ~200 stops: a controller after its summary) prints
+        # every thread's stack and exits 1 after CLEANUP_TIMEOUT_S, before launch's SIGKILL would end it silently
+        faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S, exit=True)
         if executor is not None:
             executor.shutdown(timeout_sec=1.0)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        faulthandler.cancel_dump_traceback_later()
         stop.ignore_further()  # the process ends: see StopSignals.ignore_further
     return _stopped(name, stop, "node destroyed") if stop.requested else 0
 
