@@ -70,8 +70,6 @@ def identification_file(folder: Path, seed: int) -> tuple[Path, Path]:
         node["parameters"] = [str(ROOT / p) if isinstance(p, str) else p for p in node["parameters"]]
         if node["executable"] == "recorder":
             node["parameters"][-1]["bag_path"] = str(bag)
-        if node["executable"] == "sim":
-            node["parameters"][-1]["history_depth"] = 1000
     path = folder / f"identification_{seed}.yaml"
     path.write_text(yaml.safe_dump(shipped))
     return path, bag

@@ -93,7 +93,8 @@ def test_sim_bringup_in_random_orders_steps_every_time_and_ctrl_c_stops_every_pr
 
 
 def identification_file(tmp_path: Path) -> Path:
-    """The shipped identification bringup, its bag in ``tmp_path`` and a 3 s excitation."""
+    """The shipped identification bringup (its sim's history_depth as shipped), its bag in ``tmp_path``, a 3 s
+    excitation."""
     shipped = yaml.safe_load((REPO / "config" / "bringup" / "identification.yaml").read_text())
     for node in shipped["nodes"]:
         inline = node["parameters"][-1]
@@ -101,8 +102,6 @@ def identification_file(tmp_path: Path) -> Path:
             inline["bag_path"] = str(tmp_path / "bag")
         if node["executable"] == "trajectory":
             inline["duration"] = 3.0
-        if node["executable"] == "sim":
-            inline["history_depth"] = 1000
     path = tmp_path / "identification.yaml"
     path.write_text(yaml.safe_dump(shipped))
     return path
