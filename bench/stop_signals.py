@@ -2,7 +2,7 @@
 """Ctrl-C at any moment, the full study of issue 27: 20 trials of every node executable.
 
 Each trial is ``test/nodes/test_stopping.py``'s (one node process, the leader
-of its own process group, two signals SIGINT/SIGTERM drawn, the first 0-3.5 s
+of its own process group, two signals SIGINT/SIGTERM drawn, the first 0-6 s
 after the stop handler is in, the second 0-1 s later); the suite runs 6 trials
 of the four nodes of ``sim.launch.py``, this runs 20 of all eight. Prints per
 node: trials, clean stops, stops before the node was built, trials where both

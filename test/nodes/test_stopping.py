@@ -11,7 +11,7 @@ does) as the leader of its own process group, waits until the process has
 taken SIGTERM over (``SigCgt`` of ``/proc/<pid>/status``: the first thing
 the console script does, ~30 ms after exec; before it only the interpreter's
 startup runs), then sends two signals (SIGINT or SIGTERM each, drawn) to the
-group: the first at a random moment 0-3.5 s later (while the node's modules
+group: the first at a random moment 0-6 s later (while the node's modules
 import, while it is built, while it spins), the second 0-1 s after it (often
 while the node runs its own shutdown). Trials run in parallel.
 
@@ -97,7 +97,7 @@ def signal_trial(executable: str, seed: int, scratch: Path) -> Trial:
     """One node process, two signals to its process group at moments drawn from ``seed``."""
     draw = random.Random(seed)
     first, second = (draw.choice((signal.SIGINT, signal.SIGTERM)) for _ in range(2))
-    first_s = draw.uniform(0.0, 3.5)
+    first_s = draw.uniform(0.0, 6.0)
     gap_s = draw.choice((0.0, draw.uniform(0.0, 0.05), draw.uniform(0.0, 1.0)))
     namespace = f"/stop_{uuid.uuid4().hex[:10]}"
     log = scratch / f"{executable}_{seed}.log"
