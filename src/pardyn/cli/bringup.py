@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pardyn.cli.options import number
 from pardyn.errors import DescriptionError
 from pardyn.nodes.bringup import load_bringup, run_nodes
 from pardyn.resources import share_directory
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--namespace", default="",
                         help="namespace of every node, /clock included (one per robot in a shared ROS graph)")
-    parser.add_argument("--duration", type=float, default=None,
+    parser.add_argument("--duration", type=number(0.0, 1e9, low_open=True, unit="s"), default=None,
                         help="stop after this many seconds of wall-clock time (default: until Ctrl-C/SIGTERM)")
     parser.add_argument("--dry-run", action="store_true", help="print the node set as ros2 run commands and exit")
 

@@ -11,6 +11,7 @@ import yaml
 
 from pardyn.bags.csv_series import csv_source
 from pardyn.bags.joint_states import JointStateSeries, read_joint_states
+from pardyn.cli.options import number
 from pardyn.errors import InputError
 
 __all__ = ["add_data_arguments", "joint_map", "split_holdout"]
@@ -21,7 +22,7 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
                         help="CSV file of one run (repeat for one file per field: position=FILE, velocity=FILE, "
                              "effort=FILE, or a file name saying pos/vel/effort/torque/current); see README "
                              "'Your own data'")
-    parser.add_argument("--rate", type=float, help="sample rate in Hz of CSV files without a time column")
+    parser.add_argument("--rate", type=number(1e-3, 1e7, unit="Hz"), help="sample rate in Hz of CSV files without a time column")
     parser.add_argument("--joint-map",
                         help="names in the data -> the robot's joints (or transmission motors): "
                              "'a=joint_1,b=joint_2' or a YAML file of such a mapping")

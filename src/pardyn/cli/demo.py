@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pardyn.cli.options import number
 from pardyn.kinematics.solver import revolute_mask
 from pardyn.progress import progress
 from pardyn.robot import load_robot
@@ -36,12 +37,12 @@ HELP = ("run the demonstration: closed-loop kinematics, then identification of t
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", default="dualv", help="robot name or YAML path (default dualv)")
-    parser.add_argument("--duration", type=float, default=20.0,
+    parser.add_argument("--duration", type=number(0.0, 1e6, low_open=True, unit="s"), default=20.0,
                         help="duration of each identification run in simulated s (default 20)")
     parser.add_argument("--out", type=Path, default=Path("out/demo"), help="output directory (default out/demo)")
     parser.add_argument("--kinematics-only", action="store_true", help="only the kinematics part (seconds)")
-    parser.add_argument("--rate", type=float, default=1000.0, help="kinematics part: sampling rate in Hz")
-    parser.add_argument("--radius", type=float, default=0.05, help="kinematics part: circle radius in m")
+    parser.add_argument("--rate", type=number(1.0, 1e6, unit="Hz"), default=1000.0, help="kinematics part: sampling rate in Hz")
+    parser.add_argument("--radius", type=number(0.0, 10.0, low_open=True, unit="m"), default=0.05, help="kinematics part: circle radius in m")
 
 
 def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from pardyn.bags.csv_series import read_csv_series
 from pardyn.bags.resample import DEFAULT_MAX_GAP
 from pardyn.cli.data import add_data_arguments, joint_map, split_holdout
+from pardyn.cli.options import number
 from pardyn.description.transmission import load_transmission
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.dynamics.rotor import load_rotor_model
@@ -40,20 +41,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-speed",
                         help="per actuated joint (comma-separated, or one value for all), the speed in rad/s (m/s) "
                              "below which its equations are dropped after decimation")
-    parser.add_argument("--holdout", type=float, default=0.0,
+    parser.add_argument("--holdout", type=number(0.0, 0.9, high_open=True), default=0.0,
                         help="fraction of each run (at its end) held out for validation, e.g. 0.25")
-    parser.add_argument("--model-rate", type=float, default=100.0,
+    parser.add_argument("--model-rate", type=number(0.0, 1e6, low_open=True, unit="Hz"), default=100.0,
                         help="rate (Hz) at which the model is evaluated before the last decimation stage")
-    parser.add_argument("--trim", type=float, help="time dropped at both ends of each run, s (default 1.5 / cutoff)")
-    parser.add_argument("--effort-delay", type=float,
+    parser.add_argument("--trim", type=number(0.0, 1e6, unit="s"), help="time dropped at both ends of each run, s (default 1.5 / cutoff)")
+    parser.add_argument("--effort-delay", type=number(-10.0, 10.0, unit="s"),
                         help="age of the efforts, s (default: half a period for bags, 0 for CSV files)")
-    parser.add_argument("--max-gap", type=float, default=DEFAULT_MAX_GAP,
+    parser.add_argument("--max-gap", type=number(1.0, 1e6, low_open=True), default=DEFAULT_MAX_GAP,
                         help="longest interval between stamps that is resampled, in median intervals "
                              f"(default {DEFAULT_MAX_GAP})")
-    parser.add_argument("--cutoff", type=float, help="derivative low-pass cut-off in Hz (default: 5 x bandwidth)")
-    parser.add_argument("--decimation", type=int, default=20, help="decimation factor n_d (default 20)")
-    parser.add_argument("--r-sigma", type=float, default=10.0, help="essential-parameter ratio (default 10)")
-    parser.add_argument("--essential-tolerance", type=float, default=0.05,
+    parser.add_argument("--cutoff", type=number(0.0, 1e6, low_open=True, unit="Hz"), help="derivative low-pass cut-off in Hz (default: 5 x bandwidth)")
+    parser.add_argument("--decimation", type=number(1, 1_000_000, integer=True), default=20, help="decimation factor n_d (default 20)")
+    parser.add_argument("--r-sigma", type=number(1.0, 1e12), default=10.0, help="essential-parameter ratio (default 10)")
+    parser.add_argument("--essential-tolerance", type=number(0.0, 100.0), default=0.05,
                         help="essential parameters: the reduced model's fit error may exceed the base model's by "
                              "this fraction at most (default 0.05 = 5 %%)")
     parser.add_argument("--parameters", choices=("base", "essential"), default="base",
@@ -72,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "--reference-topic)")
     parser.add_argument("--estimator-start", choices=("wls", "nominal"), default="wls",
                         help="iv/didim: first estimate of the iteration (default wls)")
-    parser.add_argument("--max-iterations", type=int, default=8, help="iv/didim: simulations at most (default 8)")
+    parser.add_argument("--max-iterations", type=number(1, 1000, integer=True), default=8, help="iv/didim: simulations at most (default 8)")
     parser.add_argument("--controller", action="append", type=Path, default=[],
                         help="iv/didim: the controller node's parameter file(s) the bags were recorded with "
                              "(config/controller.yaml, then overrides; repeat): law and gains")

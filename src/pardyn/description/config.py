@@ -61,6 +61,7 @@ from pardyn.description.excitation import ExcitationSettings, parse_excitation
 from pardyn.description.fields import YamlFields
 from pardyn.description.limits import Limits, parse_limits
 from pardyn.description.rotors import RotorsSection, parse_rotors
+from pardyn.description.validation import check_joint_names
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, robots_directory
 
@@ -316,6 +317,8 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
             f"{len(actuated)} actuated joints cannot drive {len(task_names)} task coordinates",
         )
     sensed = reader.strings(top.get("sensed"), "sensed")
+    if urdf.suffix.lower() == ".urdf":  # names checked before the sections that use them (limits, dynamics)
+        check_joint_names(urdf, source, {"task": task_joints, "actuated": actuated, "sensed": sensed})
     raw_closures = top.get("closures") or []
     serial = not raw_closures
     if serial and task_frame is None and set(actuated) != set(task_joints):
