@@ -12,6 +12,8 @@ from pathlib import Path
 from pardyn.cli.options import number
 from pardyn.errors import DescriptionError
 from pardyn.nodes.bringup import load_bringup, run_nodes
+from pardyn.nodes.names import check_namespace
+from pardyn.nodes.parameters import check_bringup_file
 from pardyn.resources import share_directory
 
 __all__ = ["add_arguments", "run"]
@@ -43,7 +45,10 @@ def _config_path(text: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    bringup = load_bringup(_config_path(args.config))
+    path = _config_path(args.config)
+    check_bringup_file(path)  # every node's parameters against its table: unknown keys and wrong types named
+    check_namespace(args.namespace, "--namespace")
+    bringup = load_bringup(path)
     if args.dry_run:
         print(bringup.describe())
         return 0

@@ -36,12 +36,14 @@ import numpy as np
 from pardyn.errors import DescriptionError, PardynError
 from pardyn.textio import read_text, shown
 
-__all__ = ["MAX_DEPTH", "MAX_LENGTH", "UrdfTree", "build_urdf_model", "check_body", "check_drive", "check_urdf"]
+__all__ = ["MAX_DEPTH", "MAX_LENGTH", "MAX_MASS", "UrdfTree", "build_urdf_model", "check_body", "check_drive", "check_urdf"]
 
 MAX_DEPTH = 64
 """Deepest XML nesting accepted (a URDF is 4 levels deep)."""
 MAX_LENGTH = 1.0e6
 """Largest origin component accepted (m, rad): a robot is not 1000 km long."""
+MAX_MASS = 1.0e9
+"""Largest mass (kg) and moment of inertia (kg m^2) accepted: a million tonnes is no robot's part."""
 _JOINT_TYPES = {"revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical"}
 _TOLERANCE = 1e-9
 
@@ -263,9 +265,11 @@ def check_body(mass: float, inertia: np.ndarray, where: str, *, error: type[Pard
         raise error(f"{where}: mass {shown(mass)} is not a finite number")
     if mass < 0.0:
         raise error(f"{where}: mass {mass:.6g} kg is negative; a body's mass is > 0 (0: no body)")
+    if mass > MAX_MASS:
+        raise error(f"{where}: mass {mass:.6g} kg is beyond {MAX_MASS:g} kg: not a robot's part (units?)")
     inertia = np.asarray(inertia, dtype=float)
-    if not np.isfinite(inertia).all():
-        raise error(f"{where}: inertia {shown(inertia.tolist())} has a non-finite entry")
+    if not np.isfinite(inertia).all() or np.abs(inertia).max(initial=0.0) > MAX_MASS:
+        raise error(f"{where}: inertia {shown(inertia.tolist())} kg m^2: entries must be finite, at most {MAX_MASS:g}")
     diagonal = np.diag(inertia)
     if (diagonal < 0.0).any():
         raise error(f"{where}: inertia moments (xx, yy, zz) {[float(f'{m:.4g}') for m in diagonal]} kg m^2: "
@@ -287,8 +291,8 @@ def check_drive(values: dict[str, float], where: str, *, error: type[PardynError
     """Drive parameters ``ia`` (kg m^2), ``fv`` (N m s/rad), ``fs`` (N m) must be finite and >= 0."""
     for name in names:
         value = values.get(name, 0.0)
-        if not math.isfinite(value):
-            raise error(f"{where}: {name} {shown(value)} is not a finite number")
+        if not math.isfinite(value) or abs(value) > MAX_MASS:
+            raise error(f"{where}: {name} {shown(value)} is not a finite number of magnitude <= {MAX_MASS:g}")
         if value < 0.0:
             raise error(f"{where}: {name} = {value:g} is negative; rotor inertia and friction are >= 0")
 
