@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mcap.exceptions import InvalidMagic
@@ -31,7 +31,7 @@ from pardyn.bags.mcap_chunks import FlushPolicy, Rosbag2Writer
 from pardyn.bags.metadata import load_metadata
 from pardyn.bags.status import bag_status
 
-__all__ = ["McapScan", "RepairReport", "repair_bag", "scan_mcap"]
+__all__ = ["McapScan", "RepairReport", "damaged_chunk", "repair_bag", "scan_mcap"]
 
 
 @dataclass
@@ -128,6 +128,19 @@ def scan_mcap(path: Path | str) -> McapScan:
     return scan
 
 
+def damaged_chunk(path: Path | str) -> str | None:
+    """Where a closed MCAP file's data section is damaged (chunk CRC, malformed record), None if intact.
+
+    A flipped bit inside a chunk leaves the file's footer and summary intact:
+    only the chunk's CRC (written by pardyn's recorder, and by the ``mcap``
+    package's writer) shows it. The whole data section is read (one pass).
+    """
+    scan = scan_mcap(path)
+    if scan.stop == "end of data":
+        return None
+    return f"{Path(path).name}: chunk {scan.chunks + 1} ({scan.stop}); {scan.chunks} chunks before it are intact"
+
+
 @dataclass(frozen=True)
 class RepairReport:
     """Outcome of :func:`repair_bag`.
@@ -207,7 +220,10 @@ def repair_bag(bag_path: Path | str, *, keep_damaged: bool = True, distro: str =
         )
     status = bag_status(path)
     if status.complete:
-        return RepairReport(path, False)
+        damage = [problem for problem in map(damaged_chunk, status.files) if problem]
+        if not damage:
+            return RepairReport(path, False)
+        status = replace(status, complete=False, problem=f"damaged: {damage[0]}")
     sources = sorted(path.glob("*.mcap")) or sorted(path.glob("*.mcap.damaged"))
     if len(sources) != 1:
         raise BagError(
