@@ -26,6 +26,7 @@ time that does not increase, files of different lengths or times.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ import numpy as np
 from pardyn.bags.errors import BagError
 from pardyn.bags.joint_states import JointStateSeries
 from pardyn.bags.resample import DEFAULT_MAX_GAP, resample_uniform
+from pardyn.errors import InputError
+from pardyn.textio import read_text
 
 __all__ = ["FIELDS", "TIME_COLUMNS", "CsvSource", "csv_source", "read_csv_series"]
 
@@ -87,10 +90,10 @@ def _split_field(column: str) -> tuple[str, str | None]:
 def _read_table(path: Path) -> tuple[list[str], np.ndarray]:
     """Header names and the numbers (rows, columns) of one CSV file."""
     try:
-        with open(path, encoding="utf-8") as stream:
-            header = stream.readline()
-    except OSError as error:
-        raise BagError(f"cannot read: {error.strerror or error}", bag=path, kind="format") from None
+        text = read_text(path, what="CSV file")  # UTF-8, a spreadsheet's byte-order mark removed; others named
+    except InputError as error:
+        raise BagError(str(error).removeprefix(f"{path}: "), bag=path, kind="format") from None
+    header = text.partition("\n")[0]
     if not header.strip():
         raise BagError("empty file (a header line of column names is needed)", bag=path, kind="format")
     delimiter = next((d for d in (",", ";", "\t") if d in header), None)
@@ -101,7 +104,7 @@ def _read_table(path: Path) -> tuple[list[str], np.ndarray]:
         raise BagError(f"the first line {header.strip()!r} holds numbers: a header line of column names is needed",
                        bag=path, kind="format")
     try:
-        values = np.loadtxt(path, delimiter=delimiter, skiprows=1, ndmin=2, dtype=np.float64)
+        values = np.loadtxt(io.StringIO(text), delimiter=delimiter, skiprows=1, ndmin=2, dtype=np.float64)
     except ValueError as error:
         raise BagError(f"not a table of numbers: {_loadtxt_message(error)}", bag=path, kind="data") from None
     if values.shape[0] < 2:

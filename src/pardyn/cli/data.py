@@ -7,12 +7,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import yaml
-
 from pardyn.bags.csv_series import csv_source
 from pardyn.bags.joint_states import JointStateSeries, read_joint_states
 from pardyn.cli.options import number
 from pardyn.errors import InputError
+from pardyn.textio import load_yaml
 
 __all__ = ["add_data_arguments", "joint_map", "split_holdout"]
 
@@ -34,10 +33,7 @@ def joint_map(text: str | None) -> dict[str, str]:
         return {}
     path = Path(text)
     if path.suffix in (".yaml", ".yml"):
-        try:
-            mapping = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as error:
-            raise InputError(f"--joint-map: cannot read {path}: {error}") from None
+        mapping = load_yaml(path, what="--joint-map file")
         if not isinstance(mapping, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                     for k, v in mapping.items()):
             raise InputError(f"--joint-map: {path} must map names to names")

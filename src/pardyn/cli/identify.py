@@ -110,18 +110,16 @@ def _reference(robot, bag: Path, topic: str, estimator: str):
 
 def _controller_law(robot, files: list[Path]):
     """The law the controller node builds from these parameter files (later files win), and its rate (Hz)."""
-    import yaml  # noqa: PLC0415
-
     from pardyn.errors import InputError  # noqa: PLC0415
     from pardyn.nodes.controller import law_from_parameters  # noqa: PLC0415 - the node's own construction
     from pardyn.nodes.parameters import check_values, table  # noqa: PLC0415
+    from pardyn.textio import load_yaml  # noqa: PLC0415
 
     values = {name: spec.default for name, spec in table("controller").items()}
     for path in files:
-        try:
-            document = yaml.safe_load(Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError) as error:
-            raise InputError(f"{path}: cannot read the controller parameters: {error}") from error
+        document = load_yaml(path, what="controller parameters file") or {}
+        if not isinstance(document, dict):
+            raise InputError(f"{path}: expected a mapping of node sections")
         sections = [body["ros__parameters"] for key, body in document.items()
                     if isinstance(body, dict) and isinstance(body.get("ros__parameters"), dict)
                     and str(key).rstrip("/").rsplit("/", 1)[-1] in ("controller", "**")]
