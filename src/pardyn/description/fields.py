@@ -12,7 +12,10 @@ import numpy as np
 from pardyn.errors import DescriptionError
 from pardyn.textio import shown
 
-__all__ = ["YamlFields"]
+__all__ = ["MAX_NUMBER", "YamlFields"]
+
+MAX_NUMBER = 1.0e12
+"""Largest magnitude of a number in a robot file (m, rad, kg, N m, Hz): beyond it, sums and squares overflow."""
 
 
 class YamlFields:
@@ -63,6 +66,8 @@ class YamlFields:
             number = math.inf
         if not math.isfinite(number):
             raise self.fail(key, f"expected a finite number, got {shown(value)}")
+        if abs(number) > MAX_NUMBER:
+            raise self.fail(key, f"{shown(value)} is beyond {MAX_NUMBER:g} in magnitude: no robot's value (units?)")
         return number
 
     def vector(self, value: Any, key: str, size: int) -> np.ndarray:

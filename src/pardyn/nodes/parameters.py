@@ -381,7 +381,7 @@ def check_values(node: str, values: Mapping[str, Any], where: str) -> None:
     for key, value in values.items():
         spec = specs.get(key)
         if spec is None:
-            errors.append(f"{where}: {shown(key, 60)}: unknown parameter of node {node}{_suggest(key, specs)}")
+            errors.append(f"{where}: {key if isinstance(key, str) and len(key) <= 60 else shown(key, 60)}: unknown parameter of node {node}{_suggest(key, specs)}")
             continue
         errors += [f"{where}: {key}: {problem} (node {node})" for problem in spec.problems(value)]
     if errors:
