@@ -41,6 +41,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # noqa: D102 - argparse's hook
         self.exit(2, f"{self.prog}: {one_line(message)} (--help lists the options)\n")
 
+    def _get_values(self, action, arg_strings):  # argparse's hook: `--task=--` would give the option a list
+        if action.option_strings and action.nargs is None and list(arg_strings) == ["--"]:
+            self.error(f"argument {'/'.join(action.option_strings)}: expected a value, got '--'")
+        return super()._get_values(action, arg_strings)
+
 
 def one_line(message: str, limit: int = 2000) -> str:
     """A message as one line of at most ``limit`` characters (whitespace runs collapsed)."""

@@ -17,7 +17,7 @@ from rosbags.rosbag2.errors import ReaderError
 from pardyn.bags.csv_series import read_csv_series
 from pardyn.bags import bag_status, repair_bag
 from pardyn.bags.errors import BagError
-from pardyn.bags.repair import damaged_chunk
+from pardyn.bags.repair import verify_bag
 from pardyn.bags.joint_states import write_joint_states
 from pardyn.cli.data import add_data_arguments, joint_map
 from pardyn.errors import InputError
@@ -42,10 +42,10 @@ def _info(bag: Path) -> None:
     status = bag_status(bag)
     files = ", ".join(str(file) for file in status.files)
     if status.complete and status.storage == "mcap":
-        damage = [problem for problem in map(damaged_chunk, status.files) if problem]
+        damage = verify_bag(status)
         if damage:
-            print(f"{status.path}: damaged: {damage[0]}")
-            print(f"  `pardyn bag repair {status.path}` keeps the intact chunks before it")
+            print(f"{status.path}: damaged: {damage}")
+            print(f"  `pardyn bag repair {status.path}` rebuilds it from the intact chunks")
             return
     if not status.complete:
         print(f"{status.path}: not closed: {status.problem} ({status.storage}: {files})")

@@ -7,7 +7,7 @@ URDF model``. :func:`check_urdf` reads the XML itself first and refuses, in one
 line naming the file, the element and what to do:
 
 * not XML, not a ``<robot>``, nested deeper than :data:`MAX_DEPTH`, no link;
-* link or joint names empty or given twice, an unknown joint type;
+* link or joint names empty or given twice (a joint named as a link too), an unknown joint type;
 * a joint whose parent or child link does not exist, a link that is the child
   of two joints, a joint from a link to itself, a cycle, more than one root;
 * an ``origin`` / ``axis`` / ``limit`` / ``dynamics`` / ``mass`` / ``inertia``
@@ -109,6 +109,8 @@ def _check_inertial(path: Path, link: str, inertial: ET.Element) -> None:
         _check_origin(path, origin, where)
     element = inertial.find("inertia")
     moments = np.zeros((3, 3))
+    if element is None:
+        raise _fail(path, where, "missing <inertia ixx ixy ixz iyy iyz izz> (urdfdom refuses an inertial without it)")
     if element is not None:
         values = {k: _numbers(path, element, k, f"{where} <inertia>", 1, default="0")[0]
                   for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
@@ -199,6 +201,9 @@ def check_urdf(path: str | Path) -> UrdfTree:
             raise DescriptionError(f"{path}: a <joint> without a name")
         if name in joints:
             raise DescriptionError(f"{path}: joint {shown(name)} is defined twice")
+        if name in links:
+            raise DescriptionError(f"{path}: joint {shown(name)} has the name of a link: pinocchio names its frames "
+                                   "after both, and they must differ")
         kind = element.get("type", "")
         if kind not in _JOINT_TYPES:
             raise _fail(path, f"joint {shown(name)}", f"unknown type {shown(kind)}; known: {sorted(_JOINT_TYPES)}")
