@@ -54,7 +54,8 @@ setup(
         "sim": ["mujoco", "rosbags>=0.11,<0.12", "mcap>=1.2", "matplotlib"],
         # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
         "physical": ["cvxpy>=1.5"],
-        "test": ["pytest"],
+        # hypothesis: the bad-input fuzz suite (test/reliability/test_fuzz.py, bench/fuzz.py)
+        "test": ["pytest", "hypothesis"],
         # make bench: FIGAROH's own identification of the Staubli TX40 beside pardyn's (bench/tx40.py).
         "bench": ["figaroh"],
     },

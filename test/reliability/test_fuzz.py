@@ -9,7 +9,7 @@ crash is seen as a signal), numeric CLI options, trajectory CSV (``pardyn
 dynamics``), parameter files (``--params``), bringup files, data CSV
 (``bag from-csv``) and MCAP bags with a flipped bit (``bag info``).
 
-Seeded (``derandomize``) and bounded: ``PARDYN_FUZZ_EXAMPLES`` (default 12)
+Seeded (``derandomize``) and bounded: ``PARDYN_FUZZ_EXAMPLES`` (default 25)
 examples per boundary in the suite; ``bench/fuzz.py`` (``make bench``) runs 40x more.
 """
 
@@ -34,7 +34,7 @@ from pardyn.cli import main
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::DeprecationWarning")
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = int(os.environ.get("PARDYN_FUZZ_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("PARDYN_FUZZ_EXAMPLES", "25"))
 FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                        HealthCheck.data_too_large])
