@@ -25,7 +25,10 @@ from pardyn.kinematics.differential import DifferentialKinematics
 from pardyn.kinematics.solver import ClosureSolver, Solution
 from pardyn.kinematics.structure import analyse_structure
 
-__all__ = ["Robot", "load_robot"]
+__all__ = ["MAX_COORDINATE", "Robot", "load_robot"]
+
+MAX_COORDINATE = 1.0e6
+"""Largest task coordinate or joint value accepted (m, rad): beyond it an angle has no digits left below 2 pi."""
 
 
 class Robot:
@@ -231,6 +234,8 @@ class Robot:
             raise InputError(f"{what}: expected {len(names)} values {list(names)}, got {array.size}")
         if not np.all(np.isfinite(array)):
             raise InputError(f"{what}: values must be finite, got {array.tolist()}")
+        if np.abs(array).max(initial=0.0) > MAX_COORDINATE:
+            raise InputError(f"{what}: {array.tolist()} has a value beyond {MAX_COORDINATE:g} (m, rad): not a pose")
         return array
 
     def solve_inverse(

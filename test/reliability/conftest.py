@@ -23,6 +23,9 @@ class Outcome:
     def __init__(self, code: int, out: str, err: str) -> None:
         self.code, self.out, self.err = code, out, err
 
+    def __iter__(self):  # code, out, err = cli(...)
+        return iter((self.code, self.out, self.err))
+
     def refused(self, *fragments: str) -> str:
         """Assert a clean refusal (exit 2, one line on stderr, no traceback) mentioning every fragment; the line."""
         assert self.code == 2, (self.code, self.out[-500:], self.err[-2000:])
@@ -45,8 +48,9 @@ def run_cli(*args: str) -> Outcome:
     return Outcome(code, out.getvalue(), err.getvalue())
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def cli():
+    """``cli(*args)``: ``pardyn ARGS`` in this process, an :class:`Outcome`."""
     return run_cli
 
 

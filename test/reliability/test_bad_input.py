@@ -159,17 +159,21 @@ def test_parameter_files_with_negative_masses_are_refused(cli, tmp_path):
 ])
 def test_bringup_parameters_are_checked_against_the_table(cli, tmp_path, inline, fragment):
     """Item 5: `{lockstep: 0}` or `'off'` left lockstep on; misspelt keys were dropped silently."""
-    path = tmp_path / "bringup.yaml"
-    path.write_text(f"nodes:\n  - executable: sim\n    parameters:\n      - {inline}\n")
+    path = _bringup(tmp_path, f"nodes:\n  - executable: sim\n    parameters:\n      - {inline}\n")
     cli("bringup", path, "--dry-run").refused(fragment, "sim")
+
+
+def _bringup(folder: Path, text: str) -> Path:
+    path = folder / "bringup.yaml"
+    path.write_text(text)
+    return path
 
 
 def test_bringup_refuses_a_file_that_is_not_a_parameters_file(cli, tmp_path):
     """Item 5: any readable file was accepted as a parameter file."""
     for name, content in (("notes.txt", b"hello world\n"), ("binary.yaml", bytes(range(256)))):
         (tmp_path / name).write_bytes(content)
-        path = tmp_path / "bringup.yaml"
-        path.write_text(f"nodes:\n  - executable: sim\n    parameters:\n      - {tmp_path / name}\n")
+        path = _bringup(tmp_path, f"nodes:\n  - executable: sim\n    parameters:\n      - {tmp_path / name}\n")
         cli("bringup", path, "--dry-run").refused(name)
 
 
@@ -328,9 +332,7 @@ def test_bag_info_on_garbled_bags(cli, tmp_path):
 ])
 def test_bringup_names_are_checked_before_rcl(cli, tmp_path, text, fragment):
     """Item 8: an invalid namespace or remapping in a bringup file gave `RCLInvalidROSArgsError`."""
-    path = tmp_path / "bringup.yaml"
-    path.write_text(text)
-    cli("bringup", path, "--dry-run").refused(fragment, "valid ROS")
+    cli("bringup", _bringup(tmp_path, text), "--dry-run").refused(fragment, "valid ROS")
     good = tmp_path / "good.yaml"
     good.write_text("nodes:\n  - executable: sim\n")
     cli("bringup", good, "--namespace", "1robot", "--duration", "1").refused("--namespace", "1robot")

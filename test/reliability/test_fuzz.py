@@ -29,8 +29,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pardyn.cli import main
-
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::DeprecationWarning")
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,20 +36,6 @@ EXAMPLES = int(os.environ.get("PARDYN_FUZZ_EXAMPLES", "25"))
 FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                        HealthCheck.data_too_large])
-
-
-def run(*args) -> tuple[int, str, str]:
-    """``pardyn ARGS`` in process: (exit code, stdout, stderr)."""
-    import contextlib  # noqa: PLC0415
-    import io  # noqa: PLC0415
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as stop:
-            code = stop.code if isinstance(stop.code, int) else 2
-    return code, out.getvalue(), err.getvalue()
 
 
 def check_outcome(code: int, err: str, what: str) -> None:
@@ -109,7 +93,7 @@ def _physical(robot) -> None:
 
 @FUZZ
 @given(path=st.sampled_from(DUALV_PATHS), value=JUNK, delete=st.booleans())
-def test_robot_yaml_fuzz(tmp_path_factory, path, value, delete):
+def test_robot_yaml_fuzz(cli, tmp_path_factory, path, value, delete):
     """A robot YAML with one value replaced by junk (or one key deleted): loaded physical, or one line."""
     document = copy.deepcopy(DUALV)
     holder = document
@@ -124,7 +108,7 @@ def test_robot_yaml_fuzz(tmp_path_factory, path, value, delete):
         file.write_text(yaml.safe_dump(document))
     except (ValueError, yaml.YAMLError):  # 10**400 cannot be dumped on every Python: write it by hand
         file.write_text(yaml.safe_dump(document).replace("nan", "1" + "0" * 400, 1))
-    code, _, err = run("robots", "--describe", file)
+    code, _, err = cli("robots", "--describe", file)
     check_outcome(code, err, (path, value))
     if code == 0:
         import pardyn  # noqa: PLC0415
@@ -164,13 +148,13 @@ NUMBER_TEXT = st.one_of(
 
 @FUZZ
 @given(case=st.sampled_from(NUMERIC_OPTIONS), text=NUMBER_TEXT)
-def test_numeric_option_fuzz(tmp_path_factory, case, text):
+def test_numeric_option_fuzz(cli, tmp_path_factory, case, text):
     """Every numeric option with any text: refused in one line, or accepted (and then the command fails for
     lack of data, or answers without NaN)."""
     command, arguments, option = case
     out = tmp_path_factory.mktemp("opt")
     arguments = [str(a).replace("OUT", str(out)) for a in arguments]
-    code, stdout, err = run(command, *arguments, f"{option}={text}")
+    code, stdout, err = cli(command, *arguments, f"{option}={text}")
     check_outcome(code, err, (case, text))
     if code == 0 and command == "kinematics":
         no_nan_json(stdout)
@@ -189,7 +173,7 @@ HEADER = ["t"] + [f"{c}{s}" for c in ("x", "y") for s in ("", "_dot", "_ddot")]
        header=st.one_of(st.just(HEADER), st.permutations(HEADER), st.lists(st.sampled_from(HEADER + ["q", ""]),
                                                                            max_size=8)),
        encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "latin-1"]))
-def test_trajectory_csv_fuzz(tmp_path_factory, rows, header, encoding):
+def test_trajectory_csv_fuzz(cli, tmp_path_factory, rows, header, encoding):
     """`pardyn dynamics` on junk trajectories: finite torques written, or one line and nothing written."""
     folder = tmp_path_factory.mktemp("traj")
     trajectory, out = folder / "in.csv", folder / "out.csv"
@@ -198,7 +182,7 @@ def test_trajectory_csv_fuzz(tmp_path_factory, rows, header, encoding):
         trajectory.write_bytes(text.encode(encoding))
     except UnicodeEncodeError:
         trajectory.write_bytes(text.encode("utf-8"))
-    code, _, err = run("dynamics", "--robot", "five_bar", "--trajectory", trajectory, "--out", out)
+    code, _, err = cli("dynamics", "--robot", "five_bar", "--trajectory", trajectory, "--out", out)
     check_outcome(code, err, text[:300])
     if code == 0:
         values = np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2)
@@ -216,7 +200,7 @@ def five_bar_names():
 
 @FUZZ
 @given(data=st.data())
-def test_parameter_file_fuzz(tmp_path_factory, five_bar_names, data):
+def test_parameter_file_fuzz(cli, tmp_path_factory, five_bar_names, data):
     """`dynamics --params` with junk parameter files: finite torques from a physical robot, or one line."""
     folder = tmp_path_factory.mktemp("params")
     values = data.draw(st.dictionaries(st.sampled_from(five_bar_names + ["m_nothing", ""]),
@@ -232,7 +216,7 @@ def test_parameter_file_fuzz(tmp_path_factory, five_bar_names, data):
         params.write_text(json.dumps([document] if content == "list" else document, default=str))
     trajectory, out = folder / "in.csv", folder / "out.csv"
     trajectory.write_text(",".join(HEADER) + "\n0.0,0,0.1,0,-0.3,0,0\n0.01,0.001,0.1,0,-0.3,0,0\n")
-    code, _, err = run("dynamics", "--robot", "five_bar", "--trajectory", trajectory, "--out", out, "--params", params)
+    code, _, err = cli("dynamics", "--robot", "five_bar", "--trajectory", trajectory, "--out", out, "--params", params)
     check_outcome(code, err, (content, values))
     if code == 0:
         assert np.isfinite(np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2)).all()
@@ -250,7 +234,7 @@ SIM_KEYS = ["robot", "plant", "rate", "lockstep", "watchdog_periods", "stall_tim
        remappings=st.one_of(st.none(), st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=2), JUNK),
        name=st.one_of(st.none(), st.text(max_size=8)),
        namespace=st.one_of(st.just(""), st.text(max_size=8)))
-def test_bringup_fuzz(tmp_path_factory, executable, parameters, remappings, name, namespace):
+def test_bringup_fuzz(cli, tmp_path_factory, executable, parameters, remappings, name, namespace):
     """Bringup files with junk nodes, parameters, remappings, names: accepted by the table, or one line."""
     entry = {"executable": executable, "parameters": parameters}
     if remappings is not None:
@@ -259,7 +243,7 @@ def test_bringup_fuzz(tmp_path_factory, executable, parameters, remappings, name
         entry["name"] = name
     path = tmp_path_factory.mktemp("bringup") / "b.yaml"
     path.write_text(yaml.safe_dump({"nodes": [entry]}))
-    code, _, err = run("bringup", path, "--dry-run", f"--namespace={namespace}")
+    code, _, err = cli("bringup", path, "--dry-run", f"--namespace={namespace}")
     check_outcome(code, err, entry)
 
 
@@ -268,28 +252,28 @@ def test_bringup_fuzz(tmp_path_factory, executable, parameters, remappings, name
        header=st.sampled_from(["t,j1_position,j1_effort", "j1_position,j1_effort", "t;j1_pos", "", "t,t,t",
                                "\ufefft,j1_position,j1_effort"]),
        rate=st.sampled_from([[], ["--rate", "100"], ["--rate", "inf"], ["--rate", "0"]]))
-def test_data_csv_fuzz(tmp_path_factory, rows, header, rate):
+def test_data_csv_fuzz(cli, tmp_path_factory, rows, header, rate):
     """`bag from-csv` on junk CSV data: a complete bag, or one line and no half-made bag."""
     folder = tmp_path_factory.mktemp("csv")
     data, bag = folder / "log.csv", folder / "bag"
     data.write_text("\n".join([header, *(",".join(row) for row in rows)]) + "\n")
-    code, _, err = run("bag", "from-csv", "--csv", data, "--out", bag, *rate)
+    code, _, err = cli("bag", "from-csv", "--csv", data, "--out", bag, *rate)
     check_outcome(code, err, (header, rows))
     if code == 0:
-        code, out, err = run("bag", "info", bag)
+        code, out, err = cli("bag", "info", bag)
         assert code == 0 and "complete" in out, err
     else:
         assert not bag.exists()
 
 
 @pytest.fixture(scope="module")
-def reference_bag(tmp_path_factory):
+def reference_bag(cli, tmp_path_factory):
     """A closed 300-message MCAP bag (3 chunks) and its messages."""
     folder = tmp_path_factory.mktemp("bag")
     data = folder / "log.csv"
     data.write_text("t,j1_position,j1_effort\n" + "".join(
         f"{k * 0.001!r},{math.sin(k * 0.01)!r},{math.cos(k * 0.01)!r}\n" for k in range(300)))
-    assert run("bag", "from-csv", "--csv", data, "--out", folder / "bag")[0] == 0
+    assert cli("bag", "from-csv", "--csv", data, "--out", folder / "bag").code == 0
     return folder / "bag", _messages(folder / "bag")
 
 
@@ -302,7 +286,7 @@ def _messages(bag: Path) -> list[tuple[int, bytes]]:
 
 @FUZZ
 @given(position=st.floats(0.0, 1.0, exclude_max=True), bit=st.integers(0, 7))
-def test_bit_flip_fuzz(tmp_path_factory, reference_bag, position, bit):
+def test_bit_flip_fuzz(cli, tmp_path_factory, reference_bag, position, bit):
     """One flipped bit anywhere in an MCAP bag: `bag info` names a problem in one line, or says complete and
     then every message reads back unchanged."""
     import shutil  # noqa: PLC0415
@@ -315,7 +299,7 @@ def test_bit_flip_fuzz(tmp_path_factory, reference_bag, position, bit):
     index = int(position * len(content))
     content[index] ^= 1 << bit
     mcap.write_bytes(bytes(content))
-    code, out, err = run("bag", "info", bag)
+    code, out, err = cli("bag", "info", bag)
     check_outcome(code, err, (index, bit))
     if code == 0 and "complete" in out.splitlines()[0] and "damaged" not in out:
         try:

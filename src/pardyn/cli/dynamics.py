@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     for k in rows:
         try:
             q = robot.solve_inverse(task[k], start=previous).q
-        except KinematicsError as error:
+        except (KinematicsError, InputError) as error:
             raise InputError(f"{args.trajectory}: line {lines[k]} (t = {time[k]}): {error}") from error
         torques[k] = inverse.torques_from_task(q, velocity[k], acceleration[k], internal_stress=stress)
         if not np.isfinite(torques[k]).all():

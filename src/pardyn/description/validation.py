@@ -158,6 +158,16 @@ def _check_joint(path: Path, joint: ET.Element, name: str, kind: str) -> None:
                 raise _fail(path, f"{where} <dynamics>", f"{key} {value:g} is negative (friction >= 0)")
 
 
+def _name(path: Path, element: ET.Element, seen) -> str:
+    """The ``name`` of a ``<link>`` or ``<joint>``: present, and not among ``seen``."""
+    name = element.get("name", "")
+    if not name:
+        raise DescriptionError(f"{path}: a <{element.tag}> without a name")
+    if name in seen:
+        raise DescriptionError(f"{path}: {element.tag} {shown(name)} is defined twice")
+    return name
+
+
 def check_urdf(path: str | Path) -> UrdfTree:
     """Read and check a URDF file (module docstring); the tree it describes, or :class:`DescriptionError`."""
     path = Path(path)
@@ -183,11 +193,7 @@ def check_urdf(path: str | Path) -> UrdfTree:
         raise DescriptionError(f"{path}: XML nested deeper than {MAX_DEPTH} levels: not a URDF")
     links: list[str] = []
     for element in root.findall("link"):
-        name = element.get("name", "")
-        if not name:
-            raise DescriptionError(f"{path}: a <link> without a name")
-        if name in links:
-            raise DescriptionError(f"{path}: link {shown(name)} is defined twice")
+        name = _name(path, element, links)
         links.append(name)
         for inertial in element.findall("inertial"):
             _check_inertial(path, name, inertial)
@@ -196,11 +202,7 @@ def check_urdf(path: str | Path) -> UrdfTree:
     joints: dict[str, tuple[str, str, str]] = {}
     parent_of: dict[str, str] = {}
     for element in root.findall("joint"):
-        name = element.get("name", "")
-        if not name:
-            raise DescriptionError(f"{path}: a <joint> without a name")
-        if name in joints:
-            raise DescriptionError(f"{path}: joint {shown(name)} is defined twice")
+        name = _name(path, element, joints)
         if name in links:
             raise DescriptionError(f"{path}: joint {shown(name)} has the name of a link: pinocchio names its frames "
                                    "after both, and they must differ")
