@@ -298,8 +298,9 @@ def test_robot_yaml_values_of_the_wrong_kind(cli, robot_file, edit, fragment):
     assert len(line) < 600 and "0000000000" not in line
 
 
-def test_huge_or_nan_positions_in_robot_files(cli, robot_file, tmp_path):
+def test_huge_or_nan_positions_in_robot_files(cli, robot_file, tmp_path, monkeypatch):
     """Item 8: `1e308` in a URDF origin, `nan` in an MJCF `pos` (`LinAlgError: SVD did not converge`)."""
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its warning about the NaN to ./MUJOCO_LOG.TXT
     path = robot_file(urdf_edit=lambda text: replace_once(
         text, '<origin xyz="0.28000000000000003 0 0" rpy="0 0 0"/>', '<origin xyz="1e308 0 0" rpy="0 0 0"/>'))
     cli("robots", "--describe", path).refused("leg1_joint2", "origin", "1e308")

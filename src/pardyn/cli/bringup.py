@@ -11,9 +11,8 @@ from pathlib import Path
 
 from pardyn.cli.options import number
 from pardyn.errors import DescriptionError
-from pardyn.nodes.bringup import load_bringup, run_nodes
+from pardyn.nodes.bringup import check_bringup_file, load_bringup, run_nodes
 from pardyn.nodes.names import check_namespace
-from pardyn.nodes.parameters import check_bringup_file
 from pardyn.resources import share_directory
 
 __all__ = ["add_arguments", "run"]
