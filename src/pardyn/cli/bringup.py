@@ -12,8 +12,8 @@ from pathlib import Path
 from pardyn.cli.options import number
 from pardyn.errors import DescriptionError
 from pardyn.nodes.bringup import check_bringup_file, load_bringup, run_nodes
-from pardyn.nodes.names import check_namespace
 from pardyn.resources import share_directory
+from pardyn.ros_names import check_namespace
 
 __all__ = ["add_arguments", "run"]
 

@@ -50,8 +50,8 @@ import yaml
 
 from pardyn.errors import DescriptionError
 from pardyn.node_parameters import check_parameters_file, check_shared_values, check_values
-from pardyn.nodes.names import check_node_name, check_topic
 from pardyn.resources import resolve_path, share_directory
+from pardyn.ros_names import check_node_name, check_topic
 from pardyn.textio import load_yaml, shown
 
 __all__ = ["Bringup", "NodeSpec", "check_bringup_file", "load_bringup", "namespace_remappings", "run_nodes"]
