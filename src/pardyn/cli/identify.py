@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 from pardyn.bags.csv_series import read_csv_series
+from pardyn.bags.joint_states import JointStateSeries
 from pardyn.bags.resample import DEFAULT_MAX_GAP
-from pardyn.cli.data import add_data_arguments, joint_map, split_holdout
+from pardyn.cli.data import add_data_arguments, csv_options, joint_map, read_runs, split_holdout
 from pardyn.description.transmission import load_transmission
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.dynamics.rotor import load_rotor_model
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", required=True, help="robot name or YAML path")
     parser.add_argument("--bag", action="append", default=[], type=Path,
                         help="bag without payload (repeat): pardyn's or any rosbag2 bag, MCAP or sqlite3")
-    add_data_arguments(parser)
+    add_data_arguments(parser, runs=True)
     parser.add_argument("--loaded-bag", action="append", default=[], type=Path,
                         help="bag with the payload fixed to the platform (repeat; eq. 49)")
     parser.add_argument("--validate-bag", action="append", default=[], type=Path, help="held-out bag (repeat)")
@@ -162,18 +163,21 @@ def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
 
 def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot)
-    if not args.bag and not args.csv:
-        raise InputError("give the data: --bag BAG (repeat) or --csv FILE (repeat)")
+    if not args.bag and not args.csv and not args.run:
+        raise InputError("give the data: --run FILE_OR_FOLDER (repeat), --bag BAG (repeat) or --csv FILE (repeat)")
+    transmission = load_transmission(robot)
+    options = csv_options(args, tuple(transmission.motors if transmission is not None else robot.measured_names))
     runs: list = list(args.bag)
     if args.csv:
-        runs.append(read_csv_series(args.csv, rate_hz=args.rate, max_gap=args.max_gap))
-    validate: list = list(args.validate_bag)
+        runs.append(read_csv_series(args.csv, **options))
+    runs += read_runs(args.run, options)
+    validate: list = list(args.validate_bag) + read_runs(args.validate, options)
     if args.holdout:
         if args.rotor_compensation:
             raise InputError("--holdout and --rotor-compensation together are not supported: give --validate-bag")
         runs, held = split_holdout(runs, args.holdout, topic=args.topic)
         validate += held
-    csv_only = not args.bag and not args.validate_bag and not args.loaded_bag
+    csv_only = not args.loaded_bag and all(isinstance(r, JointStateSeries) for r in [*runs, *validate])
     settings = IdentificationSettings(
         model=args.model,
         dynamic_model=args.dynamic_model,
@@ -188,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
         rotor_model=load_rotor_model(robot) if args.rotor_compensation else None,
         motor_topic=args.motor_topic,
         joint_map=tuple(joint_map(args.joint_map).items()) or None,
-        transmission=load_transmission(robot),
+        transmission=transmission,
         min_speed=_speeds(args.min_speed, len(robot.actuated_names)),
         max_gap=args.max_gap,
         model_rate_hz=args.model_rate,
@@ -200,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     )
     closed_loop = None
     if args.estimator != "wls":
-        if args.csv or args.holdout:
+        if args.csv or args.run or args.holdout:
             raise InputError(f"--estimator {args.estimator} needs bags with the reference (--bag), not --csv/--holdout")
         closed_loop = _closed_loop_setups(robot, [*args.bag, *args.loaded_bag], args)
     result = identify(robot, runs, loaded_bags=args.loaded_bag, validate_bags=validate, settings=settings,
