@@ -1,10 +1,14 @@
 """Problems of measured data, said in words for the report rather than hidden in the figures.
 
 Real logs (the TIAGo's ``joint_states``) carry problems the fit error alone does
-not explain: efforts a driver does not report (exactly 0 most of the time),
-efforts in another unit than the model's (a current instead of N or N m),
-coarse quantization, joints that hardly move. Each check gives one sentence
-naming the joint and the measured figure; none stops the identification.
+not explain: efforts a driver does not report (exactly 0 most of the time, or
+all zero: a planned trajectory logged without torques), efforts in another unit
+than the model's (a current instead of N or N m, a gear ratio), coarse
+quantization, joints that hardly move, efforts stamped late, friction the model
+does not have (Coulomb's ``fs sign(qdot)`` is wrong near zero speed: stiction,
+Stribeck), identified values no body can have. Each check gives one sentence
+naming the run, the joint and the measured figure, and what to do when the
+command line can do it; none stops the identification.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["effort_notes", "scale_notes"]
+__all__ = ["delay_note", "effort_delay_s", "effort_notes", "efforts_all_zero", "physical_notes", "scale_notes",
+           "speed_notes"]
 
 ZERO_FRACTION = 0.2
 """Efforts exactly 0 in more than this fraction of the samples: probably not reported."""
@@ -21,8 +26,8 @@ ZERO_FRACTION = 0.2
 QUANTUM_FRACTION = 0.01
 """Effort resolution above this fraction of the effort's RMS is worth saying."""
 
-SCALE_RANGE = (0.2, 5.0)
-"""RMS of the measured efforts over the nominal model's outside this range: another unit?"""
+SCALE_RANGE = (0.5, 2.0)
+"""Measured efforts over the nominal model's torques (least-squares factor) outside this range: another unit?"""
 
 MIN_MOTION = 0.05
 """A joint moving less than this (rad or m, peak to peak) is hardly excited."""
@@ -35,10 +40,16 @@ def effort_notes(label: str, names: Sequence[str], efforts: np.ndarray, position
         label: the run (file or bag name).
         names: joints (n,); efforts: raw efforts (N, n) (N m, N); positions: (N, n) (rad, m).
     """
+    if efforts_all_zero(efforts):
+        return [f"{label}: efforts all zero (a planned trajectory logged without torques?): no equation from it"]
     notes = []
     for j, name in enumerate(names):
         column = efforts[:, j]
         zero = float(np.mean(column == 0.0))
+        if np.ptp(column) == 0.0:
+            notes.append(f"{label}: {name}: effort constant at {column[0]:.6g} in every sample (not measured?): "
+                         "its equations carry no information")
+            continue
         if zero > ZERO_FRACTION:
             notes.append(f"{label}: {name}: effort exactly 0 in {100 * zero:.0f} % of the samples (not reported by "
                          "the driver?): its equations carry little information")
@@ -55,12 +66,31 @@ def effort_notes(label: str, names: Sequence[str], efforts: np.ndarray, position
     return notes
 
 
+def efforts_all_zero(efforts: np.ndarray) -> bool:
+    """Every effort of a run (N, n) exactly 0: nothing recorded (a planned trajectory, a driver that sends none)."""
+    return bool(efforts.size) and not np.any(efforts)
+
+
+TOO_SMALL = 0.2
+"""Recorded efforts whose RMS is below this fraction of the nominal model's: another unit, whatever their shape."""
+
+SHAPE_CORRELATION = 0.9
+"""The nominal model explains a joint's recorded effort *shape* when the cosine of the two signals (N-vectors,
+gravity's offset included) exceeds this in magnitude."""
+
+
 def scale_notes(label: str, names: Sequence[str], measured: np.ndarray, nominal: np.ndarray) -> list[str]:
     """Measured efforts against the nominal (CAD) model's torques on the same motion, per joint.
 
-    A ratio of RMS far from 1 on a joint whose nominal torque is large (gravity)
-    says the efforts are in another unit (or scaled by a gear ratio): the
-    identified parameters are then in that unit too.
+    Where the nominal torque has the recorded effort's shape (cosine above
+    :data:`SHAPE_CORRELATION`: gravity and inertia dominate, which a CAD model
+    gets right), the least-squares factor ``<measured, nominal> / <nominal, nominal>``
+    far from 1 says the efforts are in another unit or scaled by a gear ratio:
+    the identified parameters are then in that unit too. Joints the nominal
+    model does not explain (friction it lacks, a wrist whose nominal torque is
+    tiny) say nothing about units and are skipped, unless their efforts' RMS is
+    below :data:`TOO_SMALL` times the nominal one: friction adds to the torque
+    the masses need, it cannot remove it.
 
     Args:
         measured, nominal: (N, n) efforts and nominal-model torques on the same samples.
@@ -69,11 +99,145 @@ def scale_notes(label: str, names: Sequence[str], measured: np.ndarray, nominal:
     for j, name in enumerate(names):
         expected = float(np.sqrt(np.mean(nominal[:, j] ** 2)))
         seen = float(np.sqrt(np.mean(measured[:, j] ** 2)))
-        if expected <= 0.0:
+        if expected <= 0.0 or seen <= 0.0:
             continue
-        ratio = seen / expected
+        cosine = float(measured[:, j] @ nominal[:, j]) / (len(measured) * seen * expected)
+        if seen / expected < TOO_SMALL:
+            ratio = seen / expected
+        elif abs(cosine) >= SHAPE_CORRELATION:
+            ratio = float(measured[:, j] @ nominal[:, j] / (nominal[:, j] @ nominal[:, j]))
+        else:
+            continue
         if not SCALE_RANGE[0] <= ratio <= SCALE_RANGE[1]:
             notes.append(f"{label}: {name}: recorded efforts are {ratio:.3g} x the nominal model's torques on the same "
                          f"motion (RMS {seen:.3g} against {expected:.3g} N m or N): another unit or a gear ratio? "
                          "The identified parameters are in the unit of the recorded efforts")
+    return notes
+
+
+LOW_SPEED_RATIO = 2.0
+"""A joint's residual RMS at low speed this many times its RMS at higher speeds: the friction model fails there."""
+
+
+def speed_notes(label: str, names: Sequence[str], speed: np.ndarray, residual: np.ndarray,
+                bins: int = 10) -> tuple[list[str], np.ndarray]:
+    """The identified model's residual against joint speed: Coulomb friction near zero speed.
+
+    ``fs sign(qdot)`` jumps at zero speed where a real drive sticks and slides
+    (stiction, the Stribeck curve): the residual is large at low speed and the
+    least squares trade it against every other parameter (biased friction and
+    masses while the held-out error looks plausible). Per joint, the samples are
+    split into ``bins`` equally populated speed bins; the bins from zero speed
+    up whose residual RMS exceeds :data:`LOW_SPEED_RATIO` times the median of the
+    faster half's give the threshold below which the joint's equations should
+    be dropped (``--min-speed``, :mod:`pardyn.identification.selection`).
+
+    Args:
+        label: the runs.
+        names: joints (n,); speed: joint speeds (N, n) (rad/s, m/s); residual: measured
+            minus identified-model efforts (N, n) (N m, N) on the same samples.
+
+    Returns:
+        The notes (one per joint concerned, and one with the whole ``--min-speed``
+        suggestion) and the thresholds (n,) (0 where nothing is suggested).
+    """
+    thresholds = np.zeros(len(names))
+    notes = []
+    for j, name in enumerate(names):
+        magnitude = np.abs(speed[:, j])
+        order = np.argsort(magnitude)
+        groups = np.array_split(order, bins)
+        rms = np.array([np.sqrt(np.mean(residual[g, j] ** 2)) if g.size else 0.0 for g in groups])
+        reference = float(np.median(rms[bins // 2:]))
+        if reference <= 0.0:
+            continue
+        high = 0
+        while high < bins and rms[high] > LOW_SPEED_RATIO * reference:
+            high += 1
+        if high == 0:
+            continue
+        thresholds[j] = float(magnitude[groups[high - 1]].max())
+        notes.append(f"{label}: {name}: residual RMS {rms[:high].mean():.3g} below {thresholds[j]:.3g} rad/s (m/s) "
+                     f"against {reference:.3g} at higher speeds: Coulomb friction near zero speed is not the model "
+                     "(stiction, Stribeck)")
+    if notes:
+        values = ",".join(f"{v:.2g}" for v in thresholds)
+        notes.append(f"{label}: drop the equations near zero speed: --min-speed {values} (rad/s or m/s per actuated "
+                     "joint, from the residuals above)")
+    return notes, thresholds
+
+
+def effort_delay_s(t: np.ndarray, measured: np.ndarray, predicted: np.ndarray, *, max_lag_s: float = 0.05) -> float:
+    """The age of the efforts that best aligns them with the model's torques, by cross-correlation (s).
+
+    ``measured(t) = torque(t - d)``: the lag ``d`` maximizing the sum over joints of the
+    correlation coefficients of ``measured`` and ``predicted`` shifted by ``d`` (on the samples both have),
+    refined between samples by a parabola through the peak. Positive: efforts stamped late.
+
+    Args:
+        t: uniform times (N,) (s); measured, predicted: (N, n) on those times.
+    """
+    step = float(np.median(np.diff(t)))
+    lags = int(max(1, round(max_lag_s / step)))
+    count = len(t)
+    scores = []
+    for lag in range(-lags, lags + 1):  # measured[k] against predicted[k - lag], on the samples both have
+        a = measured[lag:] if lag >= 0 else measured[:lag]
+        b = predicted[:count - lag] if lag >= 0 else predicted[-lag:]
+        a = a - a.mean(axis=0)
+        b = b - b.mean(axis=0)
+        norms = np.linalg.norm(a, axis=0) * np.linalg.norm(b, axis=0)
+        scores.append(float(np.sum(np.sum(a * b, axis=0) / np.where(norms > 0, norms, np.inf))))
+    scores = np.array(scores)
+    k = int(np.argmax(scores))
+    offset = 0.0
+    if 0 < k < len(scores) - 1:
+        left, middle, right = scores[k - 1:k + 2]
+        curvature = left - 2 * middle + right
+        if curvature < 0:
+            offset = 0.5 * (left - right) / curvature
+    return (k - lags + offset) * step
+
+
+def delay_note(label: str, delay_s: float, used_s: float, step_s: float) -> list[str]:
+    """A note when the efforts' age found by cross-correlation differs from the one used by half a sample or more."""
+    if abs(delay_s - used_s) < 0.5 * step_s:
+        return []
+    return [f"{label}: the efforts align best with the model {1000 * delay_s:.3g} ms late (cross-correlation; "
+            f"{1000 * used_s:.3g} ms used): --effort-delay {delay_s:.3g}"]
+
+
+IMPLAUSIBLE_FACTOR = 3.0
+"""An identified mass this many times the nominal one (or less than its inverse) is implausible."""
+
+
+def physical_notes(names: Sequence[str], values: np.ndarray, stds: np.ndarray, nominal: dict[str, float],
+                   *, physical: dict[str, float] | None = None) -> list[str]:
+    """Identified base parameters no body or drive can have, beside the physically consistent estimate.
+
+    A base parameter that is a standard one alone (not regrouped: its name has no ``R``
+    suffix) is checked: a mass ``m_<body>`` negative, or beyond :data:`IMPLAUSIBLE_FACTOR`
+    times its nominal value (or below its inverse) and more than 2 standard deviations from it; viscous or Coulomb
+    friction (``fv_``, ``fs_``) negative by more than 3 standard deviations.
+
+    Args:
+        names, values, stds: the base parameters (n_b,), their estimates and standard deviations.
+        nominal: the nominal (CAD) standard parameters by name.
+        physical: the physically consistent estimate's standard parameters by name, if computed.
+    """
+    notes = []
+    for name, value, std in zip(names, values, stds):
+        beside = "" if physical is None or name not in physical else f" (physically consistent: {physical[name]:.4g})"
+        hint = beside or " (--physical gives the physically consistent estimate)"
+        if name.startswith("m_"):
+            reference = nominal.get(name, 0.0)
+            if value < 0.0:
+                notes.append(f"{name} = {value:.4g} +- {std:.2g} kg: a negative mass{hint}")
+            elif reference > 0.0 and abs(value - reference) > 2 * std and not (
+                    1 / IMPLAUSIBLE_FACTOR <= value / reference <= IMPLAUSIBLE_FACTOR):
+                notes.append(f"{name} = {value:.4g} +- {std:.2g} kg, {value / reference:.2g} x the nominal "
+                             f"{reference:.4g} kg: implausible; friction near zero speed (see the speed notes) or a "
+                             f"unit error biases it{hint}")
+        elif name.startswith(("fv_", "fs_")) and value < -3 * std:
+            notes.append(f"{name} = {value:.4g} +- {std:.2g}: negative friction{hint}")
     return notes
