@@ -1,0 +1,104 @@
+"""Which parameters the runs identify: the data's base parameters beside the model's structural ones.
+
+The model's structure fixes which combinations of standard parameters can ever be
+identified (the structural base parameters: QR of eq. 42 on random states of the
+model, :func:`pardyn.identification.online.structural_base`). The runs decide which
+of those they identify: a joint that hardly moves, a joint whose efforts are zero in
+every run, or a motion on which two columns happen to be collinear make more columns
+of the data's observation matrix dependent (the same QR on the runs' own ``W``, the
+base parameters the pipeline estimates). Each structural base parameter the data do
+not identify on its own is named with the reason, one line each; the rest is
+identified (the data's regrouping relations say what the lost ones are lumped with).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pardyn.identification.base_parameters import BaseParameters
+
+__all__ = ["MIN_MOTION", "Identifiability", "compare_bases"]
+
+MIN_MOTION = 0.05
+"""A joint moving less than this (rad or m, peak to peak, over every run) hardly moves."""
+
+
+@dataclass(frozen=True)
+class Identifiability:
+    """The data's base parameters against the model's structural ones.
+
+    Attributes:
+        structural: base parameters of the model (random states).
+        lost: ``((standard parameter, reason), ...)``: structural base parameters the runs do not
+            identify on their own.
+        data_relations: the data's regrouping relations that the structure does not have.
+    """
+
+    structural: BaseParameters
+    lost: tuple[tuple[str, str], ...]
+    data_relations: tuple[str, ...]
+
+    def notes(self) -> list[str]:
+        """One line per parameter the runs cannot identify, and a summary line."""
+        if not self.lost:
+            return []
+        lines = [f"not identifiable from these runs: {name}: {reason}" for name, reason in self.lost]
+        lines.append(f"{len(self.lost)} of the model's {self.structural.n_base} structural base parameters are not "
+                     "identified on their own by these runs (above); the others are")
+        return lines
+
+
+def _owner(name: str, body_joints: Mapping[str, str], joints: Sequence[str]) -> str | None:
+    """The joint a standard parameter belongs to: a drive's own joint, or the joint carrying the body."""
+    _, _, rest = name.partition("_")
+    if rest in joints:
+        return rest
+    return body_joints.get(rest)
+
+
+def compare_bases(structural: BaseParameters, data: BaseParameters, *, motion: Mapping[str, float],
+                  silent: Sequence[str] = (), body_joints: Mapping[str, str] | None = None) -> Identifiability:
+    """Name each structural base parameter that is dependent on the data, and why.
+
+    Args:
+        structural: the model's base parameters; data: the runs' (same standard names and order).
+        motion: peak-to-peak motion of each joint over the runs (rad or m), tree joints included.
+        silent: actuated joints whose efforts are zero (or constant) in every run.
+        body_joints: body name -> the joint that carries it (for the body's parameters).
+
+    The reason is the first that applies: the parameter's joint hardly moves
+    (:data:`MIN_MOTION`), its efforts are zero in every run, it has no effect on the
+    data (a zero column), or it is collinear on this data with the columns named
+    (the largest terms of its data relation ``W_c = W_b beta``).
+    """
+    body_joints = dict(body_joints or {})
+    joints = tuple(motion)
+    names = structural.standard_names
+    data_independent = set(data.independent.tolist())
+    dependent_index = {int(c): j for j, c in enumerate(data.dependent)}
+    lost = []
+    for column in structural.independent:
+        column = int(column)
+        if column in data_independent:
+            continue
+        name = names[column]
+        joint = _owner(name, body_joints, joints)
+        if joint is not None and motion.get(joint, np.inf) < MIN_MOTION:
+            reason = f"joint {joint} hardly moves ({motion[joint]:.3g} rad or m peak to peak)"
+        elif joint is not None and joint in silent:
+            reason = f"the efforts of joint {joint} are zero in every run"
+        else:
+            beta = data.beta[:, dependent_index[column]]
+            if not np.any(beta):
+                reason = "no effect on these runs (its column of W is zero)"
+            else:
+                terms = np.argsort(-np.abs(beta))[:3]
+                lumped = " + ".join(f"{beta[i]:.3g}*{names[data.independent[i]]}" for i in terms if beta[i])
+                reason = f"collinear on this data: its column of W = {lumped}" + (" + ..." if np.count_nonzero(beta) > 3 else "")
+        lost.append((name, reason))
+    structural_relations = set(structural.relations)
+    return Identifiability(structural=structural, lost=tuple(lost),
+                           data_relations=tuple(r for r in data.relations if r not in structural_relations))
