@@ -147,6 +147,23 @@ def _blocks(result: IdentificationResult, plots: list[str]) -> list[Block]:
     if result.base.relations:
         blocks += [("heading", 2, "Regrouping relations (eq. 43 column order)"),
                    ("items", [f"`{relation}`" for relation in result.base.relations])]
+    identifiability = getattr(result, "identifiability", None)
+    if identifiability is not None:
+        items = [f"structural base parameters (the model, random states): {identifiability.structural.n_base}; "
+                 f"identified on these runs: {result.base.n_base}"]
+        items += [f"`{name}`: {reason}" for name, reason in identifiability.lost]
+        items += [f"on these runs only: `{relation}`" for relation in identifiability.data_relations]
+        blocks += [("heading", 2, "Identifiability (these runs against the model's structure)"), ("items", items)]
+    truth = getattr(result, "truth", None)
+    if truth is not None:
+        rows = [[f"`{row['name']}`", f"{row['identified']:.6g}", f"{row['std']:.3g}", f"{row['true']:.6g}",
+                 f"{row['error_in_std']:.2f}", f"{row['error_percent']:.3g}"] for row in truth.rows()]
+        items = [f"{v.bag.name}: held-out error of the true parameters {100 * floor:.2f} % (the floor), of the "
+                 f"identified ones {100 * v.relative_error_norm:.2f} %" for v, floor in zip(result.validation, truth.floor)]
+        blocks += [("heading", 2, "Against the truth (simulated runs)"),
+                   ("table", ["parameter", "identified", "std", "true", "error / std", "error %"], rows)]
+        if items:
+            blocks.append(("items", items))
     if data["physical"]:
         physical = data["physical"]
         items = [
