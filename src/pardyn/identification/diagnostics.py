@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["delay_note", "effort_delay_s", "effort_notes", "efforts_all_zero", "physical_notes", "scale_notes",
-           "speed_notes"]
+__all__ = ["delay_note", "effort_delay_s", "effort_notes", "efforts_all_zero", "physical_notes", "residual_notes",
+           "scale_notes", "speed_notes"]
 
 ZERO_FRACTION = 0.2
 """Efforts exactly 0 in more than this fraction of the samples: probably not reported."""
@@ -199,12 +199,30 @@ def effort_delay_s(t: np.ndarray, measured: np.ndarray, predicted: np.ndarray, *
     return (k - lags + offset) * step
 
 
-def delay_note(label: str, delay_s: float, used_s: float, step_s: float) -> list[str]:
-    """A note when the efforts' age found by cross-correlation differs from the one used by half a sample or more."""
-    if abs(delay_s - used_s) < 0.5 * step_s:
+def delay_note(label: str, extra_s: float, used_s: float, step_s: float) -> list[str]:
+    """A note when the efforts, already shifted by ``used_s``, align best ``extra_s`` later (a fifth of a sample or more)."""
+    if abs(extra_s) < 0.2 * step_s:
         return []
-    return [f"{label}: the efforts align best with the model {1000 * delay_s:.3g} ms late (cross-correlation; "
-            f"{1000 * used_s:.3g} ms used): --effort-delay {delay_s:.3g}"]
+    total = used_s + extra_s
+    return [f"{label}: the efforts align best with the identified model's torques {1000 * total:.3g} ms late "
+            f"(cross-correlation; {1000 * used_s:.3g} ms used): --effort-delay {total:.3g}"]
+
+
+def residual_notes(label: str, names: Sequence[str], t: np.ndarray, speed: np.ndarray, measured: np.ndarray,
+                   predicted: np.ndarray, used_delay_s: float) -> tuple[list[str], np.ndarray]:
+    """The identified model against one run: friction near zero speed (:func:`speed_notes`) and effort delay.
+
+    Args:
+        t: uniform times (N,) (s); speed: the rows' joint speeds (N, n); measured, predicted: efforts and the
+            identified model's torques (N, n) on those samples; used_delay_s: the effort age applied.
+
+    Returns:
+        The notes and the suggested minimum speeds (n,).
+    """
+    notes, thresholds = speed_notes(label, names, speed, measured - predicted)
+    step = float(np.median(np.diff(t)))
+    notes += delay_note(label, effort_delay_s(t, measured, predicted, max_lag_s=max(0.05, 5 * step)), used_delay_s, step)
+    return notes, thresholds
 
 
 IMPLAUSIBLE_FACTOR = 3.0

@@ -102,3 +102,65 @@ def compare_bases(structural: BaseParameters, data: BaseParameters, *, motion: M
     structural_relations = set(structural.relations)
     return Identifiability(structural=structural, lost=tuple(lost),
                            data_relations=tuple(r for r in data.relations if r not in structural_relations))
+
+
+def structural_base(robot, regressor, names: Sequence[str], *, samples: int = 60, seed: int = 0,
+                    eps: float = 1e-8, extra=None) -> BaseParameters:
+    """The model's base parameters on the identification system's columns ``names`` (random states).
+
+    Random states around home (:func:`pardyn.identification.online.structural_base`'s draw); a
+    column of ``names`` the regressor does not have (a coupled motor's, a loaded run's payload
+    copy) takes ``extra(q, qdot, qddot)``'s columns when given, else zero (then it is never a
+    structural base parameter, so never reported lost).
+    """
+    from pardyn.errors import PardynError  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    n_a = len(robot.actuated_names)
+    home = robot.home[robot.measured_indices]
+    blocks = []
+    for _ in range(samples):
+        readings = home + rng.uniform(-0.05, 0.05, home.shape)
+        try:
+            q = robot.solve_forward(readings[:n_a], sensed=readings[n_a:] if readings.size > n_a else None,
+                                    start=robot.home).q
+        except PardynError:
+            continue
+        qdot, qddot = robot.differential.states_from(q, robot.measured_indices, rng.standard_normal(home.size),
+                                                     rng.standard_normal(home.size))
+        blocks.append((q, qdot, qddot))
+    q, qdot, qddot = (np.array([b[k] for b in blocks]) for k in range(3))
+    own = regressor.matrix(q, qdot, qddot)  # (N, rows, n_st)
+    index = {name: k for k, name in enumerate(regressor.names)}
+    columns = np.zeros((*own.shape[:2], len(names)))
+    more = extra(q, qdot, qddot) if extra is not None else None
+    for k, name in enumerate(names):
+        if name in index:
+            columns[:, :, k] = own[:, :, index[name]]
+        elif more is not None and name in more:
+            columns[:, :, k] = more[name]
+    from pardyn.identification.base_parameters import base_parameters, symmetric_order  # noqa: PLC0415
+
+    return base_parameters(columns.reshape(-1, len(names)), names=list(names), order=symmetric_order(names), eps=eps)
+
+
+def block_weighted(W: np.ndarray, Y: np.ndarray, block_sizes: Sequence[int]) -> np.ndarray:
+    """``W`` with each block's rows divided by its OLS error deviation (eq. 48's weighting; exact blocks kept as 1).
+
+    The rank of the weighted matrix is what the WLS solve sees: a block of tiny error
+    deviation weighs its columns up and can make others dependent at round-off level.
+    """
+    solution = np.linalg.lstsq(W, Y, rcond=None)[0]
+    residual = Y - W @ solution
+    out = W.copy()
+    start = 0
+    scales = []
+    for size in block_sizes:
+        part = slice(start, start + size)
+        scales.append((part, float(np.linalg.norm(residual[part]) / np.sqrt(max(size, 1)))))
+        start += size
+    positive = [s for _, s in scales if s > 0]
+    floor = min(positive) if positive else 1.0
+    for part, sigma in scales:
+        out[part] /= sigma if sigma > 0 else floor
+    return out
