@@ -86,16 +86,18 @@ def vendor_motion(nv: int, duration_s: float, seed: int, *, still: tuple[int, ..
 
 def write_vendor_run(path: Path, robot, truth, duration_s: float, seed: int, *, still: tuple[int, ...] = (),
                      zero_effort: bool = False, noise: float = 0.01, gear: float = 1.0,
-                     delay_s: float = 0.0) -> Path:
+                     delay_s: float = 0.0, stribeck: float = 0.0) -> Path:
     """One run as the maker logs it: ``Time`` a sample index from 0, ``Position<k>``, ``Velocity<k>``,
     ``Torque<k>`` (joint torque sensors: the truth's torques, ``noise`` x their RMS of white noise,
-    ``gear`` x, stamped ``delay_s`` late; all 0 for a planned trajectory), then currents, temperatures and
-    commanded positions the identification must ignore."""
+    ``gear`` x, stamped ``delay_s`` late; all 0 for a planned trajectory; ``stribeck`` N m more friction at
+    zero speed, ``stribeck sign(qdot) exp(-(qdot / 0.05)^2)``, which the model does not have), then currents,
+    temperatures and commanded positions the identification must ignore."""
     from pardyn.dynamics.regressor import Regressor  # noqa: PLC0415
 
     rng = np.random.default_rng(seed + 1000)
     q, qdot, qddot = vendor_motion(robot.nv, duration_s, seed, still=still)
     torque = Regressor(robot).matrix(q, qdot, qddot) @ truth.vector()  # (N, 6) N m
+    torque += stribeck * np.sign(qdot) * np.exp(-((qdot / 0.05) ** 2))
     torque = torque + noise * np.sqrt(np.mean(torque**2, axis=0)) * rng.standard_normal(torque.shape)
     if delay_s:
         shift = int(round(delay_s * VENDOR_RATE_HZ))

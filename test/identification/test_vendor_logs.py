@@ -66,3 +66,73 @@ def test_csv_runs_and_bags_mixed_give_what_the_csv_runs_give(logs):
     assert a.keys() == b.keys()
     scale = max(abs(v) for v in a.values())
     assert max(abs(a[n] - b[n]) for n in a) < 1e-6 * scale  # the bag stores the same numbers (float64)
+
+
+@pytest.fixture(scope="module")
+def awkward(tmp_path_factory, vendor):
+    """The issue's awkward runs: a 1.9 s run, a planned trajectory logged without efforts, the wrist that
+    never turns (wrist_3 still in every run)."""
+    folder = tmp_path_factory.mktemp("awkward")
+    robot = pardyn.load_robot("ur5e")
+    truth = vendor.truth(robot)
+    (folder / "runs").mkdir()
+    for name, duration, seed in (("run_1", 6.5, 0), ("run_2", 5.5, 1), ("short", 1.9, 2)):
+        vendor.write(folder / "runs" / f"{name}.csv", robot, truth, duration, seed=seed, still=(5,))
+    vendor.write(folder / "runs" / "planned.csv", robot, truth, 3.0, seed=3, still=(5,), zero_effort=True)
+    vendor.write(folder / "held_out.csv", robot, truth, 5.0, seed=7, still=(5,))
+    return folder, robot, truth
+
+
+def test_a_zero_effort_run_a_short_run_and_a_still_joint_are_said_and_the_rest_identified(awkward):
+    folder, robot, truth = awkward
+    data = identified(folder, "--run", str(folder / "runs"), "--validate", str(folder / "held_out.csv"),
+                      "--cutoff", "2")  # 1.5 / cutoff = 0.75 s at each end: more than a third of the short run
+    notes = "\n".join(data["data_notes"])
+    assert "planned.csv: efforts all zero (a planned trajectory logged without torques?): run excluded" in notes
+    assert "short.csv: 1.9 s long: trimmed 0.19 s at each end (10 % of the run) instead of 0.75 s" in notes
+    lost = [line for line in data["data_notes"] if line.startswith("not identifiable from these runs: ")]
+    assert lost and all("joint wrist_3_joint hardly moves (0 rad or m peak to peak)" in line for line in lost)
+    assert any(": fv_wrist_3_joint: " in line for line in lost) and any(": fs_wrist_3_joint: " in line for line in lost)
+    values = {row["name"]: row["value"] for row in data["base_parameters"]}
+    expected = truth.as_dict()
+    for joint in robot.actuated_names[:5]:
+        for kind in ("fv", "fs"):
+            assert values[f"{kind}_{joint}"] == pytest.approx(expected[f"{kind}_{joint}"], rel=0.05), (kind, joint)
+    assert data["validation"]["relative_error_norm"] < 0.03
+
+
+def test_stribeck_friction_is_named_with_the_min_speed_to_use_and_the_truth_says_it_helps(tmp_path, vendor):
+    """The issue's friction-heavy robot: held-out error plausible, friction biased; the speed notes say why and
+    give --min-speed; with it the Coulomb estimates come back to the truth, as the truth comparison shows."""
+    robot = pardyn.load_robot("ur5e")
+    truth = vendor.truth(robot)
+    for k, duration in enumerate([6.5, 6.0]):
+        vendor.write(tmp_path / f"run_{k}.csv", robot, truth, duration, seed=10 + k, stribeck=3.0)
+    vendor.write(tmp_path / "held_out.csv", robot, truth, 5.0, seed=12, stribeck=3.0)
+    (tmp_path / "truth.json").write_text(json.dumps({"standard_parameters": truth.as_dict()}))
+    common = ["--run", str(tmp_path / "run_0.csv"), "--run", str(tmp_path / "run_1.csv"), "--validate",
+              str(tmp_path / "held_out.csv"), "--truth", str(tmp_path / "truth.json")]
+    first = identified(tmp_path, *common)
+    suggestion = [n for n in first["data_notes"] if "--min-speed " in n]
+    assert len(suggestion) == 1
+    speeds = suggestion[0].split("--min-speed ")[1].split()[0]
+    assert len(speeds.split(",")) == 6 and all(0.03 <= float(v) <= 0.3 for v in speeds.split(","))
+    second = identified(tmp_path, *common, "--min-speed", speeds)
+
+    def worst_coulomb(data):
+        rows = {row["name"]: row for row in data["truth"]["base_parameters"]}
+        return max(abs(rows[f"fs_{joint}"]["error_percent"]) for joint in robot.actuated_names)
+
+    assert worst_coulomb(second) < 0.5 * worst_coulomb(first)
+    floor = second["truth"]["validation_floor"][0]
+    assert 0 < floor <= second["validation"]["relative_error_norm"] * 1.05  # the truth: the floor of this model
+
+
+def test_efforts_stamped_late_are_named_with_the_delay(tmp_path, vendor):
+    robot = pardyn.load_robot("ur5e")
+    truth = vendor.truth(robot)
+    vendor.write(tmp_path / "late.csv", robot, truth, 6.5, seed=20, delay_s=0.03)
+    data = identified(tmp_path, "--run", str(tmp_path / "late.csv"))
+    note = [n for n in data["data_notes"] if "--effort-delay" in n]
+    assert len(note) == 1 and note[0].startswith("late.csv: the efforts align best")
+    assert float(note[0].split("--effort-delay ")[1]) == pytest.approx(0.03, abs=0.004)
