@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["delay_note", "effort_delay_s", "effort_notes", "efforts_all_zero", "physical_notes", "residual_notes",
-           "scale_notes", "speed_notes"]
+__all__ = ["delay_note", "effort_delay_s", "effort_notes", "efforts_all_zero", "physical_notes", "scale_notes",
+           "speed_notes"]
 
 ZERO_FRACTION = 0.2
 """Efforts exactly 0 in more than this fraction of the samples: probably not reported."""
@@ -41,7 +41,7 @@ def effort_notes(label: str, names: Sequence[str], efforts: np.ndarray, position
         names: joints (n,); efforts: raw efforts (N, n) (N m, N); positions: (N, n) (rad, m).
     """
     if efforts_all_zero(efforts):
-        return [f"{label}: efforts all zero (a planned trajectory logged without torques?): no equation from it"]
+        return [f"{label}: efforts all zero (a planned trajectory logged without torques?): run excluded"]
     notes = []
     for j, name in enumerate(names):
         column = efforts[:, j]
@@ -116,21 +116,25 @@ def scale_notes(label: str, names: Sequence[str], measured: np.ndarray, nominal:
 
 
 LOW_SPEED_RATIO = 2.0
-"""A joint's residual RMS at low speed this many times its RMS at higher speeds: the friction model fails there."""
+"""A joint's residual in the direction of motion at low speed (mean of ``r sign(qdot)``) this many times its
+RMS at higher speeds: the friction model fails there."""
 
 
 def speed_notes(label: str, names: Sequence[str], speed: np.ndarray, residual: np.ndarray,
                 bins: int = 10) -> tuple[list[str], np.ndarray]:
     """The identified model's residual against joint speed: Coulomb friction near zero speed.
 
-    ``fs sign(qdot)`` jumps at zero speed where a real drive sticks and slides
-    (stiction, the Stribeck curve): the residual is large at low speed and the
-    least squares trade it against every other parameter (biased friction and
-    masses while the held-out error looks plausible). Per joint, the samples are
-    split into ``bins`` equally populated speed bins; the bins from zero speed
-    up whose residual RMS exceeds :data:`LOW_SPEED_RATIO` times the median of the
-    faster half's give the threshold below which the joint's equations should
-    be dropped (``--min-speed``, :mod:`pardyn.identification.selection`).
+    ``fs sign(qdot)`` is constant down to zero speed where a real drive sticks and
+    slides (stiction, the Stribeck curve: more friction at low speed): the residual
+    pushes in the direction of motion at low speed and the least squares trade it
+    against every other parameter (biased friction and masses while the held-out
+    error looks plausible). Per joint, the samples are split into ``bins`` equally
+    populated speed bins; in each, the mean of ``residual sign(speed)`` (the friction
+    the model misses, N m or N). The bins from zero speed up where it exceeds
+    :data:`LOW_SPEED_RATIO` times the residual RMS of the faster half give the speed
+    below which the joint's equations should be dropped (``--min-speed``,
+    :mod:`pardyn.identification.selection`). A residual without that sign (the ringing
+    of filtered steps, noise) says nothing about friction and is not reported.
 
     Args:
         label: the runs.
@@ -145,21 +149,21 @@ def speed_notes(label: str, names: Sequence[str], speed: np.ndarray, residual: n
     notes = []
     for j, name in enumerate(names):
         magnitude = np.abs(speed[:, j])
-        order = np.argsort(magnitude)
-        groups = np.array_split(order, bins)
+        groups = np.array_split(np.argsort(magnitude), bins)
         rms = np.array([np.sqrt(np.mean(residual[g, j] ** 2)) if g.size else 0.0 for g in groups])
+        pushed = np.array([np.mean(residual[g, j] * np.sign(speed[g, j])) if g.size else 0.0 for g in groups])
         reference = float(np.median(rms[bins // 2:]))
         if reference <= 0.0:
             continue
         high = 0
-        while high < bins and rms[high] > LOW_SPEED_RATIO * reference:
+        while high < bins and pushed[high] > LOW_SPEED_RATIO * reference:
             high += 1
         if high == 0:
             continue
         thresholds[j] = float(magnitude[groups[high - 1]].max())
-        notes.append(f"{label}: {name}: residual RMS {rms[:high].mean():.3g} below {thresholds[j]:.3g} rad/s (m/s) "
-                     f"against {reference:.3g} at higher speeds: Coulomb friction near zero speed is not the model "
-                     "(stiction, Stribeck)")
+        notes.append(f"{label}: {name}: {pushed[:high].mean():.3g} (N m or N) more friction than the model below "
+                     f"{thresholds[j]:.3g} rad/s (m/s), residual RMS {reference:.3g} at higher speeds: Coulomb "
+                     "friction near zero speed is not the model (stiction, Stribeck)")
     if notes:
         values = ",".join(f"{v:.2g}" for v in thresholds)
         notes.append(f"{label}: drop the equations near zero speed: --min-speed {values} (rad/s or m/s per actuated "
@@ -167,34 +171,37 @@ def speed_notes(label: str, names: Sequence[str], speed: np.ndarray, residual: n
     return notes, thresholds
 
 
-def effort_delay_s(t: np.ndarray, measured: np.ndarray, predicted: np.ndarray, *, max_lag_s: float = 0.05) -> float:
-    """The age of the efforts that best aligns them with the model's torques, by cross-correlation (s).
+def effort_delay_s(t: np.ndarray, measured: np.ndarray, observation: np.ndarray, *, max_lag_s: float = 0.05) -> float:
+    """The age of the efforts that best aligns them with the model, by least squares over lags (s).
 
-    ``measured(t) = torque(t - d)``: the lag ``d`` maximizing the sum over joints of the
-    correlation coefficients of ``measured`` and ``predicted`` shifted by ``d`` (on the samples both have),
-    refined between samples by a parabola through the peak. Positive: efforts stamped late.
+    ``measured(t) = torque(t - d)``: for each lag ``d`` (whole samples up to ``max_lag_s``), the
+    model's columns are fitted anew to the efforts shifted by ``d`` (on the samples both have); the lag
+    of the smallest mean squared residual, refined between samples by a parabola through the minimum.
+    Refitting at every lag matters: a model fitted once to late efforts absorbs part of the lag into
+    its inertia and viscous terms, and its torques then correlate best with a smaller lag.
+    Positive: efforts stamped late.
 
     Args:
-        t: uniform times (N,) (s); measured, predicted: (N, n) on those times.
+        t: uniform times (N,) (s); measured: efforts (N, n); observation: the model's columns on the same
+            samples (N, n, p) (``W``; or predicted torques (N, n, 1)).
     """
     step = float(np.median(np.diff(t)))
     lags = int(max(1, round(max_lag_s / step)))
-    count = len(t)
-    scores = []
-    for lag in range(-lags, lags + 1):  # measured[k] against predicted[k - lag], on the samples both have
-        a = measured[lag:] if lag >= 0 else measured[:lag]
-        b = predicted[:count - lag] if lag >= 0 else predicted[-lag:]
-        a = a - a.mean(axis=0)
-        b = b - b.mean(axis=0)
-        norms = np.linalg.norm(a, axis=0) * np.linalg.norm(b, axis=0)
-        scores.append(float(np.sum(np.sum(a * b, axis=0) / np.where(norms > 0, norms, np.inf))))
-    scores = np.array(scores)
-    k = int(np.argmax(scores))
+    count, width = len(t), observation.shape[-1]
+    errors = []
+    for lag in range(-lags, lags + 1):  # measured[k + lag] against observation[k]
+        y = measured[lag:] if lag >= 0 else measured[:lag]
+        w = observation[:count - lag] if lag >= 0 else observation[-lag:]
+        a, b = w.reshape(-1, width), y.reshape(-1)
+        solution = np.linalg.lstsq(a, b, rcond=None)[0]
+        errors.append(float(np.mean((a @ solution - b) ** 2)))
+    errors = np.array(errors)
+    k = int(np.argmin(errors))
     offset = 0.0
-    if 0 < k < len(scores) - 1:
-        left, middle, right = scores[k - 1:k + 2]
+    if 0 < k < len(errors) - 1:
+        left, middle, right = errors[k - 1:k + 2]
         curvature = left - 2 * middle + right
-        if curvature < 0:
+        if curvature > 0:
             offset = 0.5 * (left - right) / curvature
     return (k - lags + offset) * step
 
@@ -206,23 +213,6 @@ def delay_note(label: str, extra_s: float, used_s: float, step_s: float) -> list
     total = used_s + extra_s
     return [f"{label}: the efforts align best with the identified model's torques {1000 * total:.3g} ms late "
             f"(cross-correlation; {1000 * used_s:.3g} ms used): --effort-delay {total:.3g}"]
-
-
-def residual_notes(label: str, names: Sequence[str], t: np.ndarray, speed: np.ndarray, measured: np.ndarray,
-                   predicted: np.ndarray, used_delay_s: float) -> tuple[list[str], np.ndarray]:
-    """The identified model against one run: friction near zero speed (:func:`speed_notes`) and effort delay.
-
-    Args:
-        t: uniform times (N,) (s); speed: the rows' joint speeds (N, n); measured, predicted: efforts and the
-            identified model's torques (N, n) on those samples; used_delay_s: the effort age applied.
-
-    Returns:
-        The notes and the suggested minimum speeds (n,).
-    """
-    notes, thresholds = speed_notes(label, names, speed, measured - predicted)
-    step = float(np.median(np.diff(t)))
-    notes += delay_note(label, effort_delay_s(t, measured, predicted, max_lag_s=max(0.05, 5 * step)), used_delay_s, step)
-    return notes, thresholds
 
 
 IMPLAUSIBLE_FACTOR = 3.0
