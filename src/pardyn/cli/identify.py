@@ -83,6 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reference-topic", default="reference/trajectory",
                         help=f"{'/'.join(closed_loop)}: the reference the controller tracked (trajectory_msgs/JointTrajectory, "
                              "default reference/trajectory)")
+    parser.add_argument("--truth", type=Path,
+                        help="truth.json of simulated runs (pardyn demo, record_runs): the identified base parameters "
+                             "against the true ones, and the truth's own held-out error (the floor)")
     parser.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     parser.add_argument("--report", type=Path, help="directory for report.md and its plots")
 
@@ -210,8 +213,13 @@ def run(args: argparse.Namespace) -> int:
         if args.csv or args.run or args.holdout:
             raise InputError(f"--estimator {args.estimator} needs bags with the reference (--bag), not --csv/--holdout")
         closed_loop = _closed_loop_setups(robot, [*args.bag, *args.loaded_bag], args)
+    truth = None
+    if args.truth is not None:
+        from pardyn.identification.truth import load_truth_values  # noqa: PLC0415
+
+        truth = load_truth_values(args.truth)
     result = identify(robot, runs, loaded_bags=args.loaded_bag, validate_bags=validate, settings=settings,
-                      closed_loop=closed_loop)
+                      closed_loop=closed_loop, truth=truth)
     data = result.as_json()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2) + "\n")
@@ -232,6 +240,12 @@ def run(args: argparse.Namespace) -> int:
         validation = data["validation"]
         print(f"validation: relative error {100 * validation['relative_error_norm']:.2f} % "
               f"(nominal model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
+    if data["truth"]:
+        rows = [row for row in data["truth"]["base_parameters"] if row["true"] is not None]
+        worst = max(rows, key=lambda row: abs(row["error_in_std"]))
+        floors = data["truth"]["validation_floor"]
+        print(f"against the truth: largest error {worst['name']} {worst['error_in_std']:.3g} std"
+              + (f"; held-out error of the true parameters {100 * floors[0]:.2f} % (the floor)" if floors else ""))
     physical = data["physical"]
     if physical:
         line = (f"physical (SDP, min pseudo-inertia eigenvalue {physical['min_pseudo_inertia_eigenvalue']:.3g}): "

@@ -20,7 +20,7 @@ import numpy as np
 
 from pardyn.identification.base_parameters import BaseParameters
 
-__all__ = ["MIN_MOTION", "Identifiability", "compare_bases"]
+__all__ = ["MIN_MOTION", "Identifiability", "block_weighted", "compare_bases", "exact_blocks", "structural_base"]
 
 MIN_MOTION = 0.05
 """A joint moving less than this (rad or m, peak to peak, over every run) hardly moves."""
@@ -164,3 +164,18 @@ def block_weighted(W: np.ndarray, Y: np.ndarray, block_sizes: Sequence[int]) -> 
     for part, sigma in scales:
         out[part] /= sigma if sigma > 0 else floor
     return out
+
+
+def exact_blocks(system, *, rank_eps: float = 1e-8) -> list[int]:
+    """The blocks fitted exactly by their own least squares (error deviation at round-off level, as eq. 48's
+    weights see it: :data:`pardyn.identification.least_squares.EXACT_FIT`), when the others are not."""
+    from pardyn.identification.least_squares import EXACT_FIT  # noqa: PLC0415
+
+    exact = []
+    for k, part in enumerate(system.block_slices()):
+        a, b = system.W[part], system.Y[part]
+        solution = np.linalg.lstsq(a, b, rcond=rank_eps)[0]
+        scale = float(np.linalg.norm(b) / np.sqrt(max(len(b), 1)))
+        if np.linalg.norm(a @ solution - b) / np.sqrt(max(len(b), 1)) <= EXACT_FIT * scale:
+            exact.append(k)
+    return exact if len(exact) < len(system.block_sizes) else []
