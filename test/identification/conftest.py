@@ -86,12 +86,13 @@ def vendor_motion(nv: int, duration_s: float, seed: int, *, still: tuple[int, ..
 
 def write_vendor_run(path: Path, robot, truth, duration_s: float, seed: int, *, still: tuple[int, ...] = (),
                      zero_effort: bool = False, noise: float = 0.01, gear: float = 1.0,
-                     delay_s: float = 0.0, stribeck: float = 0.0) -> Path:
+                     delay_s: float = 0.0, stribeck: float = 0.0, unmeasured: tuple[int, ...] = ()) -> Path:
     """One run as the maker logs it: ``Time`` a sample index from 0, ``Position<k>``, ``Velocity<k>``,
     ``Torque<k>`` (joint torque sensors: the truth's torques, ``noise`` x their RMS of white noise,
     ``gear`` x, stamped ``delay_s`` late; all 0 for a planned trajectory; ``stribeck`` N m more friction at
     zero speed, ``stribeck sign(qdot) exp(-(qdot / 0.05)^2)``, which the model does not have), then currents,
-    temperatures and commanded positions the identification must ignore."""
+    temperatures and commanded positions the identification must ignore. The joints of ``unmeasured``
+    (indices) log a zero torque (a sensor the driver does not read)."""
     from pardyn.dynamics.regressor import Regressor  # noqa: PLC0415
 
     rng = np.random.default_rng(seed + 1000)
@@ -103,6 +104,7 @@ def write_vendor_run(path: Path, robot, truth, duration_s: float, seed: int, *, 
         shift = int(round(delay_s * VENDOR_RATE_HZ))
         torque = np.concatenate([np.repeat(torque[:1], shift, axis=0), torque[:-shift]])
     torque = np.zeros_like(torque) if zero_effort else gear * torque
+    torque[:, list(unmeasured)] = 0.0
     n = robot.nv
     header = ["Time", *(f"{field}{k}" for field in ("Position", "Velocity", "Torque", "Current", "Temperature",
                                                      "PositionCommanded") for k in range(1, n + 1))]

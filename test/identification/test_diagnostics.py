@@ -22,8 +22,8 @@ def test_a_run_whose_efforts_are_all_zero_and_a_constant_effort_are_named():
         "planned.csv: efforts all zero (a planned trajectory logged without torques?): run excluded"]
     efforts = np.column_stack([np.sin(np.arange(200) * 0.1), np.full(200, 2.5), np.cos(np.arange(200) * 0.1)])
     notes = effort_notes("run.csv", NAMES, efforts, positions)
-    assert notes == ["run.csv: j2: effort constant at 2.5 in every sample (not measured?): its equations carry no "
-                     "information"]
+    assert notes == ["run.csv: j2: effort constant at 2.5 in every sample (not measured?): its equations are left "
+                     "out"]
 
 
 def test_a_gear_ratio_is_named_and_friction_the_cad_model_lacks_is_not():

@@ -136,3 +136,21 @@ def test_efforts_stamped_late_are_named_with_the_delay(tmp_path, vendor):
     note = [n for n in data["data_notes"] if "--effort-delay" in n]
     assert len(note) == 1 and note[0].startswith("late.csv: the efforts align best")
     assert float(note[0].split("--effort-delay ")[1]) == pytest.approx(0.03, abs=0.004)
+
+
+def test_a_joint_whose_torque_is_not_logged_in_one_run_is_left_out_and_ols_said(tmp_path, vendor):
+    """Run 2 logs no torque for wrist_3 (zeros): its equations are left out; its blocks then fit exactly, the
+    WLS weights are undefined and OLS is used, with a note (before: an error advising OLS, which the command
+    line had no option for); wrist_3's friction still comes from run 1."""
+    robot = pardyn.load_robot("ur5e")
+    truth = vendor.truth(robot)
+    vendor.write(tmp_path / "run_1.csv", robot, truth, 6.5, seed=30)
+    vendor.write(tmp_path / "run_2.csv", robot, truth, 6.0, seed=31, unmeasured=(5,))
+    data = identified(tmp_path, "--run", str(tmp_path / "run_1.csv"), "--run", str(tmp_path / "run_2.csv"))
+    notes = "\n".join(data["data_notes"])
+    assert "run_2.csv: wrist_3_joint: effort constant at 0 in every sample (not measured?): its equations are left" in notes
+    assert "OLS instead of WLS: the equations of wrist_3_joint [run_2.csv] are fitted exactly" in notes
+    values = {row["name"]: row["value"] for row in data["base_parameters"]}
+    expected = truth.as_dict()
+    for kind in ("fv", "fs"):
+        assert values[f"{kind}_wrist_3_joint"] == pytest.approx(expected[f"{kind}_wrist_3_joint"], rel=0.05)

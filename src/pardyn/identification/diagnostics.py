@@ -48,7 +48,7 @@ def effort_notes(label: str, names: Sequence[str], efforts: np.ndarray, position
         zero = float(np.mean(column == 0.0))
         if np.ptp(column) == 0.0:
             notes.append(f"{label}: {name}: effort constant at {column[0]:.6g} in every sample (not measured?): "
-                         "its equations carry no information")
+                         "its equations are left out")
             continue
         if zero > ZERO_FRACTION:
             notes.append(f"{label}: {name}: effort exactly 0 in {100 * zero:.0f} % of the samples (not reported by "

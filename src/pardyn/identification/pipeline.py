@@ -189,6 +189,7 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
     timings["decimate_s"] = time.perf_counter() - clock_step
     clock_step = time.perf_counter()
     system = _without_still_drives(robot, system, [*unloaded, *loaded])
+    system = _without_silent_blocks(regressor, system, [*unloaded, *loaded])
     base, reduced = _base_system(system, settings, sources)  # step 6
     identifiability = _identifiability(robot, regressor, system, base, [*unloaded, *loaded], settings)
     timings["qr_s"] = time.perf_counter() - clock_step
@@ -249,6 +250,27 @@ def _motion(runs: Sequence[BagData]) -> np.ndarray:
     return np.max([np.ptp(d.q, axis=0) for d in runs], axis=0)
 
 
+def _without_silent_blocks(regressor: Regressor, system: LinearSystem, runs: Sequence[BagData]) -> LinearSystem:
+    """The equations of a joint whose efforts are constant in a run (not measured) set to ``0 = 0``.
+
+    They would pull its parameters towards what explains a constant; as zero rows they weigh nothing
+    and the layout (one block per run and row) stays. Such a block is fitted exactly, so the WLS
+    weights become undefined and the system is solved by OLS (:func:`_block_weights` says so). Standard
+    model only (its rows are the actuated joints' efforts).
+    """
+    if regressor.projection != "standard":
+        return system
+    slices = system.block_slices()
+    silent = [slices[r * len(regressor.row_names) + j] for r, data in enumerate(runs)
+              for j in range(len(regressor.row_names)) if np.ptp(data.torque[:, j]) == 0.0]
+    if not silent:
+        return system
+    W, Y = system.W.copy(), system.Y.copy()
+    for part in silent:
+        W[part], Y[part] = 0.0, 0.0
+    return LinearSystem(W, Y, system.block_sizes, system.names)
+
+
 def _without_still_drives(robot: Robot, system: LinearSystem, runs: Sequence[BagData]) -> LinearSystem:
     """The drive columns (``ia_``, ``fv_``, ``fs_``) of joints that hardly move set to zero: their speeds are
     filter noise, whose sign would make a Coulomb column out of nothing (they become unidentifiable, and the
@@ -287,14 +309,14 @@ def _block_weights(reduced: LinearSystem, settings: IdentificationSettings,
         weighted = wls(reduced.W, reduced.Y, block_sizes=reduced.block_sizes, names=reduced.names,
                        rank_eps=settings.fit.rank_eps)
         return weighted, reduced, []
-    except InputError as error:
+    except InputError:
         exact = exact_blocks(reduced, rank_eps=settings.fit.rank_eps)
         if not exact:
             raise
         one = LinearSystem(reduced.W, reduced.Y, (reduced.rows,), reduced.names)
         note = (f"OLS instead of WLS: the equations of {', '.join(labels[k] for k in exact[:4])}"
-                f"{' ...' if len(exact) > 4 else ''} are fitted exactly while others are not (WLS weights undefined: "
-                f"{error})")
+                f"{' ...' if len(exact) > 4 else ''} are fitted exactly (efforts not measured: left out, or "
+                "noise-free) while others are not: the WLS weights are undefined")
         return wls(one.W, one.Y, block_sizes=one.block_sizes, names=one.names, rank_eps=settings.fit.rank_eps), one, [note]
 
 
