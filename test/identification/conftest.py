@@ -66,19 +66,17 @@ def vendor_truth(robot):
 
 
 def vendor_motion(nv: int, duration_s: float, seed: int, *, still: tuple[int, ...] = ()):
-    """q, qdot, qddot (N, nv) at VENDOR_RATE_HZ: four harmonics of 0.25 Hz per joint, exact derivatives;
-    the joints of ``still`` (indices) hold their first position."""
+    """q, qdot, qddot (N, nv) at VENDOR_RATE_HZ: four harmonics of 0.25 Hz per joint around a random pose
+    (a Fourier series, exact derivatives); the joints of ``still`` (indices) hold their first position."""
+    from pardyn.trajectories.exciting import FourierTrajectory  # noqa: PLC0415
+
     rng = np.random.default_rng(seed)
-    t = np.arange(int(round(duration_s * VENDOR_RATE_HZ)))[:, None] / VENDOR_RATE_HZ
-    q = np.tile(rng.uniform(-1.0, 1.0, nv), (len(t), 1))
-    qdot, qddot = np.zeros_like(q), np.zeros_like(q)
-    for k in (1, 2, 3, 4):
-        a, b = rng.normal(0.0, 0.5 / k, (2, nv))
-        omega = 2 * np.pi * 0.25 * k
-        s, c = np.sin(omega * t), np.cos(omega * t)
-        q += a * s + b * c
-        qdot += omega * (a * c - b * s)
-        qddot -= omega**2 * (a * s + b * c)
+    t = np.arange(int(round(duration_s * VENDOR_RATE_HZ))) / VENDOR_RATE_HZ
+    centre = rng.uniform(-1.0, 1.0, nv)
+    sine, cosine = rng.normal(0.0, 0.5, (2, nv, 4)) / np.arange(1, 5)
+    series = FourierTrajectory(centre, sine, cosine, base_frequency_hz=0.25, duration_s=max(duration_s, 2.0),
+                               ramp_s=0.5).series(t)
+    q, qdot, qddot = centre + series[0], series[1], series[2]
     for j in still:
         q[:, j], qdot[:, j], qddot[:, j] = q[0, j], 0.0, 0.0
     return q, qdot, qddot

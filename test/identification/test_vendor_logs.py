@@ -86,10 +86,10 @@ def awkward(tmp_path_factory, vendor):
 def test_a_zero_effort_run_a_short_run_and_a_still_joint_are_said_and_the_rest_identified(awkward):
     folder, robot, truth = awkward
     data = identified(folder, "--run", str(folder / "runs"), "--validate", str(folder / "held_out.csv"),
-                      "--cutoff", "2")  # 1.5 / cutoff = 0.75 s at each end: more than a third of the short run
+                      "--cutoff", "3")  # 1.5 / cutoff = 0.5 s at each end: more than a quarter of the short run
     notes = "\n".join(data["data_notes"])
     assert "planned.csv: efforts all zero (a planned trajectory logged without torques?): run excluded" in notes
-    assert "short.csv: 1.9 s long: trimmed 0.19 s at each end (10 % of the run) instead of 0.75 s" in notes
+    assert "short.csv: 1.9 s long: trimmed 0.19 s at each end (10 % of the run) instead of 0.5 s" in notes
     lost = [line for line in data["data_notes"] if line.startswith("not identifiable from these runs: ")]
     assert lost and all("joint wrist_3_joint hardly moves (" in line for line in lost)
     assert any(": fv_wrist_3_joint: " in line for line in lost) and any(": fs_wrist_3_joint: " in line for line in lost)
@@ -97,7 +97,8 @@ def test_a_zero_effort_run_a_short_run_and_a_still_joint_are_said_and_the_rest_i
     expected = truth.as_dict()
     for joint in robot.actuated_names[:5]:
         for kind in ("fv", "fs"):
-            assert values[f"{kind}_{joint}"] == pytest.approx(expected[f"{kind}_{joint}"], rel=0.05), (kind, joint)
+            # 8 %: a cut-off 3 times the motion's top harmonic, short runs keep part of the filters' transients
+            assert values[f"{kind}_{joint}"] == pytest.approx(expected[f"{kind}_{joint}"], rel=0.08), (kind, joint)
     assert data["validation"]["relative_error_norm"] < 0.04 < 0.2 < data["validation"]["nominal"]["relative_error_norm"]
 
 
@@ -134,7 +135,7 @@ def test_efforts_stamped_late_are_named_with_the_delay(tmp_path, vendor):
     vendor.write(tmp_path / "late.csv", robot, truth, 6.5, seed=20, delay_s=0.03)
     data = identified(tmp_path, "--run", str(tmp_path / "late.csv"))
     note = [n for n in data["data_notes"] if "--effort-delay" in n]
-    assert len(note) == 1 and note[0].startswith("late.csv: the efforts align best")
+    assert len(note) == 1 and note[0].startswith("late.csv: the efforts align best with the model")
     assert float(note[0].split("--effort-delay ")[1]) == pytest.approx(0.03, abs=0.004)
 
 

@@ -171,8 +171,9 @@ def speed_notes(label: str, names: Sequence[str], speed: np.ndarray, residual: n
     return notes, thresholds
 
 
-def effort_delay_s(t: np.ndarray, measured: np.ndarray, observation: np.ndarray, *, max_lag_s: float = 0.05) -> float:
-    """The age of the efforts that best aligns them with the model, by least squares over lags (s).
+def effort_delay_s(t: np.ndarray, measured: np.ndarray, observation: np.ndarray, *,
+                   max_lag_s: float = 0.2) -> tuple[float, float]:
+    """The age of the efforts that best aligns them with the model, by least squares over lags (s), and the gain.
 
     ``measured(t) = torque(t - d)``: for each lag ``d`` (whole samples up to ``max_lag_s``), the
     model's columns are fitted anew to the efforts shifted by ``d`` (on the samples both have); the lag
@@ -184,6 +185,10 @@ def effort_delay_s(t: np.ndarray, measured: np.ndarray, observation: np.ndarray,
     Args:
         t: uniform times (N,) (s); measured: efforts (N, n); observation: the model's columns on the same
             samples (N, n, p) (``W``; or predicted torques (N, n, 1)).
+
+    Returns:
+        ``(d, gain)``: the lag (s) and ``1 - residual(d) / residual(0)`` (mean squares): how much the
+        shift explains (a lag that explains little is no finding).
     """
     step = float(np.median(np.diff(t)))
     lags = int(max(1, round(max_lag_s / step)))
@@ -203,16 +208,22 @@ def effort_delay_s(t: np.ndarray, measured: np.ndarray, observation: np.ndarray,
         curvature = left - 2 * middle + right
         if curvature > 0:
             offset = 0.5 * (left - right) / curvature
-    return (k - lags + offset) * step
+    return (k - lags + offset) * step, 1.0 - errors[k] / errors[lags] if errors[lags] > 0 else 0.0
 
 
-def delay_note(label: str, extra_s: float, used_s: float, step_s: float) -> list[str]:
-    """A note when the efforts, already shifted by ``used_s``, align best ``extra_s`` later (a fifth of a sample or more)."""
-    if abs(extra_s) < 0.2 * step_s:
+DELAY_GAIN = 0.1
+"""A shift of the efforts is worth saying when it lowers the model's mean squared residual by this fraction."""
+
+
+def delay_note(label: str, extra_s: float, gain: float, used_s: float, step_s: float) -> list[str]:
+    """A note when the efforts, already shifted by ``used_s``, align best ``extra_s`` later (a fifth of a sample or
+    more) and that explains enough (:data:`DELAY_GAIN`)."""
+    if abs(extra_s) < 0.2 * step_s or gain < DELAY_GAIN:
         return []
     total = used_s + extra_s
-    return [f"{label}: the efforts align best with the identified model's torques {1000 * total:.3g} ms late "
-            f"(cross-correlation; {1000 * used_s:.3g} ms used): --effort-delay {total:.3g}"]
+    return [f"{label}: the efforts align best with the model {1000 * total:.3g} ms late (least squares over "
+            f"shifts: {100 * gain:.0f} % less residual than with the {1000 * used_s:.3g} ms used): "
+            f"--effort-delay {total:.3g}"]
 
 
 IMPLAUSIBLE_FACTOR = 3.0

@@ -328,7 +328,7 @@ def _residual_notes(robot: Robot, regressor: Regressor, runs: Sequence[BagData],
     Friction near zero speed (:func:`~pardyn.identification.diagnostics.speed_notes`, unless minimum speeds
     are given) on the decimated equations, where the measured and the modelled torques went through the same
     low-pass (eq. 40): before it, the efforts' filter rings at every Coulomb step the model's ``sign`` does
-    not have. Each run's effort delay by cross-correlation at the model rate (both zero-phase filtered).
+    not have. Each run's effort delay by least squares over shifts at the model rate (both zero-phase filtered).
     Joints that hardly move are left out (their speeds are noise).
     """
     if regressor.projection != "standard":
@@ -340,7 +340,7 @@ def _residual_notes(robot: Robot, regressor: Regressor, runs: Sequence[BagData],
     notes = []
     for data in runs:
         delay = 0.5 / data.sample_rate_hz if settings.data.effort_delay_s is None else settings.data.effort_delay_s
-        notes += delay_note(data.path.name, effort_delay_s(data.t, data.measured, data.observation), delay,
+        notes += delay_note(data.path.name, *effort_delay_s(data.t, data.measured, data.observation), delay,
                             float(np.median(np.diff(data.t))))
     if settings.filter.min_speed is not None:
         return notes
