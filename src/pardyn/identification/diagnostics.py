@@ -176,7 +176,7 @@ def effort_delay_s(t: np.ndarray, measured: np.ndarray, observation: np.ndarray,
     """The age of the efforts that best aligns them with the model, by least squares over lags (s), and the gain.
 
     ``measured(t) = torque(t - d)``: for each lag ``d`` (whole samples up to ``max_lag_s``), the
-    model's columns are fitted anew to the efforts shifted by ``d`` (on the samples both have); the lag
+    model's columns are fitted anew to the efforts shifted by ``d`` (on the samples every shift has); the lag
     of the smallest mean squared residual, refined between samples by a parabola through the minimum.
     Refitting at every lag matters: a model fitted once to late efforts absorbs part of the lag into
     its inertia and viscous terms, and its torques then correlate best with a smaller lag.
@@ -191,15 +191,14 @@ def effort_delay_s(t: np.ndarray, measured: np.ndarray, observation: np.ndarray,
         shift explains (a lag that explains little is no finding).
     """
     step = float(np.median(np.diff(t)))
-    lags = int(max(1, round(max_lag_s / step)))
     count, width = len(t), observation.shape[-1]
+    lags = int(min(max(1, round(max_lag_s / step)), (count - 1) // 4))
+    # the same rows of W for every shift (one QR): residual(lag) = |y_lag|^2 - |Q^T y_lag|^2
+    q, _ = np.linalg.qr(observation[lags:count - lags].reshape(-1, width))
     errors = []
     for lag in range(-lags, lags + 1):  # measured[k + lag] against observation[k]
-        y = measured[lag:] if lag >= 0 else measured[:lag]
-        w = observation[:count - lag] if lag >= 0 else observation[-lag:]
-        a, b = w.reshape(-1, width), y.reshape(-1)
-        solution = np.linalg.lstsq(a, b, rcond=None)[0]
-        errors.append(float(np.mean((a @ solution - b) ** 2)))
+        y = measured[lags + lag:count - lags + lag].reshape(-1)
+        errors.append(float((y @ y - np.sum((q.T @ y) ** 2)) / y.size))
     errors = np.array(errors)
     k = int(np.argmin(errors))
     offset = 0.0
