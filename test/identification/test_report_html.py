@@ -133,9 +133,11 @@ def report(tmp_path_factory, vendor):
     truth = vendor.truth(robot)
     vendor.write(folder / "run.csv", robot, truth, 5.0, seed=3)
     vendor.write(folder / "held_out.csv", robot, truth, 4.0, seed=4)
+    (folder / "truth.json").write_text(json.dumps({"standard_parameters": truth.as_dict()}))
     assert main(["identify", "--robot", "ur5e", "--run", str(folder / "run.csv"), "--validate",
                  str(folder / "held_out.csv"), "--columns", vendor.columns, "--time-unit", "samples", "--rate",
-                 "1000", "--out", str(folder / "out.json"), "--report", str(folder / "report")]) == 0
+                 "1000", "--truth", str(folder / "truth.json"), "--out", str(folder / "out.json"),
+                 "--report", str(folder / "report")]) == 0
     return folder / "report"
 
 
@@ -143,6 +145,7 @@ def test_the_html_report_loads_in_chromium_without_errors_and_its_images_render(
     page = report / "report.html"
     text = page.read_text(encoding="utf-8")
     assert "<table>" in text and "Regrouping relations" in text and "%sigma" in text and "estimator: wls" in text
+    assert "Against the truth" in text and "the floor" in text
     assert "src=\"http" not in text and "<script" not in text  # self-contained: opens offline, from anywhere
     moved = tmp_path / "elsewhere.html"  # the page alone, without its PNG files beside it
     moved.write_text(text, encoding="utf-8")
