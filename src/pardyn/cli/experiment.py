@@ -28,9 +28,13 @@ this run) and PNG plots, and prints a summary.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
-from typing import Callable
+from pardyn.registry import Registry
+
+EXPERIMENTS: Registry[Callable[[argparse.Namespace], dict]] = Registry("experiment")
+"""Name -> function running it from the parsed arguments and printing its figures; returns the report."""
 
 HELP = "run an experiment of the papers (see the list of names); writes <out>/<name>.json"
 
@@ -54,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
+@EXPERIMENTS.register("dualv_tracking")
 def _tracking(args: argparse.Namespace) -> dict:
     from pardyn.experiments.tracking import TrackingOptions, dualv_tracking  # noqa: PLC0415
 
@@ -69,6 +74,7 @@ def _tracking(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("rrr3_robustness")
 def _robustness(args: argparse.Namespace) -> dict:
     from pardyn.experiments.robustness import RobustnessOptions, rrr3_robustness  # noqa: PLC0415
 
@@ -85,6 +91,7 @@ def _robustness(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("wu_redundancy")
 def _wu(args: argparse.Namespace) -> dict:
     from pardyn.experiments.wu_redundancy import wu_redundancy  # noqa: PLC0415
 
@@ -97,6 +104,7 @@ def _wu(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("h4_pfc_vs_ctc")
 def _h4(args: argparse.Namespace) -> dict:
     from pardyn.experiments.h4 import H4Options, h4_pfc_vs_ctc  # noqa: PLC0415
 
@@ -117,6 +125,7 @@ def _h4(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("ur5e_calibration")
 def _ur5e(args: argparse.Namespace) -> dict:
     from pardyn.experiments.ur5e_calibration import CalibrationOptions, ur5e_calibration  # noqa: PLC0415
 
@@ -140,6 +149,7 @@ def _ur5e(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("estimators")
 def _estimators(args: argparse.Namespace) -> dict:
     from pardyn.experiments.estimator_comparison import EstimatorsOptions, estimators_study  # noqa: PLC0415
     from pardyn.identification.estimators import ESTIMATORS  # noqa: PLC0415
@@ -168,6 +178,7 @@ def _estimators(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("online_identification")
 def _online(args: argparse.Namespace) -> dict:
     from pardyn.experiments.online_identification import online_identification  # noqa: PLC0415
 
@@ -186,6 +197,7 @@ def _online(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("delta_pick_and_place")
 def _delta(args: argparse.Namespace) -> dict:
     from pardyn.experiments.delta_pick_and_place import DeltaOptions, delta_pick_and_place  # noqa: PLC0415
 
@@ -205,6 +217,7 @@ def _delta(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("hexapod_identification")
 def _hexapod(args: argparse.Namespace) -> dict:
     from pardyn.experiments.hexapod_identification import HexapodOptions, hexapod_identification  # noqa: PLC0415
 
@@ -225,22 +238,8 @@ def _hexapod(args: argparse.Namespace) -> dict:
     return report
 
 
-# name -> function running it from the parsed arguments and printing its figures; returns the report
-EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
-    "dualv_tracking": _tracking,
-    "rrr3_robustness": _robustness,
-    "wu_redundancy": _wu,
-    "h4_pfc_vs_ctc": _h4,
-    "ur5e_calibration": _ur5e,
-    "estimators": _estimators,
-    "online_identification": _online,
-    "delta_pick_and_place": _delta,
-    "hexapod_identification": _hexapod,
-}
-
-
 def run(args: argparse.Namespace) -> int:
-    report = EXPERIMENTS[args.name](args)
+    report = EXPERIMENTS.get(args.name)(args)
     print(f"paper claim: {report['paper_claim']}")
     definition = report["claim_definition"]
     if isinstance(definition, dict):  # one definition per finding
