@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pardyn.identification.base_parameters import BaseParameters
+from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
 
-__all__ = ["MIN_MOTION", "Identifiability", "block_weighted", "compare_bases", "exact_blocks", "structural_base"]
+__all__ = ["MIN_MOTION", "Identifiability", "compare_bases", "exact_blocks", "random_states", "structural_base"]
 
 MIN_MOTION = 0.05
 """A joint moving less than this (rad or m, peak to peak, over every run) hardly moves."""
@@ -104,21 +104,18 @@ def compare_bases(structural: BaseParameters, data: BaseParameters, *, motion: M
                            data_relations=tuple(r for r in data.relations if r not in structural_relations))
 
 
-def structural_base(robot, regressor, names: Sequence[str], *, samples: int = 60, seed: int = 0,
-                    eps: float = 1e-8, extra=None) -> BaseParameters:
-    """The model's base parameters on the identification system's columns ``names`` (random states).
+def random_states(robot, *, samples: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random closed states around home: q (M, nv), qdot, qddot (M <= ``samples``: unsolvable draws skipped).
 
-    Random states around home (:func:`pardyn.identification.online.structural_base`'s draw); a
-    column of ``names`` the regressor does not have (a coupled motor's, a loaded run's payload
-    copy) takes ``extra(q, qdot, qddot)``'s columns when given, else zero (then it is never a
-    structural base parameter, so never reported lost).
+    Measured coordinates drawn within 0.05 (rad or m) of home, the loops closed by the forward problem,
+    random measured rates and accelerations (the model's structure, independent of any record).
     """
     from pardyn.errors import PardynError  # noqa: PLC0415
 
     rng = np.random.default_rng(seed)
     n_a = len(robot.actuated_names)
     home = robot.home[robot.measured_indices]
-    blocks = []
+    states = []
     for _ in range(samples):
         readings = home + rng.uniform(-0.05, 0.05, home.shape)
         try:
@@ -128,42 +125,25 @@ def structural_base(robot, regressor, names: Sequence[str], *, samples: int = 60
             continue
         qdot, qddot = robot.differential.states_from(q, robot.measured_indices, rng.standard_normal(home.size),
                                                      rng.standard_normal(home.size))
-        blocks.append((q, qdot, qddot))
-    q, qdot, qddot = (np.array([b[k] for b in blocks]) for k in range(3))
-    own = regressor.matrix(q, qdot, qddot)  # (N, rows, n_st)
+        states.append((q, qdot, qddot))
+    q, qdot, qddot = (np.array([state[k] for state in states]) for k in range(3))
+    return q, qdot, qddot
+
+
+def structural_base(robot, regressor, names: Sequence[str], *, samples: int = 60, seed: int = 0,
+                    eps: float = 1e-8) -> BaseParameters:
+    """The model's base parameters on the identification system's columns ``names`` (:func:`random_states`).
+
+    A column of ``names`` the regressor does not have (a coupled motor's) is zero here: it is then never
+    a structural base parameter, so never reported lost.
+    """
+    own = regressor.matrix(*random_states(robot, samples=samples, seed=seed))  # (M, rows, n_st)
     index = {name: k for k, name in enumerate(regressor.names)}
     columns = np.zeros((*own.shape[:2], len(names)))
-    more = extra(q, qdot, qddot) if extra is not None else None
     for k, name in enumerate(names):
         if name in index:
             columns[:, :, k] = own[:, :, index[name]]
-        elif more is not None and name in more:
-            columns[:, :, k] = more[name]
-    from pardyn.identification.base_parameters import base_parameters, symmetric_order  # noqa: PLC0415
-
     return base_parameters(columns.reshape(-1, len(names)), names=list(names), order=symmetric_order(names), eps=eps)
-
-
-def block_weighted(W: np.ndarray, Y: np.ndarray, block_sizes: Sequence[int]) -> np.ndarray:
-    """``W`` with each block's rows divided by its OLS error deviation (eq. 48's weighting; exact blocks kept as 1).
-
-    The rank of the weighted matrix is what the WLS solve sees: a block of tiny error
-    deviation weighs its columns up and can make others dependent at round-off level.
-    """
-    solution = np.linalg.lstsq(W, Y, rcond=None)[0]
-    residual = Y - W @ solution
-    out = W.copy()
-    start = 0
-    scales = []
-    for size in block_sizes:
-        part = slice(start, start + size)
-        scales.append((part, float(np.linalg.norm(residual[part]) / np.sqrt(max(size, 1)))))
-        start += size
-    positive = [s for _, s in scales if s > 0]
-    floor = min(positive) if positive else 1.0
-    for part, sigma in scales:
-        out[part] /= sigma if sigma > 0 else floor
-    return out
 
 
 def exact_blocks(system, *, rank_eps: float = 1e-8) -> list[int]:
