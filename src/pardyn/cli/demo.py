@@ -184,9 +184,10 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
     if payload is not None:
         runs.append(Run("loaded", 2, duration_s, payload))
     runs.append(Run("validation", 3, max(duration_s / 2, 5.0)))
-    bags = record_through_nodes(robot.name, runs, out / "bags", truth_path=out / "truth.json", truth_seed=7).bags
+    recorded = record_through_nodes(robot.name, runs, out / "bags", truth_path=out / "truth.json", truth_seed=7)
+    bags = recorded.bags
     result = identify(robot, [bags["unloaded"]], loaded_bags=[bags["loaded"]] if "loaded" in bags else [],
-                      validate_bags=[bags["validation"]])
+                      validate_bags=[bags["validation"]], truth=recorded.truth.as_dict())
     data = result.as_json()
     (out / "result.json").write_text(json.dumps(data, indent=2) + "\n")
     report = write_report(result, out / "report")
@@ -196,7 +197,8 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
     if data["payload"]:
         print(f"  payload mass {data['payload']['mass']:.4f} kg (true {payload.mass} kg)")
     print(f"  held-out torques: relative error {100 * validation['relative_error_norm']:.2f} % "
-          f"(nominal CAD model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
+          f"(nominal CAD model {100 * validation['nominal']['relative_error_norm']:.2f} %, the true parameters "
+          f"{100 * data['truth']['validation_floor'][0]:.2f} %: the floor)")
     print(f"bags: {out / 'bags'}\nresult: {out / 'result.json'}\nreport: {report}")
     return data
 
