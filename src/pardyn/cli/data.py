@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+
 from pardyn.bags.csv_series import TIME_UNITS, CsvSource, column_schema, csv_source, read_csv_series
 from pardyn.bags.joint_states import JointStateSeries, read_joint_states
 from pardyn.bags.resample import DEFAULT_MAX_GAP
