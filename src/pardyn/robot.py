@@ -24,6 +24,7 @@ from pardyn.kinematics.closure import LoopClosures
 from pardyn.kinematics.differential import DifferentialKinematics
 from pardyn.kinematics.solver import ClosureSolver, Solution
 from pardyn.kinematics.structure import analyse_structure
+from pardyn.resources import robots_directory
 
 __all__ = ["Robot", "load_robot"]
 
@@ -98,6 +99,22 @@ class Robot:
         self.home = self._solve_home(structure.assembled)
         self.analytic = analytic_kinematics(self)
         self.nominal_parameters = parameters_from_description(self, check_urdf=check_urdf)
+
+    @property
+    def reference(self) -> str:
+        """What :func:`load_robot` (and a node's ``robot`` parameter) takes to load this robot again: the name
+        of a shipped robot, else the absolute path of its description file."""
+        source = self.description.source.resolve()
+        if source.parent == robots_directory().resolve() and source.stem == self.name:
+            return self.name
+        return str(source)
+
+    @property
+    def task_units(self) -> tuple[str, ...]:
+        """Unit of each task coordinate, ``"rad"`` or ``"m"`` (joint type, or the frame component)."""
+        if self.frame_task is not None:
+            return tuple("rad" if name in ("rx", "ry", "rz") else "m" for name in self.task_names)
+        return tuple("rad" if self.solver.angles[i] else "m" for i in self._task_indices)
 
     @property
     def task_indices(self) -> np.ndarray:

@@ -55,7 +55,7 @@ def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndar
     pose[:, 1] += radius * np.sin(omega * times)
     rate[:, 0] = -radius * omega * np.sin(omega * times)
     rate[:, 1] = radius * omega * np.cos(omega * times)
-    angles = [k for k, i in enumerate(robot.task_indices) if robot.solver.angles[i]]
+    angles = [k for k, unit in enumerate(robot.task_units) if unit == "rad"]
     if angles:  # the first orientation angle swings by +-0.2 rad
         pose[:, angles[0]] += 0.2 * np.sin(2 * omega * times)
         rate[:, angles[0]] = 0.4 * omega * np.cos(2 * omega * times)
@@ -135,33 +135,42 @@ def kinematics_demo(robot_name: str, *, duration_s: float, rate_hz: float, radiu
     return summary
 
 
+def _unit(robot, index: int) -> str:
+    """``rad`` or ``m``: the unit of joint coordinate ``index`` (revolute or prismatic)."""
+    return "rad" if revolute_mask(robot.model)[index] else "m"
+
+
 def _plot(robot, times, poses, joints, path: Path) -> None:
+    """Four poses in the robot's plane (2D, frames from the model) or in 3D (``poses_3d.png``) beside the
+    actuated joints, labelled in their units (rad for revolute, m for prismatic)."""
     import matplotlib  # noqa: PLC0415 - heavy, only for the plot
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    from pardyn.visualization import draw_planar_robot, poses_figure  # noqa: PLC0415
+    from pardyn.visualization import draw_planar_robot, effector_position, plane_axes, poses_figure  # noqa: PLC0415
 
-    spatial = "z" in robot.task_names
-    if spatial:  # a 3D picture of its own, the joints alone here
-        poses_figure(robot, joints, path.with_name("poses_3d.png"), count=4)
+    plane = plane_axes(robot, joints[:: max(1, len(joints) // 8)])
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5))
-    if spatial:
-        for name, index in zip(robot.task_names, robot.task_indices):
-            left.plot(times, poses[:, list(robot.task_indices).index(index)], label=name)
+    if plane is None:  # a 3D picture of its own, the task coordinates here
+        poses_figure(robot, joints, path.with_name("poses_3d.png"), count=4)
+        for k, (name, unit) in enumerate(zip(robot.task_names, robot.task_units)):
+            left.plot(times, poses[:, k], label=f"{name} ({unit})")
         left.set_xlabel("t (s)")
-        left.set_title(f"{robot.name}: task coordinates (m, rad; 3D poses in poses_3d.png)")
+        left.set_title(f"{robot.name}: task coordinates (3D poses in poses_3d.png)")
     else:
         for k, alpha in zip(np.linspace(0, len(times) - 1, 4).astype(int), (1.0, 0.6, 0.4, 0.25)):
-            draw_planar_robot(left, robot, joints[k], alpha=alpha)
-        left.plot(poses[:, 0], poses[:, 1], "C3--", linewidth=1, label="platform path")
+            draw_planar_robot(left, robot, joints[k], alpha=alpha, plane=plane)
+        path_points = np.array([effector_position(robot, q) for q in joints])
+        left.plot(path_points[:, plane[0]], path_points[:, plane[1]], "C3--", linewidth=1, label="task path")
         left.set_title(f"{robot.name}: four poses along the circle")
     left.legend(loc="best")
+    units = set()
     for name, index in zip(robot.actuated_names, robot.actuated_indices):
-        right.plot(times, joints[:, index], label=name)
+        units.add(_unit(robot, index))
+        right.plot(times, joints[:, index], label=f"{name} ({_unit(robot, index)})")
     right.set_xlabel("t (s)")
-    right.set_ylabel("actuated joint position (rad)")
+    right.set_ylabel(f"actuated joint position ({', '.join(sorted(units))})")
     right.set_title("actuated joints from the inverse problem")
     right.legend(loc="best")
     figure.tight_layout()

@@ -75,6 +75,7 @@ import numpy as np
 import pinocchio as pin
 
 from pardyn.description.dynamics import DRIVE_NAMES, DynamicsSection
+from pardyn.resources import robots_directory
 from pardyn.description.fields import YamlFields
 from pardyn.errors import DescriptionError, InputError
 
@@ -440,15 +441,21 @@ def _order_drives(robot: Robot, drives: dict[str, Drive]) -> tuple[Drive, ...]:
 
 
 def _from_section(robot: Robot, section: DynamicsSection) -> DynamicParameters:
-    """The parameters of the typed ``dynamics:`` section, its link and joint names checked against the tree."""
+    """The parameters of the typed ``dynamics:`` section, its link and joint names checked against the tree.
+
+    What the section leaves out comes from the tree (each value stated once, in either file): no ``bodies``
+    -> the tree's inertias; a joint without a ``drives`` entry -> the tree's armature, damping and friction
+    (URDF ``<dynamics damping friction>``, MJCF ``damping``/``frictionloss``/``armature``).
+    """
     fields = YamlFields(robot.description.source)
-    bodies: list[Body] = []
+    tree = parameters_from_model(robot)
+    bodies: list[Body] = [] if section.bodies else list(tree.bodies)
     for i, values in enumerate(section.bodies):
         standard = values.standard()
         for j, link in enumerate(values.links):
             joint, placement = _body_frame(robot, link, fields, f"dynamics.bodies[{i}].links[{j}]")
             bodies.append(Body(name=link, joint=joint, placement=placement, standard=standard.copy()))
-    drives: dict[str, Drive] = {}
+    drives: dict[str, Drive] = {drive.joint: drive for drive in tree.drives if drive.ia or drive.fv or drive.fs}
     for i, values in enumerate(section.drives):
         for j, joint in enumerate(values.joints):
             if joint not in robot.joint_names:
@@ -490,26 +497,36 @@ def parameters_from_model(robot: Robot, model: pin.Model | None = None) -> Dynam
     )
 
 
+def _remedy(robot: Robot) -> str:
+    """What to do about a YAML/tree mismatch: shipped robots regenerate their URDF; a user states it once."""
+    shipped = robot.description.source.resolve().parent == robots_directory().resolve()
+    if shipped:
+        return "regenerate the URDF (python tools/generate_*_urdf.py) or fix the YAML"
+    return "state the values in one file only (the YAML's dynamics: or the tree), or make them agree"
+
+
 def _check_against_urdf(robot: Robot, params: DynamicParameters) -> None:
-    """The URDF (as pinocchio lumps it) must agree with the YAML nominal values (the first joint that does not is named)."""
+    """Values stated in both files must agree: bodies (when the YAML lists any) and friction (where the tree has any)."""
     model, source, urdf_path = robot.model, robot.description.source, robot.description.urdf
+    section = robot.description.dynamics
     lumped = params.joint_parameters()  # (njoints - 1, 10)
     urdf = np.array([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)])
-    for row in np.flatnonzero(~np.isclose(urdf, lumped, rtol=1e-8, atol=1e-12).all(axis=1))[:1]:
+    rows = np.flatnonzero(~np.isclose(urdf, lumped, rtol=1e-8, atol=1e-12).all(axis=1)) if section.bodies else []
+    for row in rows[:1]:
         raise DescriptionError(
             f"{source}: dynamics: the bodies on joint {model.names[int(row) + 1]!r} add up to "
             f"[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] = {np.round(lumped[row], 10).tolist()} but "
-            f"{urdf_path} gives {np.round(urdf[row], 10).tolist()}; regenerate the URDF "
-            "(python tools/generate_planar_urdf.py) or fix the YAML"
+            f"{urdf_path} gives {np.round(urdf[row], 10).tolist()}; {_remedy(robot)}"
         )
     index = params.drive_indices
     drives = params.drive_values()[:, 1:3]  # (n_d, 2): fv, fs
     friction = np.column_stack([model.damping[index], model.friction[index]])
-    for k in np.flatnonzero(~np.isclose(friction, drives, rtol=1e-8, atol=1e-12).all(axis=1))[:1]:
+    stated = np.any(friction != 0.0, axis=1)  # the tree states friction for these joints
+    for k in np.flatnonzero(stated & ~np.isclose(friction, drives, rtol=1e-8, atol=1e-12).all(axis=1))[:1]:
         drive = params.drives[int(k)]
         raise DescriptionError(
-            f"{source}: dynamics: joint {drive.joint!r} has fv, fs = {drive.fv}, {drive.fs} but {urdf_path} "
-            f"<dynamics damping friction> gives {tuple(friction[k].tolist())}; regenerate the URDF"
+            f"{source}: dynamics.drives: joint {drive.joint!r} has fv, fs = {drive.fv}, {drive.fs} but {urdf_path} "
+            f"gives {tuple(friction[k].tolist())}; {_remedy(robot)}"
         )
 
 
