@@ -62,6 +62,8 @@ def quiet_warnings() -> None:
     """Every warning once (whatever its source line), as one line without the Python source it came from."""
     warnings.formatwarning = _one_line_warning
     warnings.simplefilter("once")
+    for category in (DeprecationWarning, PendingDeprecationWarning):  # the libraries' business, as by default
+        warnings.filterwarnings("ignore", category=category)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

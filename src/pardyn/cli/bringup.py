@@ -9,7 +9,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pardyn.cli.console import add_verbose_argument, node_log
 from pardyn.errors import DescriptionError
+from pardyn.nodes.parameters import NODE_PARAMETERS
+from pardyn.robot import load_robot
 from pardyn.nodes.bringup import load_bringup, run_nodes
 from pardyn.resources import share_directory
 
@@ -26,7 +29,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="namespace of every node, /clock included (one per robot in a shared ROS graph)")
     parser.add_argument("--duration", type=float, default=None,
                         help="stop after this many seconds of wall-clock time (default: until Ctrl-C/SIGTERM)")
+    parser.add_argument("--robot", help="robot name or description file (YAML, MJCF) given to every node that "
+                                        "takes one (default: the bringup file's)")
+    parser.add_argument("--log", type=Path, default=Path("out/bringup/nodes.log"),
+                        help="file of the nodes' INFO lines (default out/bringup/nodes.log)")
+    add_verbose_argument(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the node set as ros2 run commands and exit")
+
+
+def with_robot(bringup, robot: str):
+    """``bringup`` with every node that has a ``robot`` parameter given ``robot`` (a name, or a file's absolute
+    path: the nodes load it themselves)."""
+    reference = load_robot(robot).reference  # loads it once here: a bad file fails before any node starts
+    return bringup.with_parameters({spec.name or spec.executable: {"robot": reference} for spec in bringup.nodes
+                                    if any(p.name == "robot" for p in NODE_PARAMETERS.get(spec.executable, ()))})
 
 
 def _config_path(text: str) -> Path:
@@ -43,10 +59,13 @@ def _config_path(text: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     bringup = load_bringup(_config_path(args.config))
+    if args.robot is not None:
+        bringup = with_robot(bringup, args.robot)
     if args.dry_run:
         print(bringup.describe())
         return 0
     if args.duration is not None and not args.duration > 0.0:
         raise DescriptionError(f"--duration must be positive seconds, got {args.duration}")
-    run_nodes(bringup, namespace=args.namespace, duration_s=args.duration)
+    with node_log(args.log, verbose=args.verbose):
+        run_nodes(bringup, namespace=args.namespace, duration_s=args.duration)
     return 0

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pardyn.cli.console import add_verbose_argument, node_log
+from pardyn.errors import InputError
 from pardyn.kinematics.solver import revolute_mask
 from pardyn.progress import progress
 from pardyn.robot import load_robot
@@ -41,6 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("out/demo"), help="output directory (default out/demo)")
     parser.add_argument("--kinematics-only", action="store_true", help="only the kinematics part (seconds)")
     parser.add_argument("--rate", type=float, default=1000.0, help="kinematics part: sampling rate in Hz")
+    parser.add_argument("--loaded", action=argparse.BooleanOptionalAction, default=None,
+                        help="record a run with a payload (default: when the robot has a known load; other robots "
+                             "get one sized from their mass on their 'payload' link)")
+    add_verbose_argument(parser)
     parser.add_argument("--radius", type=float, default=0.05, help="kinematics part: circle radius in m")
 
 
@@ -76,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"output: {args.out}")
     kinematics_demo(args.robot, duration_s=2.0, rate_hz=args.rate, radius_m=args.radius, out=args.out / "kinematics")
     if not args.kinematics_only:
-        identification_demo(args.robot, duration_s=args.duration, out=args.out)
+        with node_log(args.out / "nodes.log", verbose=args.verbose):
+            identification_demo(args.robot, duration_s=args.duration, out=args.out, loaded=args.loaded)
     return 0
 
 
@@ -178,8 +185,27 @@ def _plot(robot, times, poses, joints, path: Path) -> None:
     plt.close(figure)
 
 
-def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dict:
-    """Part 2 (module docstring); the identification result as JSON."""
+def sized_payload(robot):
+    """A payload for the loaded run of a robot without a known one: 20 % of the robot's moving mass (kg), a
+    water sphere (1000 kg/m^3) 1 cm off the origin of the robot's ``payload`` link (its YAML's ``dynamics:``
+    body on the task frame); ``None`` when the robot has no such body (nothing to identify it into)."""
+    from pardyn.plants.pinocchio_plant import Payload  # noqa: PLC0415
+
+    params = robot.nominal_parameters
+    if not any(body.name == "payload" for body in params.bodies):
+        return None
+    mass = 0.2 * sum(float(body.standard[9]) for body in params.bodies)
+    radius = (3.0 * mass / (4.0 * math.pi * 1000.0)) ** (1.0 / 3.0)
+    return Payload(mass=round(mass, 3), com=np.array([0.01, 0.0, 0.0]),
+                   inertia=np.eye(3) * 0.4 * mass * radius**2, frame="payload")
+
+
+def identification_demo(robot_name: str, *, duration_s: float, out: Path, loaded: bool | None = None) -> dict:
+    """Part 2 (module docstring); the identification result as JSON.
+
+    ``loaded``: record the run with a payload (a shipped robot's known load, else :func:`sized_payload`);
+    ``None``: when the robot has a known load.
+    """
     from pardyn.experiments.identification_runs import PAYLOADS, Run  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
     from pardyn.identification.report import write_report  # noqa: PLC0415
@@ -187,12 +213,18 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
 
     robot = load_robot(robot_name)
     out.mkdir(parents=True, exist_ok=True)
-    payload = PAYLOADS.get(robot.name)
+    payload = PAYLOADS.get(robot.name) if robot.reference == robot.name else None
+    if loaded and payload is None:
+        payload = sized_payload(robot)
+        if payload is None:
+            raise InputError(f"{robot.description.source}: dynamics.bodies: a loaded run needs a body on a "
+                             "'payload' link (a massless link fixed to the task frame, listed with mass 0)")
     runs = [Run("unloaded", 1, duration_s)]
-    if payload is not None:
+    if payload is not None and loaded is not False:
         runs.append(Run("loaded", 2, duration_s, payload))
     runs.append(Run("validation", 3, max(duration_s / 2, 5.0)))
-    bags = record_through_nodes(robot.name, runs, out / "bags", truth_path=out / "truth.json", truth_seed=7).bags
+    bags = record_through_nodes(robot.reference, runs, out / "bags", truth_path=out / "truth.json",
+                                truth_seed=7).bags
     result = identify(robot, [bags["unloaded"]], loaded_bags=[bags["loaded"]] if "loaded" in bags else [],
                       validate_bags=[bags["validation"]])
     data = result.as_json()
@@ -207,4 +239,3 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
           f"(nominal CAD model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
     print(f"bags: {out / 'bags'}\nresult: {out / 'result.json'}\nreport: {report}")
     return data
-

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
 from typing import Callable
+
+from pardyn.cli.console import add_verbose_argument, node_log
 
 HELP = "run an experiment of the papers (see the list of names); writes <out>/<name>.json"
 
@@ -52,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="hexapod_identification: record in process (no rclpy) instead of through the ROS 2 nodes")
     parser.add_argument("--robots", help="estimators: comma-separated robots (default dualv,ur5e)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
+    add_verbose_argument(parser)
 
 
 def _tracking(args: argparse.Namespace) -> dict:
@@ -237,7 +239,8 @@ EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
 
 
 def run(args: argparse.Namespace) -> int:
-    report = EXPERIMENTS[args.name](args)
+    with node_log(args.out / f"{args.name}.log", verbose=args.verbose):
+        report = EXPERIMENTS[args.name](args)
     print(f"paper claim: {report['paper_claim']}")
     definition = report["claim_definition"]
     if isinstance(definition, dict):  # one definition per finding
