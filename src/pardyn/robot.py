@@ -234,6 +234,15 @@ class Robot:
                     f"{self.description.source}: home: the home configuration violates {label} "
                     f"{violations}; adjust home.joints"
                 )
+        if self.closures.size:  # a serial robot has no closure Jacobian to condition
+            self.closures.linearize(q)
+            for kind, condition in self.solver.conditioning(self.closures.last_jacobian(), q).items():
+                if not condition < self.solver.max_condition:
+                    raise DescriptionError(
+                        f"{self.description.source}: home: near a {kind} singularity (condition number "
+                        f"{condition:.3g} of the closure Jacobian block, limit {self.solver.max_condition:.3g}); "
+                        f"move home.task (and home.joints) away from it"
+                    )
         return q
 
     def _values(self, values: Sequence[float] | Mapping[str, float], names: Sequence[str], what: str) -> np.ndarray:
