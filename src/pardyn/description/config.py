@@ -49,6 +49,7 @@ override the selection.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -281,13 +282,15 @@ def _parse_task(
 
 
 def _parse_locked(reader: YamlFields, raw: Any) -> str | dict[str, float] | None:
-    """``locked: others``, ``[joint, ...]`` (at 0) or ``{joint: value}``; joint names are checked on the tree."""
+    """``locked: others``, ``[joint, ...]`` (at 0) or ``{joint: value | lower | upper}``; joint names are checked
+    on the tree."""
     if raw is None or raw == "others":
         return raw
     if isinstance(raw, list):
         return dict.fromkeys(reader.strings(raw, "locked"), 0.0)
-    if isinstance(raw, Mapping):
-        return {reader.string(k, "locked"): reader.number(v, f"locked.{k}") for k, v in raw.items()}
+    if isinstance(raw, Mapping):  # a value (rad, m), or "lower"/"upper": the joint's limit (adaptive mechanisms)
+        return {reader.string(k, "locked"): v if v in ("lower", "upper") else reader.number(v, f"locked.{k}")
+                for k, v in raw.items()}
     raise reader.fail("locked", f"expected 'others', a list of joints or {{joint: value}}, got {raw!r}")
 
 
@@ -304,6 +307,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     urdf = resolve_path(reader.string(top["urdf"], "urdf"), relative_to=source.parent)
     if not urdf.is_file():
         raise reader.fail("urdf", f"file not found: {urdf}")
+    tree_format = _tree_format(urdf)
 
     actuated = reader.strings(top.get("actuated"), "actuated")
     task_names, task_joints, task_frame = _parse_task(reader, top.get("task"), actuated)
@@ -318,7 +322,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     sensed = reader.strings(top.get("sensed"), "sensed")
     raw_closures = top.get("closures") or []
     serial = not raw_closures
-    if serial and task_frame is None and set(actuated) != set(task_joints):
+    if serial and tree_format == "urdf" and task_frame is None and set(actuated) != set(task_joints):
         raise reader.fail(
             "task",
             f"a serial robot (no closures) has its actuated joints as task coordinates: task lists "
@@ -390,4 +394,13 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         locked=_parse_locked(reader, top.get("locked")),
         task_frame=task_frame,
         home_task_given=bool(home_task_raw) or task_frame is None,
+        tree_format=tree_format,
     )
+
+
+def _tree_format(path: Path) -> str:
+    """``"mjcf"`` when the tree file's root element is ``<mujoco>``, else ``"urdf"`` (the ``urdf:`` key takes
+    either: a vendor's MJCF keeps its joints, bodies and equalities; the YAML adds what pardyn needs)."""
+    with open(path, "rb") as file:
+        head = file.read(4096).decode("utf-8", errors="replace")
+    return "mjcf" if re.search(r"<mujoco[\s>]", head) else "urdf"

@@ -15,6 +15,7 @@ the rest of pardyn does not know where a robot came from.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,21 @@ def _read_yaml(path: Path) -> Any:
 
 
 def _load_pardyn(path: Path) -> RobotDescription:
-    return parse_description(_read_yaml(path), source=path)
+    description = parse_description(_read_yaml(path), source=path)
+    if description.tree_format == "mjcf" and not description.closures:  # the vendor's equalities close the loops
+        description = replace(description, closures=_mjcf_closures(description.urdf))
+    return description
+
+
+def _mjcf_closures(path: Path) -> tuple[Closure, ...]:
+    """The closures of an MJCF's ``<equality>`` section (``connect``: 3D, ``weld``: 6D)."""
+    from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
+
+    return tuple(
+        Closure(name=name, frames=(frame_a, frame_b), type=kind,
+                components=tuple(COMPONENT_NAMES.index(c) for c in CLOSURE_TYPES[kind]))
+        for name, frame_a, frame_b, kind in read_mjcf(path).closures
+    )
 
 
 def _load_gepetto(path: Path) -> RobotDescription:
@@ -47,15 +62,7 @@ def _load_mjcf(path: Path) -> RobotDescription:
     from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
     robot = read_mjcf(path)
-    closures = tuple(
-        Closure(
-            name=name,
-            frames=(frame_a, frame_b),
-            type=kind,
-            components=tuple(COMPONENT_NAMES.index(c) for c in CLOSURE_TYPES[kind]),
-        )
-        for name, frame_a, frame_b, kind in robot.closures
-    )
+    closures = _mjcf_closures(path)
     if not robot.actuated:
         raise DescriptionError(f"{path}: <actuator>: no motor drives a joint; pardyn needs the actuated joints")
     return RobotDescription(

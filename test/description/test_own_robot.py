@@ -1,0 +1,200 @@
+"""Issue 26: a robot written by a user (not shipped) goes through describe, kinematics, dynamics and the demo;
+vendor trees load as written (continuous joints, an MJCF under a pardyn YAML); errors say what is wrong.
+
+The robot: a biglide, two horizontal sliders (prismatic actuators with viscous and Coulomb friction in the URDF)
+each carrying a 0.3 m bar; the bars meet at the task point P = (x, y) in the vertical plane (gravity -y).
+Hand closed form: slider_i = x -+ sqrt(L^2 - y^2).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import pardyn
+from pardyn.cli import main
+from pardyn.errors import DescriptionError, KinematicsError
+
+L = 0.3  # m, bar length
+URDF = """<?xml version="1.0"?>
+<robot name="biglide">
+  <link name="base"/>
+  <link name="slider1"><inertial><mass value="0.5"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="slider2"><inertial><mass value="0.5"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="leg1"><inertial><origin xyz="0.15 0 0"/><mass value="0.2"/><inertia ixx="1e-6" iyy="1.5e-3" izz="1.5e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="leg2"><inertial><origin xyz="0.15 0 0"/><mass value="0.2"/><inertia ixx="1e-6" iyy="1.5e-3" izz="1.5e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="leg1_tip"/><link name="leg2_tip"/><link name="carriage"/>
+  <link name="platform"><inertial><mass value="0.3"/><inertia ixx="1e-5" iyy="1e-5" izz="1e-5" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="slider1_joint" type="prismatic"><parent link="base"/><child link="slider1"/><axis xyz="1 0 0"/><limit lower="-0.5" upper="0.5" effort="100" velocity="2"/><dynamics damping="2.0" friction="0.5"/></joint>
+  <joint name="slider2_joint" type="prismatic"><parent link="base"/><child link="slider2"/><axis xyz="1 0 0"/><limit lower="-0.5" upper="0.5" effort="100" velocity="2"/><dynamics damping="2.0" friction="0.5"/></joint>
+  <joint name="leg1_joint" type="revolute"><parent link="slider1"/><child link="leg1"/><axis xyz="0 0 1"/><limit lower="-3.2" upper="3.2" effort="0" velocity="10"/></joint>
+  <joint name="leg2_joint" type="revolute"><parent link="slider2"/><child link="leg2"/><axis xyz="0 0 1"/><limit lower="-3.2" upper="3.2" effort="0" velocity="10"/></joint>
+  <joint name="leg1_tip_joint" type="fixed"><parent link="leg1"/><child link="leg1_tip"/><origin xyz="0.3 0 0"/></joint>
+  <joint name="leg2_tip_joint" type="fixed"><parent link="leg2"/><child link="leg2_tip"/><origin xyz="0.3 0 0"/></joint>
+  <joint name="platform_x" type="prismatic"><parent link="base"/><child link="carriage"/><axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="0" velocity="10"/></joint>
+  <joint name="platform_y" type="prismatic"><parent link="carriage"/><child link="platform"/><axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="0" velocity="10"/></joint>
+</robot>
+"""
+YAML = """name: biglide
+urdf: biglide.urdf
+task: {x: platform_x, y: platform_y}
+actuated: [slider1_joint, slider2_joint]
+closures:
+  - {name: leg1, frames: [platform, leg1_tip], type: 2D}
+  - {name: leg2, frames: [platform, leg2_tip], type: 2D}
+working_mode:
+  - {point: platform, above: slider1, axis: y}
+home:
+  task: {x: 0.0, y: 0.2236}
+  joints: {slider1_joint: -0.2, slider2_joint: 0.2, leg1_joint: 0.8411, leg2_joint: 2.3005}
+dynamics:
+  gravity: [0.0, -9.81, 0.0]
+"""
+
+
+@pytest.fixture
+def biglide(tmp_path):
+    (tmp_path / "biglide.urdf").write_text(URDF)
+    path = tmp_path / "biglide.yaml"
+    path.write_text(YAML)
+    return path
+
+
+def test_describe_and_kinematics_match_the_hand_closed_form(biglide, capsys):
+    assert main(["robots", "--describe", str(biglide)]) == 0
+    assert "degrees of freedom: 2" in capsys.readouterr().out
+    assert main(["kinematics", "--robot", str(biglide), "--task", "0.03,0.2"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    half = math.sqrt(L**2 - 0.2**2)
+    assert answer["joints"]["slider1_joint"] == pytest.approx(0.03 - half, abs=1e-12)
+    assert answer["joints"]["slider2_joint"] == pytest.approx(0.03 + half, abs=1e-12)
+    assert answer["locked_joints"] == {}
+
+
+def test_friction_stated_once_in_the_urdf_and_a_hand_force_balance(biglide):
+    """The YAML gives gravity only: bodies and friction come from the URDF (a second, different value is an
+    error that does not tell a user to regenerate a file they wrote); statics against a hand balance."""
+    from pardyn.dynamics import InverseDynamics
+
+    robot = pardyn.load_robot(biglide)
+    drives = {d.joint: (d.fv, d.fs) for d in robot.nominal_parameters.drives}
+    assert drives == {"slider1_joint": (2.0, 0.5), "slider2_joint": (2.0, 0.5)}
+    text = YAML + "  drives: [{joints: [slider1_joint], fv: 3.0}]\n"
+    biglide.write_text(text)
+    with pytest.raises(DescriptionError, match="state the values in one file only") as error:
+        pardyn.load_robot(biglide)
+    assert "regenerate" not in str(error.value)
+    biglide.write_text(YAML)
+    # statics at home by virtual work: V(x, y) = (m_P + 2 m_bar / 2) g y (bars' coms at mid-length), so
+    # J_a^T tau = dV/d(x, y) = (0, 0.5 g) with J_a = dq_a/d(x, y) of q_i = x -+ sqrt(L^2 - y^2)
+    tau_home = InverseDynamics(robot).torques_from_task(robot.home, [0.0, 0.0], [0.0, 0.0])
+    y = robot.home[robot.joint_names.index("platform_y")]
+    slope = y / math.sqrt(L**2 - y**2)
+    expected = np.linalg.solve(np.array([[1.0, slope], [1.0, -slope]]).T, [0.0, 0.5 * 9.81])
+    torques = tau_home
+    np.testing.assert_allclose(torques, expected, rtol=1e-12)
+
+
+def test_singular_home_and_failed_solves_say_why(biglide):
+    text = YAML.replace("y: 0.2236}", "y: 0.0}").replace(
+        "slider1_joint: -0.2, slider2_joint: 0.2, leg1_joint: 0.8411, leg2_joint: 2.3005",
+        "slider1_joint: -0.3, slider2_joint: 0.3, leg1_joint: 0.0, leg2_joint: 3.14159265")
+    text = text.replace("working_mode:\n  - {point: platform, above: slider1, axis: y}\n", "")
+    biglide.write_text(text)
+    with pytest.raises(DescriptionError, match=r"home: near a parallel singularity \(condition number [0-9.e+]+"):
+        pardyn.load_robot(biglide)
+    biglide.write_text(YAML)
+    robot = pardyn.load_robot(biglide)
+    with pytest.raises(KinematicsError, match="condition numbers start: serial") as error:
+        robot.solve_forward([-0.5, 0.5])  # 1 m apart: out of reach of two 0.3 m bars
+    assert "e+13" not in str(error.value) and "closest configuration" in str(error.value)
+
+
+def test_derived_excitation_drawings_and_units(biglide, tmp_path):
+    """Derived bounds against the hand figures: size 0.4 m (slider to slider) -> amplitude 0.04 m; the slider
+    speed |dq/dx| v + |dq/dy| v (dq/dy = y / sqrt(L^2 - y^2)) held to half the 2 m/s limit."""
+    from pardyn.cli.demo import _plot, circle
+    from pardyn.trajectories.excitation import derived_excitation
+    from pardyn.visualization import plane_axes
+
+    robot = pardyn.load_robot(biglide)
+    with pytest.warns(UserWarning, match="biglide: no excitation: section"):
+        settings = derived_excitation(robot)
+    assert settings.amplitude == pytest.approx((0.04, 0.04), rel=1e-3)
+    y = robot.home[robot.joint_names.index("platform_y")]
+    slope = y / math.sqrt(L**2 - y**2)
+    assert settings.max_velocity == pytest.approx((1.0 / (1 + slope),) * 2, rel=1e-6)
+    times = np.linspace(0.0, 1.0, 21)
+    poses, _ = circle(robot, times, 0.02)
+    joints = np.array([robot.solve_inverse(p).q for p in poses])
+    assert plane_axes(robot, joints) == (0, 1)  # planar: drawn in 2D from the model's frames
+    assert robot.task_units == ("m", "m")
+    _plot(robot, times, poses, joints, tmp_path / "kinematics.png")
+    assert (tmp_path / "kinematics.png").stat().st_size > 10_000
+
+
+def test_continuous_joints_of_a_vendor_urdf_load_as_unbounded_revolute(tmp_path):
+    links = "".join(f'<link name="l{i}"><inertial><origin xyz="0.5 0 0"/><mass value="1"/><inertia ixx="0.01" '
+                    f'iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>' for i in (1, 2))
+    (tmp_path / "arm.urdf").write_text(textwrap.dedent(f"""\
+        <robot name="arm"><link name="base"/>{links}
+        <joint name="j1" type="continuous"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/></joint>
+        <joint name="j2" type="continuous"><parent link="l1"/><child link="l2"/><origin xyz="1 0 0"/>
+          <axis xyz="0 0 1"/><limit effort="7" velocity="3"/></joint></robot>"""))
+    (tmp_path / "arm.yaml").write_text("name: arm\nurdf: arm.urdf\ntask: actuated\nactuated: [j1, j2]\n")
+    robot = pardyn.load_robot(tmp_path / "arm.yaml")
+    assert robot.model.nq == robot.model.nv == 2
+    assert np.all(np.isinf(robot.model.upperPositionLimit)) and robot.model.effortLimit[1] == 7.0
+    from pardyn.dynamics import InverseDynamics
+
+    # hand: two unit masses at 0.5 and 1.5 m from j1, horizontal arm, gravity -z along the axes: no torque; a
+    # pure j1 acceleration of 1 rad/s^2 at q = 0 needs I1 = 2 * 0.01 + 0.5^2 + 1.5^2 = 2.52 kg m^2
+    tau = InverseDynamics(robot).torques(np.zeros(2), np.zeros(2), np.array([1.0, 0.0]))
+    assert tau[0] == pytest.approx(2.52, rel=1e-12)
+
+
+def test_a_pardyn_yaml_around_an_mjcf_tree(tmp_path, four_bar_xml):
+    """The four-bar MJCF unedited; the YAML adds the task and takes the closure from its equality."""
+    (tmp_path / "four_bar.xml").write_text(four_bar_xml)
+    vendor = pardyn.load_robot(tmp_path / "four_bar.xml")
+    (tmp_path / "four_bar.yaml").write_text(
+        f"name: mine\nurdf: four_bar.xml\ntask: actuated\nactuated: {list(vendor.actuated_names)}\n")
+    robot = pardyn.load_robot(tmp_path / "four_bar.yaml")
+    assert robot.description.tree_format == "mjcf" and len(robot.description.closures) == 1
+    np.testing.assert_allclose(robot.home, vendor.home, atol=1e-10)
+
+
+def test_a_closed_pipe_ends_quietly_with_status_0():
+    process = subprocess.Popen([sys.executable, "-m", "pardyn.cli", "robots", "--json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    process.stdout.close()  # the reader left before the first line (| head -0)
+    assert process.wait(timeout=60) == 0
+    assert b"Broken pipe" not in process.stderr.read()
+
+
+def test_node_info_lines_go_to_the_log_file(tmp_path, capfd):
+    from pardyn.cli.console import node_log
+
+    with node_log(tmp_path / "nodes.log") as path:
+        os.write(2, b"[INFO] [1.0] [sim]: gains [1, 2]\n[WARN] [1.0] [sim]: late\n")
+    err = capfd.readouterr().err
+    assert "[WARN] [1.0] [sim]: late" in err and "[INFO]" not in err
+    assert path.read_text().count("[sim]") == 2
+
+
+def test_demo_runs_a_user_robot_through_the_nodes(biglide, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--robot", str(biglide), "--duration", "2", "--out", str(tmp_path / "demo")]) == 0
+    out = capsys.readouterr().out
+    assert "held-out torques" in out and "node log:" in out
+    result = json.loads((tmp_path / "demo" / "result.json").read_text())
+    assert result["robot"] == "biglide"
+    log = (tmp_path / "demo" / "nodes.log").read_text()
+    assert "robot biglide on the mujoco plant" in log  # the sim node loaded the file it was given
