@@ -105,7 +105,7 @@ def test_shipped_robots_have_typed_sections(load):
     dualv = load("dualv").description
     assert dualv.analytic == "dualv" and dualv.counterweights == () and dualv.rotors is None
     assert [body.links for body in dualv.dynamics.bodies][0] == ("leg1_link1", "leg2_link1", "leg3_link1", "leg4_link1")
-    assert dualv.dynamics.drives[0].ia == 0.02 and dualv.excitation is None
+    assert dualv.dynamics.drives[0].ia == 0.02 and dualv.excitation.amplitude == (0.08, 0.06, 0.3)
     assert load("wu3r").description.counterweights == ("slider1_joint", "slider2_joint")
     rotors = load("ur5e").description.rotors
     assert rotors.joints == load("ur5e").actuated_names and rotors.values["stiffness"][3] == 3000.0
