@@ -236,7 +236,7 @@ class Robot:
                 )
         if self.closures.size:  # a serial robot has no closure Jacobian to condition
             self.closures.linearize(q)
-            for kind, condition in self.solver.conditioning(self.closures.last_jacobian(), q).items():
+            for kind, condition in self.solver.loop_conditioning(self.closures.last_jacobian(), q).items():
                 if not condition < self.solver.max_condition:
                     raise DescriptionError(
                         f"{self.description.source}: home: near a {kind} singularity (condition number "

@@ -39,18 +39,19 @@ def _read_yaml(path: Path) -> Any:
 def _load_pardyn(path: Path) -> RobotDescription:
     description = parse_description(_read_yaml(path), source=path)
     if description.tree_format == "mjcf" and not description.closures:  # the vendor's equalities close the loops
-        description = replace(description, closures=_mjcf_closures(description.urdf))
+        from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
+
+        description = replace(description, closures=_mjcf_closures(read_mjcf(description.urdf)))
     return description
 
 
-def _mjcf_closures(path: Path) -> tuple[Closure, ...]:
-    """The closures of an MJCF's ``<equality>`` section (``connect``: 3D, ``weld``: 6D)."""
-    from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
-
+def _mjcf_closures(robot) -> tuple[Closure, ...]:
+    """The closures of an MJCF's ``<equality>`` section (``connect``: 3D, ``weld``: 6D), from its
+    :class:`~pardyn.description.mjcf.MjcfRobot`."""
     return tuple(
         Closure(name=name, frames=(frame_a, frame_b), type=kind,
                 components=tuple(COMPONENT_NAMES.index(c) for c in CLOSURE_TYPES[kind]))
-        for name, frame_a, frame_b, kind in read_mjcf(path).closures
+        for name, frame_a, frame_b, kind in robot.closures
     )
 
 
@@ -62,7 +63,7 @@ def _load_mjcf(path: Path) -> RobotDescription:
     from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
     robot = read_mjcf(path)
-    closures = _mjcf_closures(path)
+    closures = _mjcf_closures(robot)
     if not robot.actuated:
         raise DescriptionError(f"{path}: <actuator>: no motor drives a joint; pardyn needs the actuated joints")
     return RobotDescription(

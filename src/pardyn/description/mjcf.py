@@ -175,7 +175,37 @@ def _compile(source: Path) -> mujoco.MjModel:
         return mujoco.MjModel.from_xml_path(str(source))
     except ValueError as error:
         message = " ".join(str(error).split())
+        if "Error opening file" in message:  # a vendor's meshes left out: needed only where they define a mass
+            return _compile_without_meshes(source, message)
         raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {message}") from error
+
+
+def _compile_without_meshes(source: Path, message: str) -> mujoco.MjModel:
+    """The model with its mesh geoms and mesh assets removed, when every body that has a mesh geom carries an
+    explicit ``<inertial>`` (the meshes are then only visual and collision shapes: the dynamics do not change).
+
+    Raises:
+        DescriptionError: a mesh geom defines a body's mass (no ``<inertial>``), naming the body and the mesh.
+    """
+    spec = mujoco.MjSpec.from_file(str(source))
+    meshes = [geom for geom in spec.geoms if geom.type == mujoco.mjtGeom.mjGEOM_MESH]
+    for geom in meshes:
+        if not geom.parent.explicitinertial:
+            raise DescriptionError(
+                f"{source}: MuJoCo cannot compile this MJCF ({message}) and body {geom.parent.name!r} takes its mass "
+                f"from mesh geom {geom.name or geom.meshname!r}: give the body an <inertial> or provide the mesh file"
+            )
+    for geom in meshes:
+        spec.delete(geom)
+    for mesh in list(spec.meshes):
+        spec.delete(mesh)
+    try:
+        model = spec.compile()
+    except ValueError as error:
+        raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {' '.join(str(error).split())}") from error
+    warnings.warn(f"{source}: mesh files missing ({message}); {len(meshes)} mesh geoms skipped (visual and "
+                  "collision only: every body carrying one has an explicit <inertial>)", stacklevel=4)
+    return model
 
 
 def _rotation(quaternion: np.ndarray) -> np.ndarray:

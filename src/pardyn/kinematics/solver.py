@@ -208,6 +208,15 @@ class ClosureSolver:
             serial = _condition(jacobian[:, self._non_task])
         return {"serial": serial, "parallel": _condition(jacobian[:, self._non_actuated])}
 
+    def loop_conditioning(self, jacobian: np.ndarray, q: np.ndarray) -> dict[str, float]:
+        """:meth:`conditioning` without the joints no closure row involves (zero columns of ``K``: a serial
+        appendage such as an unactuated spinning link is no singularity of the loops)."""
+        touched = np.any(jacobian != 0.0, axis=0)
+        if self.frame_task is not None:
+            return self.conditioning(jacobian, q)
+        return {"serial": _condition(jacobian[:, self._non_task[touched[self._non_task]]]),
+                "parallel": _condition(jacobian[:, self._non_actuated[touched[self._non_actuated]]])}
+
     # ------------------------------------------------------------------- Newton
     def _partition(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """Dependent coordinates, the KKT matrix buffer of the over-determined case, and which
