@@ -472,7 +472,7 @@ def parameters_from_model(robot: Robot, model: pin.Model | None = None) -> Dynam
     """The parameters a pinocchio model carries (``robot.model``, i.e. the URDF's, by default).
 
     One body per moving joint carrying mass (named after its child link, at the
-    joint frame), a drive for every actuated joint and every joint with
+    joint frame), an empty ``payload`` body on a link of that name (if any), a drive for every actuated joint and every joint with
     armature, damping or friction, the model's gravity; offsets zero.
     ``parameters_from_model(robot, model).apply(robot.model.copy())`` gives
     ``model``'s dynamics back.
@@ -485,6 +485,11 @@ def parameters_from_model(robot: Robot, model: pin.Model | None = None) -> Dynam
             continue
         link = next(f.name for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == joint)
         bodies.append(Body(name=link, joint=joint, placement=pin.SE3.Identity(), standard=standard))
+    for frame in model.frames:  # a massless link named "payload": where a load is identified (eq. 38), empty
+        if (frame.name == "payload" and frame.type == pin.FrameType.BODY and frame.parentJoint != 0
+                and all(body.name != "payload" for body in bodies)):
+            bodies.append(Body(name="payload", joint=int(frame.parentJoint), placement=frame.placement.copy(),
+                               standard=np.zeros(10)))
     drives = {}
     for index, name in enumerate(robot.joint_names):
         values = {"ia": float(model.armature[index]), "fv": float(model.damping[index]),
