@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +42,7 @@ def main() -> None:
         result = identify(robot, [DATA / "unloaded"], loaded_bags=[DATA / "loaded"], show_progress=False)
         walls.append(time.perf_counter() - start)
     best = min(walls)
-    reference_settings = replace(IdentificationSettings(), batch_kinematics=False)
+    reference_settings = IdentificationSettings(batch_kinematics=False)
     start = time.perf_counter()
     reference = identify(robot, [DATA / "unloaded"], loaded_bags=[DATA / "loaded"], settings=reference_settings,
                          show_progress=False)

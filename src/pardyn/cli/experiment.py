@@ -11,7 +11,7 @@
 * ``ur5e_calibration`` (:mod:`pardyn.experiments.ur5e_calibration`): UR5e paper, sections 3-5:
   base parameter counts, identification with and without rotor dynamics compensation on the
   flexible-joint plant, NMSE of CAD vs calibrated models on three held-out trajectories.
-* ``estimators`` (:mod:`pardyn.experiments.estimators`): IDIM-WLS vs IDIM-IV vs DIDIM on the DualV and
+* ``estimators`` (:mod:`pardyn.experiments.estimator_comparison`): the registered estimators (IDIM-WLS, -OLS, -IV, DIDIM) on the DualV and
   the UR5e as the torque noise grows and the derivative filter is mistuned (UR5e paper, section 1).
 * ``online_identification`` (:mod:`pardyn.experiments.online_identification`): the windowed online
   estimate follows a payload attached mid-run on the DualV; the CTC takes the estimate (blended swap).
@@ -143,7 +143,8 @@ def _ur5e(args: argparse.Namespace) -> dict:
 
 
 def _estimators(args: argparse.Namespace) -> dict:
-    from pardyn.experiments.estimators import EstimatorsOptions, estimators_study  # noqa: PLC0415
+    from pardyn.experiments.estimator_comparison import EstimatorsOptions, estimators_study  # noqa: PLC0415
+    from pardyn.identification.estimators import ESTIMATORS  # noqa: PLC0415
 
     given: dict = {"workers": args.workers, "show_progress": not args.quiet}
     if args.robots:
@@ -153,17 +154,19 @@ def _estimators(args: argparse.Namespace) -> dict:
     if args.validation_s is not None:
         given["validation_s"] = args.validation_s
     report = estimators_study(args.out, EstimatorsOptions(**given))
-    print("robot  noise  cut-off x  | base-parameter error (%) wls iv didim | held-out torque error (%) wls iv didim"
-          " | iterations iv didim")
+    names = ESTIMATORS.names
+    closed_loop = [name for name in names if ESTIMATORS.get(name).closed_loop]
+    print(f"robot  noise  cut-off x  | base-parameter error (%) {' '.join(names)} | held-out torque error (%) "
+          f"{' '.join(names)} | iterations {' '.join(closed_loop)}")
     for entry in report["results"]:
         def figure(name: str, key: str) -> str:
             value = entry[name].get(key)
             return "failed" if value is None else f"{100 * value:.3g}"
 
         print(f"{entry['robot']:6s} {100 * entry['noise']:4.0f} % {entry['cutoff_factor']:5.2g}     | "
-              + " ".join(figure(n, "parameter_error") for n in ("wls", "iv", "didim")) + " | "
-              + " ".join(figure(n, "torque_error") for n in ("wls", "iv", "didim")) + " | "
-              + " ".join(str(entry[n].get("iterations", "-")) for n in ("iv", "didim")))
+              + " ".join(figure(n, "parameter_error") for n in names) + " | "
+              + " ".join(figure(n, "torque_error") for n in names) + " | "
+              + " ".join(str(entry[n].get("iterations", "-")) for n in closed_loop))
     return report
 
 

@@ -48,7 +48,7 @@ import math
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,10 @@ from pardyn.experiments.plots import joint_panels, write_json
 from pardyn.identification.base_parameters import base_parameters
 from pardyn.identification.filtering import decimation_cutoff_hz, zero_phase_lowpass
 from pardyn.identification.metrics import nmse
-from pardyn.identification.pipeline import IdentificationResult, IdentificationSettings, identify, prepare_bag
+from pardyn.identification.pipeline import identify
+from pardyn.identification.preparation import prepare_bag
+from pardyn.identification.result import IdentificationResult
+from pardyn.identification.settings import IdentificationSettings
 from pardyn.identification.rotor_compensation import MOTOR_TOPIC
 from pardyn.parallel import fork_map
 from pardyn.plants.flexible_joint import FlexibleJointPlant
@@ -288,13 +291,13 @@ def _validation(
     motor encoder gives, added to a link model's prediction to predict ``K_tau i``.
     """
     regressor = Regressor(robot)
-    data = prepare_bag(robot, regressor, bag, replace(settings, rotor_model=None))
-    link_data = prepare_bag(robot, regressor, bag, replace(settings, rotor_model=rotors))
+    data = prepare_bag(robot, regressor, bag, settings.replace(rotor_model=None))
+    link_data = prepare_bag(robot, regressor, bag, settings.replace(rotor_model=rotors))
     rate = 1.0 / float(np.median(np.diff(data.t)))
-    cutoff = min(decimation_cutoff_hz(data.sample_rate_hz, factor=settings.decimation), 0.4 * rate)
+    cutoff = min(decimation_cutoff_hz(data.sample_rate_hz, factor=settings.filter.decimation), 0.4 * rate)
 
     def lowpass(x: np.ndarray) -> np.ndarray:  # compare at the decimation cut-off (eq. 40), as the pipeline does
-        return zero_phase_lowpass(x, sample_rate_hz=rate, cutoff_hz=cutoff, order=settings.filter_order)
+        return zero_phase_lowpass(x, sample_rate_hz=rate, cutoff_hz=cutoff, order=settings.filter.filter_order)
 
     measured = lowpass(data.torque)  # K_tau i (N, n)
     measured_link = lowpass(link_data.torque)  # tau_J from the motor encoders
