@@ -62,6 +62,7 @@ from pardyn.description.excitation import ExcitationSettings, parse_excitation
 from pardyn.description.fields import YamlFields
 from pardyn.description.limits import Limits, parse_limits
 from pardyn.description.rotors import RotorsSection, parse_rotors
+from pardyn.description.springs import parse_springs
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, robots_directory
 
@@ -86,6 +87,7 @@ _AXES = {"x": 0, "y": 1, "z": 2}
 _TOP_KEYS = {
     "name", "urdf", "task", "actuated", "sensed", "closures", "working_mode", "assembly_mode", "home",
     "analytic", "counterweights", "dynamics", "rotors", "excitation", "limits", "transmissions", "locked",
+    "springs",
 }
 
 
@@ -194,6 +196,8 @@ class RobotDescription:
     """What the loader decided for the user (logged, shown by ``pardyn robots --describe``)."""
     home_task_given: bool = True
     """Whether ``home.task`` was given (frame tasks may omit it: home is then the assembled guess)."""
+    springs: tuple[tuple[str, float, float], ...] = ()
+    """Joint springs ``(joint, stiffness, reference)`` (:mod:`pardyn.description.springs`, or the MJCF's)."""
     description_format: str = "pardyn"
     """Which file format the description came from (``pardyn``, ``gepetto``, ``mjcf``)."""
 
@@ -395,6 +399,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         task_frame=task_frame,
         home_task_given=bool(home_task_raw) or task_frame is None,
         tree_format=tree_format,
+        springs=parse_springs(reader, top.get("springs")),
     )
 
 

@@ -38,10 +38,12 @@ def _read_yaml(path: Path) -> Any:
 
 def _load_pardyn(path: Path) -> RobotDescription:
     description = parse_description(_read_yaml(path), source=path)
-    if description.tree_format == "mjcf" and not description.closures:  # the vendor's equalities close the loops
+    if description.tree_format == "mjcf":  # the vendor's equalities and springs, unless the YAML gives its own
         from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
-        description = replace(description, closures=_mjcf_closures(read_mjcf(description.urdf)))
+        tree = read_mjcf(description.urdf)
+        description = replace(description, closures=description.closures or _mjcf_closures(tree),
+                              springs=description.springs or tree.springs)
     return description
 
 
@@ -80,6 +82,7 @@ def _load_mjcf(path: Path) -> RobotDescription:
         home_task=(),
         home_joints={},
         tree_format="mjcf",
+        springs=robot.springs,
         home_task_given=False,
         description_format="mjcf",
     )

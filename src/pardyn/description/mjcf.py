@@ -75,7 +75,7 @@ MuJoCo itself compiles all of these files, so this module reads MuJoCo's
 compiled model instead.
 
 Warnings (unnamed joints or bodies, skipped actuators or equalities, what
-pinocchio cannot hold such as joint springs) are raised with
+pinocchio cannot hold) are raised with
 :func:`warnings.warn` and kept in :attr:`MjcfRobot.notes`.
 
 Needs ``mujoco`` (the ``sim`` extra); ``pardyn.description`` does not import
@@ -148,6 +148,9 @@ class MjcfRobot:
     source: Path
     qpos0: np.ndarray
     notes: tuple[str, ...] = ()
+    springs: tuple[tuple[str, float, float], ...] = ()
+    """``(joint, stiffness, reference)`` of every joint with ``stiffness`` (N m/rad or N/m; ``springref``, rad or
+    m, in ``qpos`` units): MuJoCo's ``qfrc_spring = -stiffness (qpos - qpos_spring)``."""
 
 
 def read_mjcf(path: str | Path) -> MjcfRobot:
@@ -271,7 +274,13 @@ class _Builder:
         for key in range(self.mj.nkey):
             name = mujoco.mj_id2name(self.mj, mujoco.mjtObj.mjOBJ_KEY, key) or f"key{key}"
             self.model.referenceConfigurations[name] = np.array(self.mj.key_qpos[key], dtype=float)
-        return MjcfRobot(self.model, tuple(closures), actuated, gravity, self.source, qpos0, tuple(self.notes))
+        return MjcfRobot(self.model, tuple(closures), actuated, gravity, self.source, qpos0, tuple(self.notes),
+                         self._springs())
+
+    def _springs(self) -> tuple[tuple[str, float, float], ...]:
+        mj = self.mj
+        return tuple((self.joint_names[j], float(mj.jnt_stiffness[j]), float(mj.qpos_spring[mj.jnt_qposadr[j]]))
+                     for j in range(mj.njnt) if mj.jnt_stiffness[j] != 0.0)
 
     def _check_joints(self) -> None:
         for joint in range(self.mj.njnt):
@@ -429,9 +438,6 @@ class _Builder:
 
     def _note_unsupported(self) -> None:
         mj = self.mj
-        springs = [self.joint_names[j] for j in range(mj.njnt) if mj.jnt_stiffness[j] != 0.0]
-        if springs:
-            self.note(f"joint stiffness (springs) of {springs} is not carried into the pinocchio model")
         if mj.ntendon:
             self.note(f"{mj.ntendon} tendon(s) ignored (their springs, dampers and limits are not in the tree)")
         mocap = [self.body_names[b] for b in range(mj.nbody) if mj.body_mocapid[b] >= 0]

@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from pardyn.robot import Robot
 
 __all__ = [
+    "Spring",
     "INERTIAL_NAMES",
     "DRIVE_NAMES",
     "PINOCCHIO_FROM_STANDARD",
@@ -218,6 +219,19 @@ class Drive:
 
 
 @dataclass(frozen=True)
+class Spring:
+    """A joint spring: ``tau_j = k (q_j - reference)`` is what the drives must add to hold it (MJCF
+    ``stiffness``/``springref``; the ``springs:`` section of a robot YAML). The stiffness ``k`` (N m/rad, N/m) is a
+    standard parameter (identifiable, column ``q_j - reference``); the reference (rad, m) is geometry.
+    """
+
+    joint: str
+    index: int
+    stiffness: float
+    reference: float = 0.0
+
+
+@dataclass(frozen=True)
 class DynamicParameters:
     """The standard dynamic parameters of a robot (eq. 2 for every body and drive).
 
@@ -233,6 +247,7 @@ class DynamicParameters:
         gravity: gravity vector in the world frame, m/s^2, shape (3,).
         njoints: number of pinocchio joints of the model (universe included).
         nv: number of tree coordinates.
+        springs: joint springs (:class:`Spring`), their stiffnesses last in column order (``k_<joint>``).
     """
 
     robot: str
@@ -241,6 +256,7 @@ class DynamicParameters:
     gravity: np.ndarray
     njoints: int
     nv: int
+    springs: tuple[Spring, ...] = ()
 
     # ------------------------------------------------------------- naming
     @property
@@ -248,12 +264,13 @@ class DynamicParameters:
         """Parameter names in column order, e.g. ``zz_leg1_link1``, ``ia_leg1_joint1``."""
         names = [f"{p}_{body.name}" for body in self.bodies for p in INERTIAL_NAMES]
         names += [f"{p}_{drive.joint}" for drive in self.drives for p in DRIVE_NAMES]
+        names += [f"k_{spring.joint}" for spring in self.springs]
         return tuple(names)
 
     @property
     def size(self) -> int:
         """Number of standard parameters ``n_st``."""
-        return 10 * len(self.bodies) + 4 * len(self.drives)
+        return 10 * len(self.bodies) + 4 * len(self.drives) + len(self.springs)
 
     def body_columns(self, body: str) -> np.ndarray:
         """Column indices of one body's 10 parameters (e.g. ``"payload"``, eq. 38)."""
@@ -287,7 +304,8 @@ class DynamicParameters:
     def vector(self) -> np.ndarray:
         """The standard parameter vector chi_st in column order, shape (n_st,)."""
         parts = [body.standard for body in self.bodies] + [drive.values() for drive in self.drives]
-        return np.concatenate(parts) if parts else np.zeros(0)
+        parts.append(np.array([spring.stiffness for spring in self.springs]))
+        return np.concatenate(parts)
 
     def as_dict(self) -> dict[str, float]:
         """``{name: value}`` in column order."""
@@ -307,7 +325,20 @@ class DynamicParameters:
             replace(d, **dict(zip(DRIVE_NAMES, map(float, vector[10 * nb + 4 * k:10 * nb + 4 * k + 4]))))
             for k, d in enumerate(self.drives)
         )
-        return replace(self, bodies=bodies, drives=drives)
+        first = 10 * nb + 4 * len(self.drives)
+        springs = tuple(replace(spring, stiffness=float(vector[first + k])) for k, spring in enumerate(self.springs))
+        return replace(self, bodies=bodies, drives=drives, springs=springs)
+
+    def spring_torques(self, q: np.ndarray) -> np.ndarray | float:
+        """``k (q - reference)`` on the spring joints as a tree vector (nv,) or (N, nv) for q (nv,) or (N, nv);
+        0.0 without springs."""
+        if not self.springs:
+            return 0.0
+        q = np.asarray(q, dtype=float)
+        out = np.zeros_like(q)
+        for spring in self.springs:
+            out[..., spring.index] = spring.stiffness * (q[..., spring.index] - spring.reference)
+        return out
 
     def without_payload(self) -> DynamicParameters:
         """A copy whose ``payload`` body (``*_payload`` parameters) is empty: the bare robot, e.g. an
@@ -535,6 +566,19 @@ def _check_against_urdf(robot: Robot, params: DynamicParameters) -> None:
         )
 
 
+def _springs(robot: Robot) -> tuple[Spring, ...]:
+    """The description's joint springs (``springs:`` or the MJCF's), their joints checked on the tree."""
+    springs = []
+    for name, stiffness, reference in robot.description.springs:
+        if name in robot.locked_joints:  # held still: its spring does no work on the robot's motion
+            continue
+        if name not in robot.joint_names:
+            raise DescriptionError(f"{robot.description.source}: springs: unknown joint {name!r}; joints: "
+                                   f"{list(robot.joint_names)}")
+        springs.append(Spring(name, robot.joint_names.index(name), stiffness, reference))
+    return tuple(springs)
+
+
 def parameters_from_description(robot: Robot, *, check_urdf: bool = True) -> DynamicParameters:
     """The nominal parameters of the robot's typed ``dynamics:`` section, built once when the robot loads.
 
@@ -545,6 +589,7 @@ def parameters_from_description(robot: Robot, *, check_urdf: bool = True) -> Dyn
     """
     section = robot.description.dynamics
     params = parameters_from_model(robot) if section is None else _from_section(robot, section)
+    params = replace(params, springs=_springs(robot))
     if section is not None and check_urdf:
         _check_against_urdf(robot, params)
     for array in (params.gravity, *(body.standard for body in params.bodies)):
