@@ -96,3 +96,17 @@ def test_a_springs_section_on_a_urdf_robot_against_a_hand_case(tmp_path):
         "name: arm\nurdf: arm.urdf\ntask: actuated\nactuated: [j1, j2]\nsprings:\n  - {joints: [j3], stiffness: 1}\n")
     with pytest.raises(pardyn.DescriptionError, match="springs: unknown joint 'j3'"):
         pardyn.load_robot(tmp_path / "arm.yaml")
+
+
+def test_the_sdf_export_carries_the_springs_in_the_simulators_coordinate(sprung):
+    """SDF joints move ``s = q - home``: the spring torque ``k (s - s_ref)`` must equal pardyn's ``k (q - q_ref)``."""
+    from pardyn.export import build_mechanism
+
+    robot = pardyn.load_robot(sprung)
+    joints = {joint.name: joint for joint in build_mechanism(robot).joints}
+    q = np.array([0.7, -0.1])
+    for spring in robot.nominal_parameters.springs:
+        joint, home = joints[spring.joint], robot.home[spring.index]
+        assert joint.spring_stiffness == spring.stiffness
+        sdf_torque = joint.spring_stiffness * ((q[spring.index] - home) - joint.spring_reference)
+        assert sdf_torque == pytest.approx(spring.stiffness * (q[spring.index] - spring.reference), abs=1e-12)
