@@ -145,6 +145,11 @@ class Robot:
         names = ("x", "y", "z", "rx", "ry", "rz")
         closures = []
         for closure in structure.closures:
+            if closure.type == "coupling":
+                a, b = closure.joints
+                closures.append({"name": closure.name, "frames": [a, b], "type": "coupling", "independent_rows": 1,
+                                 "components": [f"{b} = {closure.coefficients[0]:g} + {closure.coefficients[1]:g} {a}"]})
+                continue
             rows = 1 if closure.type == "distance" else len(closure.components)
             closures.append({
                 "name": closure.name, "frames": list(closure.frames), "type": closure.type,

@@ -70,6 +70,7 @@ __all__ = [
     "COMPONENT_NAMES",
     "CLOSURE_TYPES",
     "Closure",
+    "coupling",
     "ModeCondition",
     "RobotDescription",
     "parse_description",
@@ -82,6 +83,7 @@ CLOSURE_TYPES: dict[str, tuple[str, ...]] = {
     "planar": ("x", "y", "rz"),
     "2D": ("x", "y"),
     "distance": (),
+    "coupling": (),
 }
 _AXES = {"x": 0, "y": 1, "z": 2}
 _TOP_KEYS = {
@@ -105,11 +107,15 @@ class Closure:
     type: str
     components: tuple[int, ...]
     length: float | None = None
+    joints: tuple[str, str] = ()
+    """``coupling``: the joints ``(a, b)`` of ``q_b = c0 + c1 q_a`` (``frames`` is then empty)."""
+    coefficients: tuple[float, float] = ()
+    """``coupling``: ``(c0, c1)`` (rad or m; ratio), e.g. MJCF ``<equality joint polycoef>``."""
 
     @property
     def size(self) -> int:
         """Number of scalar constraints this closure contributes."""
-        return 1 if self.type == "distance" else len(self.components)
+        return 1 if self.type in ("distance", "coupling") else len(self.components)
 
 
 @dataclass(frozen=True)
@@ -210,7 +216,14 @@ class RobotDescription:
 def _parse_closure(reader: YamlFields, raw: Any, index: int) -> Closure:
     key = f"closures[{index}]"
     item = reader.mapping(raw, key)
-    reader.check_keys(item, key, {"name", "frames", "type", "components", "length"})
+    reader.check_keys(item, key, {"name", "frames", "type", "components", "length", "joints", "coefficients"})
+    if item.get("type") == "coupling":  # q_b = c0 + c1 q_a between two joints
+        joints = reader.strings(item.get("joints"), f"{key}.joints")
+        coefficients = reader.vector(item.get("coefficients"), f"{key}.coefficients", 2)
+        if len(joints) != 2:
+            raise reader.fail(f"{key}.joints", f"expected two joint names [a, b] (q_b = c0 + c1 q_a), got {list(joints)}")
+        name = reader.string(item.get("name", f"closure{index}"), f"{key}.name")
+        return coupling(name, joints[0], joints[1], float(coefficients[0]), float(coefficients[1]))
     frames = reader.strings(item.get("frames"), f"{key}.frames")
     if len(frames) != 2:
         raise reader.fail(f"{key}.frames", f"expected two frame names, got {list(frames)}")
@@ -233,6 +246,12 @@ def _parse_closure(reader: YamlFields, raw: Any, index: int) -> Closure:
             raise reader.fail(f"{key}.components", f"unknown {bad}; known: {list(COMPONENT_NAMES)}")
         components = tuple(COMPONENT_NAMES.index(c) for c in names)
     return Closure(name=name, frames=(frames[0], frames[1]), type=kind, components=components, length=length)
+
+
+def coupling(name: str, joint_a: str, joint_b: str, c0: float, c1: float) -> Closure:
+    """The closure ``q_b = c0 + c1 q_a`` (one row ``q_b - c0 - c1 q_a``: a gear, a linkage's linear coupling)."""
+    return Closure(name=name, frames=(), type="coupling", components=(), joints=(joint_a, joint_b),
+                   coefficients=(c0, c1))
 
 
 def _parse_condition(reader: YamlFields, raw: Any, key: str) -> ModeCondition:
@@ -344,6 +363,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     if not isinstance(raw_closures, list):
         raise reader.fail("closures", "expected a list")
     closures = tuple(_parse_closure(reader, item, i) for i, item in enumerate(raw_closures))
+    closures = tuple(sorted(closures, key=lambda c: c.type == "coupling"))  # their rows come last (LoopClosures)
     names = [c.name for c in closures]
     if len(set(names)) != len(names):
         raise reader.fail("closures", f"closure names must be unique, got {names}")

@@ -21,7 +21,14 @@ from typing import Any
 
 import yaml
 
-from pardyn.description.config import CLOSURE_TYPES, COMPONENT_NAMES, Closure, RobotDescription, parse_description
+from pardyn.description.config import (
+    CLOSURE_TYPES,
+    COMPONENT_NAMES,
+    Closure,
+    RobotDescription,
+    coupling,
+    parse_description,
+)
 from pardyn.description.gepetto import is_gepetto, parse_gepetto
 from pardyn.errors import DescriptionError
 from pardyn.resources import robots_directory
@@ -51,9 +58,10 @@ def _mjcf_closures(robot) -> tuple[Closure, ...]:
     """The closures of an MJCF's ``<equality>`` section (``connect``: 3D, ``weld``: 6D), from its
     :class:`~pardyn.description.mjcf.MjcfRobot`."""
     return tuple(
-        Closure(name=name, frames=(frame_a, frame_b), type=kind,
-                components=tuple(COMPONENT_NAMES.index(c) for c in CLOSURE_TYPES[kind]))
-        for name, frame_a, frame_b, kind in robot.closures
+        coupling(c.name, c.frame_a, c.frame_b, *c.coefficients) if c.type == "coupling" else
+        Closure(name=c.name, frames=(c.frame_a, c.frame_b), type=c.type,
+                components=tuple(COMPONENT_NAMES.index(k) for k in CLOSURE_TYPES[c.type]))
+        for c in robot.closures
     )
 
 

@@ -122,6 +122,9 @@ class MjcfClosure(NamedTuple):
     frame_a: str
     frame_b: str
     type: str
+    coefficients: tuple[float, ...] = ()
+    """``coupling`` (a ``joint`` equality): ``frame_a``/``frame_b`` are the joints ``a``/``b`` of
+    ``q_b = c0 + c1 q_a`` in pinocchio's ``q`` (= ``qpos``), and this is ``(c0, c1)``."""
 
 
 @dataclass(frozen=True)
@@ -376,7 +379,7 @@ class _Builder:
         for eq in range(mj.neq):
             name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_EQUALITY, eq) or f"equality{eq}"
             kind = int(mj.eq_type[eq])
-            supported = kind in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD)
+            supported = kind in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD, mujoco.mjtEq.mjEQ_JOINT)
             label = mujoco.mjtEq(kind).name.removeprefix("mjEQ_").lower()
             if not mj.eq_active0[eq]:
                 self.note(f"equality {name!r} ({label}) is inactive (active=\"false\"): skipped")
@@ -384,10 +387,27 @@ class _Builder:
             if not supported:
                 raise DescriptionError(
                     f"{self.source}: equality {name!r} is a {label} equality; pardyn closes loops with "
-                    "connect (3D) and weld (6D) equalities between bodies or sites only"
+                    "connect (3D) and weld (6D) equalities between bodies or sites, and linear joint couplings"
                 )
-            closures.append(self._closure(eq, name, kind))
-        return closures
+            closures.append(self._coupling(eq, name) if kind == mujoco.mjtEq.mjEQ_JOINT else self._closure(eq, name, kind))
+        return sorted(closures, key=lambda closure: closure.type == "coupling")  # their rows come last
+
+    def _coupling(self, eq: int, name: str) -> MjcfClosure:
+        """A ``joint`` equality ``q1 - q1_0 = c0 + c1 (q2 - q2_0)`` (MuJoCo's ``polycoef``, about ``qpos0``) as
+        ``q_b = c0' + c1 q_a`` with ``b = joint1``, ``a = joint2``, ``c0' = c0 + q1_0 - c1 q2_0``."""
+        mj = self.mj
+        polycoef = np.array(mj.eq_data[eq][:5], dtype=float)
+        joint_b, joint_a = int(mj.eq_obj1id[eq]), int(mj.eq_obj2id[eq])
+        if joint_a < 0:
+            raise DescriptionError(f"{self.source}: equality {name!r} holds joint {self.joint_names[joint_b]!r} at a "
+                                   "constant: lock it instead (a pardyn YAML around this file, locked:)")
+        if np.any(polycoef[2:] != 0.0):
+            raise DescriptionError(f"{self.source}: equality {name!r}: polycoef {polycoef.tolist()} is not linear; "
+                                   "pardyn couples joints linearly (q_b = c0 + c1 q_a)")
+        q1_0, q2_0 = mj.qpos0[mj.jnt_qposadr[joint_b]], mj.qpos0[mj.jnt_qposadr[joint_a]]
+        c0, c1 = polycoef[0] + q1_0 - polycoef[1] * q2_0, polycoef[1]
+        return MjcfClosure(name, self.joint_names[joint_a], self.joint_names[joint_b], "coupling",
+                           (float(c0), float(c1)))
 
     def _closure(self, eq: int, name: str, kind: int) -> MjcfClosure:
         mj = self.mj

@@ -100,6 +100,9 @@ def build_model(description: RobotDescription) -> pin.Model:
             )
 
     for i, closure in enumerate(description.closures):
+        if closure.type == "coupling":
+            check_joints(f"closures[{i}].joints", closure.joints)
+            continue
         check_frames(f"closures[{i}].frames", closure.frames)
         parents = {model.frames[model.getFrameId(name)].parentJoint for name in closure.frames}
         if len(parents) == 1:

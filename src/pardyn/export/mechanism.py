@@ -305,6 +305,9 @@ class _Builder:
         return link_of
 
     def closure(self, closure, link_of: dict[int, str]) -> None:
+        if closure.type == "coupling":
+            raise ExportError(f"{self.where()}: closure {closure.name!r}: a joint coupling (q_b = c0 + c1 q_a) has "
+                              "no SDF 1.9 joint (gearbox joints are not exported yet)")
         model, data = self.model, self.data
         frame_a, frame_b = (model.getFrameId(name) for name in closure.frames)
         link_a = link_of[model.frames[frame_a].parentJoint]
