@@ -79,3 +79,29 @@ def test_the_mujoco_plant_keeps_the_coupling(finger):
     state = plant.step(np.array([0.02]), 0.2)
     assert abs(state.q[tip] - C0 - C1 * state.q[drive]) < 1e-6
     assert abs(state.q[drive] - robot.home[drive]) > 1e-3  # it moved
+
+
+def test_a_fixed_tendon_actuator_is_a_transmission_to_the_driving_joint(tmp_path):
+    """The gripper's idiom: one actuator pulls a fixed tendon over both coupled joints. Through the coupling its
+    generalized force on ``drive`` is ``ratio f`` with ``ratio = gear (k_drive + c1 k_tip)``; MuJoCo's actuator
+    forces (``qfrc_actuator``) mapped by virtual work, and its tendon length, say the same."""
+    text = FINGER.replace('<actuator><motor joint="drive"/></actuator>',
+                          '<tendon><fixed name="pull"><joint joint="drive" coef="1.0"/><joint joint="tip" coef="0.5"/>'
+                          '</fixed></tendon><actuator><motor name="pull_motor" tendon="pull" gear="2"/></actuator>')
+    path = tmp_path / "finger_tendon.xml"
+    path.write_text(text)
+    robot = pardyn.load_robot(path)
+    assert robot.actuated_names == ("drive",)
+    transmission = robot.description.transmissions
+    ratio = 2.0 * (1.0 + 0.5 * C1)
+    assert transmission.motors == ("pull_motor",) and transmission.ratio[0, 0] == pytest.approx(ratio, rel=1e-12)
+    model = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(model)
+    drive, tip = robot.joint_names.index("drive"), robot.joint_names.index("tip")
+    data.qpos[drive] = 0.4
+    data.qpos[tip] = C0 + C1 * 0.4
+    data.ctrl[:] = 0.3
+    mujoco.mj_forward(model, data)
+    generalized = data.qfrc_actuator[drive] + C1 * data.qfrc_actuator[tip]
+    assert generalized == pytest.approx(ratio * 0.3, rel=1e-10)
+    assert transmission.joint_positions(np.array([[2.0 * data.ten_length[0]]]))[0, 0] == pytest.approx(0.4, abs=1e-12)

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from pardyn.description.config import (
@@ -65,6 +66,20 @@ def _mjcf_closures(robot) -> tuple[Closure, ...]:
     )
 
 
+def _tendon_transmission(robot):
+    """The fixed-tendon actuators of an MJCF as a :class:`~pardyn.dynamics.transmission.Transmission` (motor: the
+    tendon's length, ``theta = ratio (q_a - q_0)``); joint motors keep ratio 1. None without tendon actuators."""
+    if not robot.tendon_drives:
+        return None
+    from pardyn.dynamics.transmission import Transmission  # noqa: PLC0415
+
+    drives = {joint: (actuator, ratio, constant) for actuator, joint, ratio, constant in robot.tendon_drives}
+    motors = [drives[j][0] if j in drives else j for j in robot.actuated]
+    ratio = np.diag([drives[j][1] if j in drives else 1.0 for j in robot.actuated])
+    offset = np.array([-drives[j][2] / drives[j][1] if j in drives else 0.0 for j in robot.actuated])
+    return Transmission(tuple(motors), tuple(robot.actuated), ratio, offset)
+
+
 def _load_gepetto(path: Path) -> RobotDescription:
     return parse_gepetto(_read_yaml(path), source=path)
 
@@ -91,6 +106,7 @@ def _load_mjcf(path: Path) -> RobotDescription:
         home_joints={},
         tree_format="mjcf",
         springs=robot.springs,
+        transmissions=_tendon_transmission(robot),
         home_task_given=False,
         description_format="mjcf",
     )

@@ -154,6 +154,9 @@ class MjcfRobot:
     springs: tuple[tuple[str, float, float], ...] = ()
     """``(joint, stiffness, reference)`` of every joint with ``stiffness`` (N m/rad or N/m; ``springref``, rad or
     m, in ``qpos`` units): MuJoCo's ``qfrc_spring = -stiffness (qpos - qpos_spring)``."""
+    tendon_drives: tuple[tuple[str, str, float, float], ...] = ()
+    """Fixed-tendon actuators ``(actuator, joint a, ratio, constant)``: tendon length ``ratio q_a + constant``,
+    joint torque ``tau_a = ratio f``."""
 
 
 def read_mjcf(path: str | Path) -> MjcfRobot:
@@ -242,6 +245,7 @@ class _Builder:
         self.joint_names = self._names(mujoco.mjtObj.mjOBJ_JOINT, mj_model.njnt, "joint")
         # body id -> (pinocchio joint id, frame id, placement of the body frame in that joint's frame)
         self.body_frames: dict[int, tuple[int, int, pin.SE3]] = {}
+        self.tendon_drives: list[tuple[str, str, float, float]] = []
 
     def note(self, message: str) -> None:
         self.notes.append(message)
@@ -269,7 +273,7 @@ class _Builder:
         self._add_sites()
         self._set_joint_fields()
         closures = self._add_closures()
-        actuated = self._actuated()
+        actuated = self._actuated(closures)
         gravity = self._gravity()
         self._note_unsupported()
         qpos0 = np.array(self.mj.qpos0, dtype=float)
@@ -278,7 +282,7 @@ class _Builder:
             name = mujoco.mj_id2name(self.mj, mujoco.mjtObj.mjOBJ_KEY, key) or f"key{key}"
             self.model.referenceConfigurations[name] = np.array(self.mj.key_qpos[key], dtype=float)
         return MjcfRobot(self.model, tuple(closures), actuated, gravity, self.source, qpos0, tuple(self.notes),
-                         self._springs())
+                         self._springs(), tuple(self.tendon_drives))
 
     def _springs(self) -> tuple[tuple[str, float, float], ...]:
         mj = self.mj
@@ -431,12 +435,46 @@ class _Builder:
         frame_b = self._add_frame(f"{name}_b", body_b, pose_b, f"equality {name!r}")
         return MjcfClosure(name, frame_a, frame_b, closure_type)
 
-    def _actuated(self) -> tuple[str, ...]:
+    def _tendon_drive(self, actuator: int, name: str, closures) -> tuple[str, str, float, float] | None:
+        """A fixed-tendon actuator as a transmission to one joint ``a``: the tendon's joints are ``a`` and joints
+        coupled to it (``q_j = c0_j + c1_j q_a``, :meth:`_coupling`), so its length ``L = gear sum_j k_j q_j`` is
+        ``ratio q_a + constant`` with ``ratio = gear sum_j k_j c1_j`` and the joint torque is ``ratio f``.
+        ``(actuator, a, ratio, constant)``; None (a note) for other tendons."""
+        mj = self.mj
+        tendon = int(mj.actuator_trnid[actuator, 0])
+        first, count = int(mj.tendon_adr[tendon]), int(mj.tendon_num[tendon])
+        wraps = range(first, first + count)
+        if any(int(mj.wrap_type[w]) != mujoco.mjtWrap.mjWRAP_JOINT for w in wraps):
+            return None  # a spatial tendon: the note of _actuated
+        coupled = {c.frame_b: (c.frame_a, *c.coefficients) for c in closures if c.type == "coupling"}
+        terms = []
+        for w in wraps:
+            joint = self.joint_names[int(mj.wrap_objid[w])]
+            a, c0, c1 = coupled.get(joint, (joint, 0.0, 1.0))
+            terms.append((a, float(mj.wrap_prm[w]) * c0, float(mj.wrap_prm[w]) * c1))
+        driven = {a for a, _, _ in terms}
+        if len(driven) != 1:
+            raise DescriptionError(
+                f"{self.source}: actuator {name!r} drives a fixed tendon over independent joints {sorted(driven)}; "
+                "pardyn maps a tendon actuator to one joint: couple the others to it (<equality joint>)")
+        gear = float(mj.actuator_gear[actuator, 0])
+        ratio, constant = gear * sum(t[2] for t in terms), gear * sum(t[1] for t in terms)
+        if ratio == 0.0:
+            raise DescriptionError(f"{self.source}: actuator {name!r}: its tendon does not move with {driven.pop()!r}")
+        return name, driven.pop(), ratio, constant
+
+    def _actuated(self, closures=()) -> tuple[str, ...]:
         mj = self.mj
         actuated: list[str] = []
         for actuator in range(mj.nu):
             name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, actuator) or f"actuator{actuator}"
             transmission = int(mj.actuator_trntype[actuator])
+            if transmission == mujoco.mjtTrn.mjTRN_TENDON:
+                drive = self._tendon_drive(actuator, name, closures)
+                if drive is not None and drive[1] not in actuated:
+                    actuated.append(drive[1])
+                    self.tendon_drives.append(drive)
+                    continue
             if transmission not in _JOINT_TRANSMISSIONS:
                 label = mujoco.mjtTrn(transmission).name.removeprefix("mjTRN_").lower()
                 self.note(f"actuator {name!r} has a {label} transmission, not a joint: not counted as actuation")
@@ -458,8 +496,9 @@ class _Builder:
 
     def _note_unsupported(self) -> None:
         mj = self.mj
-        if mj.ntendon:
-            self.note(f"{mj.ntendon} tendon(s) ignored (their springs, dampers and limits are not in the tree)")
+        driving = len(self.tendon_drives)
+        if mj.ntendon > driving:
+            self.note(f"{mj.ntendon - driving} tendon(s) ignored (their springs, dampers and limits are not in the tree)")
         mocap = [self.body_names[b] for b in range(mj.nbody) if mj.body_mocapid[b] >= 0]
         if mocap:
             self.note(f"mocap bodies {mocap} are fixed at their model pose")
