@@ -51,16 +51,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """Task positions and velocities (samples, n): a circle around home, one turn over the run."""
+    """Task positions and velocities (samples, n): a circle around home in the first two coordinates, one turn over
+    the run (one coordinate: its swing)."""
     n = len(robot.task_names)
     home = robot.task_values(robot.home)
     omega = 2 * math.pi / max(times[-1], 1e-9)
     pose = np.tile(home, (len(times), 1))
     rate = np.zeros_like(pose)
     pose[:, 0] += radius * (np.cos(omega * times) - 1.0)
-    pose[:, 1] += radius * np.sin(omega * times)
     rate[:, 0] = -radius * omega * np.sin(omega * times)
-    rate[:, 1] = radius * omega * np.cos(omega * times)
+    if n > 1:  # a one-coordinate task swings along it
+        pose[:, 1] += radius * np.sin(omega * times)
+        rate[:, 1] = radius * omega * np.cos(omega * times)
     angles = [k for k, unit in enumerate(robot.task_units) if unit == "rad"]
     if angles:  # the first orientation angle swings by +-0.2 rad
         pose[:, angles[0]] += 0.2 * np.sin(2 * omega * times)

@@ -73,9 +73,9 @@ def derived_excitation(robot: Robot) -> ExcitationSettings:
     home = robot.home[robot.actuated_indices]
     lower = robot.model.lowerPositionLimit[robot.actuated_indices]
     upper = robot.model.upperPositionLimit[robot.actuated_indices]
-    margin = _LIMIT_FRACTION * np.minimum(home - lower, upper - home)  # inf for unbounded joints
-    reach = np.abs(velocity_map) @ amplitude
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # unbounded joints: limits of +-1e308, inf
+        margin = _LIMIT_FRACTION * np.minimum(home - lower, upper - home)
+        reach = np.abs(velocity_map) @ amplitude
         amplitude = amplitude * min(1.0, float(np.min(np.where(reach > 0.0, margin / reach, np.inf))))
     if not np.all(amplitude > 0.0) or not np.all(np.isfinite(amplitude)):
         at_limit = [robot.actuated_names[k] for k in np.flatnonzero(margin <= 0.0)]
@@ -87,7 +87,8 @@ def derived_excitation(robot: Robot) -> ExcitationSettings:
     speed = np.abs(velocity_map) @ velocity
     bounded = (limit > 0.0) & np.isfinite(limit) & (speed > 0.0)
     if np.any(bounded):
-        velocity = velocity * min(1.0, float(np.min(_LIMIT_FRACTION * limit[bounded] / speed[bounded])))
+        with np.errstate(over="ignore"):
+            velocity = velocity * min(1.0, float(np.min(_LIMIT_FRACTION * limit[bounded] / speed[bounded])))
     settings = ExcitationSettings(amplitude=tuple(float(a) for a in amplitude),
                                   max_velocity=tuple(float(v) for v in velocity),
                                   max_acceleration=tuple(float(v * omega) for v in velocity),
