@@ -31,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop after this many seconds of wall-clock time (default: until Ctrl-C/SIGTERM)")
     parser.add_argument("--robot", help="robot name or description file (YAML, MJCF) given to every node that "
                                         "takes one (default: the bringup file's)")
-    parser.add_argument("--log", type=Path, default=Path("out/bringup/nodes.log"),
-                        help="file of the nodes' INFO lines (default out/bringup/nodes.log)")
+    parser.add_argument("--log", type=Path, default=None,
+                        help="file of the nodes' INFO lines (default out/bringup/<namespace or nodes>.log)")
     add_verbose_argument(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the node set as ros2 run commands and exit")
 
@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.duration is not None and not args.duration > 0.0:
         raise DescriptionError(f"--duration must be positive seconds, got {args.duration}")
-    with node_log(args.log, verbose=args.verbose):
+    log = args.log or Path("out/bringup") / f"{args.namespace.strip('/').replace('/', '_') or 'nodes'}.log"
+    with node_log(log, verbose=args.verbose):
         run_nodes(bringup, namespace=args.namespace, duration_s=args.duration)
     return 0
