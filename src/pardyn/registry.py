@@ -1,4 +1,4 @@
-"""Named implementations of one kind of thing: the registries of control laws and plants share this.
+"""Named implementations of one kind of thing: every registry of pardyn is one of these.
 
     LAWS = Registry("control law")
 
@@ -6,13 +6,21 @@
     def _pd(...): ...
 
     LAWS.get("pd")          # the factory; InputError listing the known names for another name
+    "pd" in LAWS, list(LAWS), LAWS.names
+
+The registries: control laws (:mod:`pardyn.control.laws`), estimators
+(:mod:`pardyn.identification.estimators`), plants (:mod:`pardyn.plants.registry`), closed-form
+kinematics (:mod:`pardyn.kinematics.analytic`), description formats
+(:mod:`pardyn.description.formats`), export formats (:mod:`pardyn.export`), nodes
+(:mod:`pardyn.nodes.registry`) and experiments (:mod:`pardyn.cli.experiment`). Where each
+implementation is a module of a package, :func:`import_modules` finds them: adding one is one file.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 from pardyn.errors import InputError
@@ -38,6 +46,10 @@ class Registry(Generic[T]):
 
         return decorate
 
+    def add(self, name: str, item: T) -> None:
+        """Register ``item`` (a value rather than a decorated definition) as ``name``."""
+        self._items[name] = item
+
     def unregister(self, name: str) -> None:
         """Withdraw ``name`` (a test's demonstration law, a plug-in unloaded); no error if it is absent."""
         self._items.pop(name, None)
@@ -46,6 +58,15 @@ class Registry(Generic[T]):
     def names(self) -> tuple[str, ...]:
         """The registered names."""
         return tuple(self._items)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
     def get(self, name: str) -> T:
         """The implementation registered as ``name``.

@@ -13,7 +13,7 @@ import pytest
 from pardyn.control import ControlLaw, JointReference, actuator_limits
 from pardyn.control.laws import law_from_parameters, needs_model, register
 from pardyn.control.laws.registry import REGISTRY
-from pardyn.nodes.parameters import table
+from pardyn.node_parameters import table
 
 
 class Damping(ControlLaw):

@@ -18,7 +18,7 @@ import pardyn
 from pardyn.bags.joint_states import write_joint_states
 from pardyn.cli import main
 from pardyn.errors import InputError
-from pardyn.experiments.identification_runs import Run, record_runs
+from pardyn.closedloop.identification_runs import Run, record_runs
 from pardyn.identification.errors import MissingRecordingError
 from pardyn.identification.least_squares import LinearSystem, ols
 from pardyn.identification.estimators import estimate, instrumental_variables

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pardyn.cli.console import add_verbose_argument, node_log
 from pardyn.errors import DescriptionError
-from pardyn.nodes.parameters import NODE_PARAMETERS
+from pardyn.node_parameters import NODE_PARAMETERS
 from pardyn.robot import load_robot
 from pardyn.nodes.bringup import load_bringup, run_nodes
 from pardyn.resources import share_directory

@@ -28,10 +28,14 @@ this run) and PNG plots, and prints a summary.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from pardyn.cli.console import add_verbose_argument, node_log
+from pardyn.registry import Registry
+
+EXPERIMENTS: Registry[Callable[[argparse.Namespace], dict]] = Registry("experiment")
+"""Name -> function running it from the parsed arguments and printing its figures; returns the report."""
 
 HELP = "run an experiment of the papers (see the list of names); writes <out>/<name>.json"
 
@@ -56,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_verbose_argument(parser)
 
 
+@EXPERIMENTS.register("dualv_tracking")
 def _tracking(args: argparse.Namespace) -> dict:
     from pardyn.experiments.tracking import TrackingOptions, dualv_tracking  # noqa: PLC0415
 
@@ -71,6 +76,7 @@ def _tracking(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("rrr3_robustness")
 def _robustness(args: argparse.Namespace) -> dict:
     from pardyn.experiments.robustness import RobustnessOptions, rrr3_robustness  # noqa: PLC0415
 
@@ -87,6 +93,7 @@ def _robustness(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("wu_redundancy")
 def _wu(args: argparse.Namespace) -> dict:
     from pardyn.experiments.wu_redundancy import wu_redundancy  # noqa: PLC0415
 
@@ -99,6 +106,7 @@ def _wu(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("h4_pfc_vs_ctc")
 def _h4(args: argparse.Namespace) -> dict:
     from pardyn.experiments.h4 import H4Options, h4_pfc_vs_ctc  # noqa: PLC0415
 
@@ -119,6 +127,7 @@ def _h4(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("ur5e_calibration")
 def _ur5e(args: argparse.Namespace) -> dict:
     from pardyn.experiments.ur5e_calibration import CalibrationOptions, ur5e_calibration  # noqa: PLC0415
 
@@ -142,6 +151,7 @@ def _ur5e(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("estimators")
 def _estimators(args: argparse.Namespace) -> dict:
     from pardyn.experiments.estimator_comparison import EstimatorsOptions, estimators_study  # noqa: PLC0415
     from pardyn.identification.estimators import ESTIMATORS  # noqa: PLC0415
@@ -170,6 +180,7 @@ def _estimators(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("online_identification")
 def _online(args: argparse.Namespace) -> dict:
     from pardyn.experiments.online_identification import online_identification  # noqa: PLC0415
 
@@ -188,6 +199,7 @@ def _online(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("delta_pick_and_place")
 def _delta(args: argparse.Namespace) -> dict:
     from pardyn.experiments.delta_pick_and_place import DeltaOptions, delta_pick_and_place  # noqa: PLC0415
 
@@ -207,6 +219,7 @@ def _delta(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("hexapod_identification")
 def _hexapod(args: argparse.Namespace) -> dict:
     from pardyn.experiments.hexapod_identification import HexapodOptions, hexapod_identification  # noqa: PLC0415
 
@@ -227,23 +240,9 @@ def _hexapod(args: argparse.Namespace) -> dict:
     return report
 
 
-# name -> function running it from the parsed arguments and printing its figures; returns the report
-EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
-    "dualv_tracking": _tracking,
-    "rrr3_robustness": _robustness,
-    "wu_redundancy": _wu,
-    "h4_pfc_vs_ctc": _h4,
-    "ur5e_calibration": _ur5e,
-    "estimators": _estimators,
-    "online_identification": _online,
-    "delta_pick_and_place": _delta,
-    "hexapod_identification": _hexapod,
-}
-
-
 def run(args: argparse.Namespace) -> int:
     with node_log(args.out / f"{args.name}.log", verbose=args.verbose):
-        report = EXPERIMENTS[args.name](args)
+        report = EXPERIMENTS.get(args.name)(args)
     print(f"paper claim: {report['paper_claim']}")
     definition = report["claim_definition"]
     if isinstance(definition, dict):  # one definition per finding

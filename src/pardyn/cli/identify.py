@@ -91,7 +91,7 @@ def _reference(robot, bag: Path, topic: str, estimator: str):
     from pardyn.bags.reader import read_messages  # noqa: PLC0415
     from pardyn.bags.errors import BagError  # noqa: PLC0415
     from pardyn.identification.errors import MissingRecordingError  # noqa: PLC0415
-    from pardyn.nodes.messages import reference_from_message  # noqa: PLC0415 - the controller's own reading
+    from pardyn.trajectories.joint import reference_from_message  # noqa: PLC0415 - the controller's own reading
 
     try:
         messages = read_messages(bag, topic)
@@ -116,7 +116,7 @@ def _controller_law(robot, files: list[Path]):
 
     from pardyn.errors import InputError  # noqa: PLC0415
     from pardyn.control.laws import law_from_parameters  # noqa: PLC0415 - the node's own construction
-    from pardyn.nodes.parameters import check_values, table  # noqa: PLC0415
+    from pardyn.node_parameters import check_values, table  # noqa: PLC0415
 
     values = {name: spec.default for name, spec in table("controller").items()}
     for path in files:
@@ -149,6 +149,8 @@ def _closed_loop_setups(robot, bags: list[Path], args: argparse.Namespace) -> li
     law, rate = _controller_law(robot, args.controller)
     return [ClosedLoopSetup(law, _reference(robot, bag, args.reference_topic, args.estimator), rate_hz=rate)
             for bag in bags]
+
+
 def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
     if not text:
         return None
@@ -161,6 +163,36 @@ def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
     if len(values) != count:
         raise InputError(f"--min-speed: {len(values)} values for {count} actuated joints")
     return tuple(values)
+
+
+def _print_summary(robot_name: str, data: dict) -> None:
+    """RESULT.json's figures in a few lines: data notes, fit, estimator, motors, payload, validation, physical."""
+    fit = data["fit"]
+    for note in data["data_notes"]:
+        print(f"note: {note}")
+    print(f"{robot_name}: {len(data['base_parameters'])} base parameters ({len(data['essential_parameters'])} "
+          f"essential), fit error {100 * fit['relative_error_norm']:.2f} %, cond(W) {fit['condition_number']:.4g}")
+    estimator = data["estimator"]
+    if estimator["iterations"]:
+        print(f"{estimator['name']}: {estimator['iterations']} iterations, "
+              f"{'converged' if estimator['converged'] else 'NOT converged'} (last change {estimator['changes'][-1]:.3g})")
+    if data["motor_parameters"]:
+        print("coupled motors: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["motor_parameters"].items()))
+    if data["payload"]:
+        print("payload: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["payload"].items()))
+    if data["validation"]:
+        validation = data["validation"]
+        print(f"validation: relative error {100 * validation['relative_error_norm']:.2f} % "
+              f"(nominal model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
+    physical = data["physical"]
+    if physical:
+        line = (f"physical (SDP, min pseudo-inertia eigenvalue {physical['min_pseudo_inertia_eigenvalue']:.3g}): "
+                f"fit error {100 * physical['fit']['relative_error_norm']:.2f} % "
+                f"(unconstrained {100 * fit['relative_error_norm']:.2f} %)")
+        if physical.get("validation"):
+            line += (f", validation {100 * physical['validation']['relative_error_norm']:.2f} % "
+                     f"(unconstrained {100 * data['validation']['relative_error_norm']:.2f} %)")
+        print(line)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -211,32 +243,7 @@ def run(args: argparse.Namespace) -> int:
     data = result.as_json()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2) + "\n")
-    fit = data["fit"]
-    for note in data["data_notes"]:
-        print(f"note: {note}")
-    print(f"{robot.name}: {len(data['base_parameters'])} base parameters ({len(data['essential_parameters'])} "
-          f"essential), fit error {100 * fit['relative_error_norm']:.2f} %, cond(W) {fit['condition_number']:.4g}")
-    estimator = data["estimator"]
-    if estimator["iterations"]:
-        print(f"{estimator['name']}: {estimator['iterations']} iterations, "
-              f"{'converged' if estimator['converged'] else 'NOT converged'} (last change {estimator['changes'][-1]:.3g})")
-    if data["motor_parameters"]:
-        print("coupled motors: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["motor_parameters"].items()))
-    if data["payload"]:
-        print("payload: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["payload"].items()))
-    if data["validation"]:
-        validation = data["validation"]
-        print(f"validation: relative error {100 * validation['relative_error_norm']:.2f} % "
-              f"(nominal model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
-    physical = data["physical"]
-    if physical:
-        line = (f"physical (SDP, min pseudo-inertia eigenvalue {physical['min_pseudo_inertia_eigenvalue']:.3g}): "
-                f"fit error {100 * physical['fit']['relative_error_norm']:.2f} % "
-                f"(unconstrained {100 * fit['relative_error_norm']:.2f} %)")
-        if physical.get("validation"):
-            line += (f", validation {100 * physical['validation']['relative_error_norm']:.2f} % "
-                     f"(unconstrained {100 * data['validation']['relative_error_norm']:.2f} %)")
-        print(line)
+    _print_summary(robot.name, data)
     print(f"wrote {args.out}")
     if result.physical is not None:
         physical_out = args.out.with_name(f"{args.out.stem}_physical.json")

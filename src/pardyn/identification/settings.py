@@ -217,7 +217,9 @@ class IdentificationSettings:
 
     ``IdentificationSettings(data=DataSettings(...), fit=FitSettings(...))`` or, flat,
     ``IdentificationSettings(topic="joint_states", physical=True)``; ``model`` and ``estimator``
-    take either their group or, flat, the model's or estimator's name.
+    take either their group or, flat, the model's or estimator's name. Change settings with
+    :meth:`replace` (``settings.replace(estimator="iv")`` keeps the other estimator fields);
+    ``dataclasses.replace`` with a flat ``model=``/``estimator=`` name would reset that group's others.
     """
 
     data: DataSettings = field(default_factory=DataSettings)

@@ -19,7 +19,7 @@ but the PD, the dynamic parameters of its model (None: the robot's nominal ones)
 One module per law in this package registers its factory (:func:`.registry.register`);
 :func:`law_from_parameters` builds the law the ``controller`` node's parameters name (the node and
 ``pardyn identify``'s closed-loop estimators use it). Adding a law is one module here (and its test);
-a law with parameters of its own also adds them to the node's table (``pardyn.nodes.parameters``).
+a law with parameters of its own also adds them to the node's table (``pardyn.node_parameters``).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _entry(name: str):
 def law_from_parameters(robot: Robot, p: Mapping[str, Any]) -> ControlLaw:
     """The law the ``controller`` node's parameters ``p`` name (every parameter of its table, by name).
 
-    ``p``: :data:`pardyn.nodes.parameters.CONTROLLER`'s values; the node builds its law with it, and
+    ``p``: :data:`pardyn.node_parameters.CONTROLLER`'s values; the node builds its law with it, and
     ``pardyn identify`` rebuilds the law the bags were recorded with for the closed-loop estimators.
     ``parameters_file`` (or ``dynamic_model: simplified``) gives a model-based law its parameters.
     """
