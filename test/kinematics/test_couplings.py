@@ -15,8 +15,7 @@ from pardyn.dynamics import InverseDynamics
 # about qpos0 = (0.2, 0.1) from the joints' ref), a spring on the distal joint, gravity in the finger's plane
 FINGER = """
 <mujoco model="finger">
-  <compiler angle="radian"/>
-  <option gravity="0 0 -9.81"/>
+  <compiler angle="radian"/>  <option gravity="0 0 -9.81"/>
   <worldbody>
     <body name="proximal">
       <joint name="drive" type="hinge" axis="0 1 0" ref="0.2" damping="0.05"/>
@@ -37,9 +36,8 @@ C0 = 0.05 + 0.1 - C1 * 0.2  # q_tip = C0 + C1 q_drive in qpos
 
 @pytest.fixture
 def finger(tmp_path):
-    path = tmp_path / "finger.xml"
-    path.write_text(FINGER)
-    return path
+    (tmp_path / "finger.xml").write_text(FINGER)  # the unedited file, as a vendor ships it
+    return tmp_path / "finger.xml"
 
 
 def test_a_joint_equality_is_a_closure_row(finger):
