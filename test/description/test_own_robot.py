@@ -168,3 +168,34 @@ def test_node_info_lines_go_to_the_log_file(tmp_path, capfd):
     err = capfd.readouterr().err
     assert "[WARN] [1.0] [sim]: late" in err and "[INFO]" not in err
     assert path.read_text().count("[sim]") == 2
+
+
+MESHED = """<mujoco model="meshed">
+  <compiler angle="radian"/>
+  <asset><mesh name="shell" file="absent_shell.stl"/></asset>
+  <worldbody>
+    <body name="a">
+      <joint name="j1" type="hinge" axis="0 0 1"/>
+      {inertial}
+      <geom type="mesh" mesh="shell"/>
+      <body name="b" pos="0.2 0 0">
+        <joint name="j2" type="hinge" axis="0 0 1"/>
+        <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.01" mass="0.1"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator><motor joint="j1"/><motor joint="j2"/></actuator>
+</mujoco>
+"""
+
+
+def test_an_mjcf_with_absent_meshes_loads_when_bodies_carry_inertials(tmp_path):
+    path = tmp_path / "meshed.xml"
+    path.write_text(MESHED.format(inertial='<inertial pos="0.1 0 0" mass="0.5" diaginertia="1e-3 1e-3 1e-3"/>'))
+    with pytest.warns(UserWarning, match="1 mesh geoms skipped"):
+        robot = pardyn.load_robot(path)
+    masses = sorted(float(body.standard[9]) for body in robot.nominal_parameters.bodies)
+    assert masses == pytest.approx([0.1, 0.5])  # the explicit inertial, the capsule's mass: unchanged
+    path.write_text(MESHED.format(inertial=""))
+    with pytest.raises(DescriptionError, match="body 'a' takes its mass from mesh geom 'shell'"):
+        pardyn.load_robot(path)
