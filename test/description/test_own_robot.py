@@ -153,7 +153,7 @@ def test_a_pardyn_yaml_around_an_mjcf_tree(tmp_path, four_bar_xml):
 
 
 def test_a_closed_pipe_ends_quietly_with_status_0():
-    process = subprocess.Popen([sys.executable, "-m", "pardyn.cli", "robots", "--json"], stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "pardyn.cli", "robots"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
     process.stdout.close()  # the reader left before the first line (| head -0)
     assert process.wait(timeout=60) == 0
@@ -199,3 +199,68 @@ def test_an_mjcf_with_absent_meshes_loads_when_bodies_carry_inertials(tmp_path):
     path.write_text(MESHED.format(inertial=""))
     with pytest.raises(DescriptionError, match="body 'a' takes its mass from mesh geom 'shell'"):
         pardyn.load_robot(path)
+
+
+def rssr_files(tmp_path, theta: float = 0.5, phi: float = 1.0) -> tuple[Path, float]:
+    """A spatial RSSR linkage: crank (0.1 m, about z at the origin), rocker (0.15 m, about x at B = (0.3, 0,
+    0.1) m), their tips joined by a massless rod (a distance closure) of the length they have at (theta, phi)."""
+    a, b, base = 0.1, 0.15, np.array([0.3, 0.0, 0.1])
+    length = float(np.linalg.norm(a * np.array([math.cos(theta), math.sin(theta), 0.0])
+                                  - base - b * np.array([0.0, math.cos(phi), math.sin(phi)])))
+    (tmp_path / "rssr.urdf").write_text(f"""<robot name="rssr"><link name="base"/>
+  <link name="crank"><inertial><origin xyz="0.05 0 0"/><mass value="0.3"/><inertia ixx="1e-5" iyy="3e-4" izz="3e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="rocker"><inertial><origin xyz="0 0.075 0"/><mass value="0.4"/><inertia ixx="8e-4" iyy="1e-5" izz="8e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="crank_tip"/><link name="rocker_tip"/>
+  <joint name="crank_joint" type="continuous"><parent link="base"/><child link="crank"/><axis xyz="0 0 1"/></joint>
+  <joint name="rocker_joint" type="revolute"><parent link="base"/><child link="rocker"/><origin xyz="0.3 0 0.1"/>
+    <axis xyz="1 0 0"/><limit lower="-3" upper="3" effort="0" velocity="20"/></joint>
+  <joint name="crank_tip_joint" type="fixed"><parent link="crank"/><child link="crank_tip"/><origin xyz="{a} 0 0"/></joint>
+  <joint name="rocker_tip_joint" type="fixed"><parent link="rocker"/><child link="rocker_tip"/><origin xyz="0 {b} 0"/></joint>
+</robot>""")
+    (tmp_path / "rssr.yaml").write_text(f"""name: rssr
+urdf: rssr.urdf
+task: actuated
+actuated: [crank_joint]
+closures:
+  - {{name: rod, frames: [crank_tip, rocker_tip], type: distance, length: {length!r}}}
+assembly_mode:
+  - {{point: rocker_tip, above: rocker, axis: z}}
+home:
+  joints: {{crank_joint: {theta}, rocker_joint: {phi}}}
+""")
+    return tmp_path / "rssr.yaml", length
+
+
+def test_a_spatial_linkage_against_its_closed_form_and_mujoco_through_the_loop(tmp_path):
+    """Kinematics: the rod's length holds (hand distance equation); dynamics: MuJoCo's inverse dynamics of the
+    same URDF tree (MuJoCo reads URDF) mapped through the loop by virtual work, ``tau = tau_c + (dphi/dtheta)
+    tau_r`` with ``dphi/dtheta = -f_theta / f_phi`` of ``f = |P(theta) - Q(phi)|^2 - L^2`` (hand)."""
+    import mujoco
+
+    from pardyn.dynamics import InverseDynamics
+
+    path, length = rssr_files(tmp_path)
+    robot = pardyn.load_robot(path)
+    reference = mujoco.MjModel.from_xml_path(str(tmp_path / "rssr.urdf"))
+    data = mujoco.MjData(reference)
+    a, b, base = 0.1, 0.15, np.array([0.3, 0.0, 0.1])
+    for theta, theta_dot, theta_ddot in ((0.6, 0.5, -1.0), (0.3, -1.2, 2.0)):
+        q = robot.solve_forward([theta]).q
+        phi = q[robot.joint_names.index("rocker_joint")]
+        tip_p = a * np.array([math.cos(theta), math.sin(theta), 0.0])
+        tip_q = base + b * np.array([0.0, math.cos(phi), math.sin(phi)])
+        assert np.linalg.norm(tip_p - tip_q) == pytest.approx(length, abs=1e-12)
+        gap = tip_p - tip_q
+        ratio = -(gap @ (a * np.array([-math.sin(theta), math.cos(theta), 0.0]))) / (
+            -(gap @ (b * np.array([0.0, -math.sin(phi), math.cos(phi)]))))
+        # phi(theta) to second order by finite differences of the closed form (the rod's length)
+        step = 1e-4
+        phis = [robot.solve_forward([theta + k * step], start=q).q[1] for k in (-1, 0, 1)]
+        curvature = (phis[0] - 2 * phis[1] + phis[2]) / step**2
+        assert (phis[2] - phis[0]) / (2 * step) == pytest.approx(ratio, rel=1e-6)
+        qdot = np.array([theta_dot, ratio * theta_dot])
+        qddot = np.array([theta_ddot, ratio * theta_ddot + curvature * theta_dot**2])
+        data.qpos[:], data.qvel[:], data.qacc[:] = q, qdot, qddot
+        mujoco.mj_inverse(reference, data)
+        expected = data.qfrc_inverse[0] + ratio * data.qfrc_inverse[1]
+        assert InverseDynamics(robot).torques(q, qdot, qddot)[0] == pytest.approx(expected, rel=1e-5)
