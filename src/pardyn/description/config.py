@@ -63,8 +63,10 @@ from pardyn.description.fields import YamlFields
 from pardyn.description.limits import Limits, parse_limits
 from pardyn.description.rotors import RotorsSection, parse_rotors
 from pardyn.description.springs import parse_springs
+from pardyn.description.validation import check_joint_names
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, robots_directory
+from pardyn.textio import shown
 
 __all__ = [
     "COMPONENT_NAMES",
@@ -265,14 +267,14 @@ def _parse_condition(reader: YamlFields, raw: Any, key: str) -> ModeCondition:
             raise reader.fail(f"{key}.line", f"expected two frame names, got {list(line)}")
         side = item.get("side")
         if side not in ("left", "right"):
-            raise reader.fail(f"{key}.side", f"expected 'left' or 'right', got {side!r}")
+            raise reader.fail(f"{key}.side", f"expected 'left' or 'right', got {shown(side)}")
         return ModeCondition(point, line, "side", 1 if side == "left" else -1, text=text)
     for word, sign in (("above", 1), ("below", -1)):
         if word in item:
             reference = reader.string(item[word], f"{key}.{word}")
             axis = item.get("axis", "y")
-            if axis not in _AXES:
-                raise reader.fail(f"{key}.axis", f"expected one of x, y, z, got {axis!r}")
+            if not isinstance(axis, str) or axis not in _AXES:
+                raise reader.fail(f"{key}.axis", f"expected one of x, y, z, got {shown(axis)}")
             return ModeCondition(point, (reference,), "above", sign, axis=_AXES[axis], text=text)
     raise reader.fail(key, "a condition needs 'line' + 'side', or 'above'/'below' (+ 'axis')")
 
@@ -314,7 +316,7 @@ def _parse_locked(reader: YamlFields, raw: Any) -> str | dict[str, float] | None
     if isinstance(raw, Mapping):  # a value (rad, m), or "lower"/"upper": the joint's limit (adaptive mechanisms)
         return {reader.string(k, "locked"): v if v in ("lower", "upper") else reader.number(v, f"locked.{k}")
                 for k, v in raw.items()}
-    raise reader.fail("locked", f"expected 'others', a list of joints or {{joint: value}}, got {raw!r}")
+    raise reader.fail("locked", f"expected 'others', a list of joints or {{joint: value}}, got {shown(raw)}")
 
 
 def parse_description(raw: Any, *, source: Path) -> RobotDescription:
@@ -343,6 +345,8 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
             f"{len(actuated)} actuated joints cannot drive {len(task_names)} task coordinates",
         )
     sensed = reader.strings(top.get("sensed"), "sensed")
+    if urdf.suffix.lower() == ".urdf":  # names checked before the sections that use them (limits, dynamics)
+        check_joint_names(urdf, source, {"task": task_joints, "actuated": actuated, "sensed": sensed})
     raw_closures = top.get("closures") or []
     serial = not raw_closures
     if serial and tree_format == "urdf" and task_frame is None and set(actuated) != set(task_joints):

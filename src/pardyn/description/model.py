@@ -7,6 +7,7 @@ import math
 import pinocchio as pin
 
 from pardyn.description.config import RobotDescription
+from pardyn.description.validation import build_urdf_model, check_urdf
 from pardyn.errors import DescriptionError
 
 __all__ = ["build_model", "joint_names"]
@@ -126,8 +127,11 @@ def _read_tree(description: RobotDescription) -> pin.Model:
 
         return read_mjcf(description.urdf).model
     text, continuous = _revolute_for_continuous(description.urdf)
+    if not continuous:
+        return build_urdf_model(description.urdf)
+    check_urdf(description.urdf)
     try:
-        model = pin.buildModelFromXML(text) if continuous else pin.buildModelFromUrdf(str(description.urdf))
+        model = pin.buildModelFromXML(text)
     except (RuntimeError, ValueError) as error:
         raise DescriptionError(f"{description.urdf}: pinocchio cannot read this URDF: {error}") from error
     for name in continuous:  # no position limit: one angle coordinate, wrapped like every revolute joint's
