@@ -1,4 +1,4 @@
-"""README "Write your own robot": its commands, verbatim, from an empty folder (the durations cut to 2 s).
+"""README "Write your own robot": its commands, verbatim, from an empty folder (the durations cut to 6 s).
 
 Checks what the section claims: the kinematics answer is the hand closed form, the demo identifies the
 robot (a result file, a payload near the true 20 % of the robot's mass) and the controller runs on the
@@ -29,7 +29,7 @@ def section_commands() -> str:
 
 
 def test_the_readme_walkthrough_runs_verbatim(tmp_path):
-    script = re.sub(r"--duration \d+", "--duration 2", section_commands())
+    script = re.sub(r"--duration \d+", "--duration 6", section_commands())
     environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=environment, capture_output=True,
                           text=True, timeout=300)
