@@ -12,9 +12,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pardyn.cli.console import add_verbose_argument, node_log
 from pardyn.cli.options import number
 from pardyn.errors import DescriptionError
+from pardyn.node_parameters import NODE_PARAMETERS
 from pardyn.nodes.bringup import check_bringup_file, load_bringup, run_nodes
+from pardyn.robot import load_robot
 from pardyn.nodes.launcher import run_processes
 from pardyn.nodes.stopping import StopSignals
 from pardyn.resources import share_directory
@@ -33,12 +36,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="namespace of every node, /clock included (one per robot in a shared ROS graph)")
     parser.add_argument("--duration", type=number(0.0, 1e9, low_open=True, unit="s"), default=None,
                         help="stop after this many seconds of wall-clock time (default: until Ctrl-C/SIGTERM)")
+    parser.add_argument("--robot", help="robot name or description file (YAML, MJCF) given to every node that "
+                                        "takes one (default: the bringup file's)")
+    parser.add_argument("--log", type=Path, default=None,
+                        help="file of the nodes' INFO lines (default out/bringup/<namespace or nodes>.log)")
+    add_verbose_argument(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the node set as ros2 run commands and exit")
     parser.add_argument("--processes", action="store_true",
                         help="each node as its own OS process, as ros2 launch starts them (output prefixed with the "
                              "node's name, SIGINT forwarded, exit codes reported)")
     parser.add_argument("--start-delay", action="append", default=[], metavar="NODE=SECONDS",
                         help="--processes: start NODE this long after the others' start (repeatable; any order)")
+
+
+def with_robot(bringup, robot: str):
+    """``bringup`` with every node that has a ``robot`` parameter given ``robot`` (a name, or a file's absolute
+    path: the nodes load it themselves)."""
+    reference = load_robot(robot).reference  # loads it once here: a bad file fails before any node starts
+    return bringup.with_parameters({spec.name or spec.executable: {"robot": reference} for spec in bringup.nodes
+                                    if any(p.name == "robot" for p in NODE_PARAMETERS.get(spec.executable, ()))})
 
 
 def _config_path(text: str) -> Path:
@@ -69,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
     check_bringup_file(path)  # every node's parameters against its table: unknown keys and wrong types named
     check_namespace(args.namespace, "--namespace")
     bringup = load_bringup(path)
+    if args.robot is not None:
+        bringup = with_robot(bringup, args.robot)
     if args.dry_run:
         print(bringup.describe())
         return 0
@@ -79,11 +97,13 @@ def run(args: argparse.Namespace) -> int:
     delays = _start_delays(args.start_delay)
     stop = StopSignals().install()  # Ctrl-C/SIGTERM from now on: a request to stop, never a traceback
     try:
-        if args.processes:
+        if args.processes:  # as ros2 launch shows them: every node's lines on the console, prefixed with its name
             codes = run_processes(bringup, namespace=args.namespace, duration_s=args.duration, stop=stop,
                                   start_delays=delays)
             return 0 if all(code in (0, None) for code in codes.values()) else 1
-        run_nodes(bringup, namespace=args.namespace, duration_s=args.duration, stop=stop)
+        log = args.log or Path("out/bringup") / f"{args.namespace.strip('/').replace('/', '_') or 'nodes'}.log"
+        with node_log(log, verbose=args.verbose):
+            run_nodes(bringup, namespace=args.namespace, duration_s=args.duration, stop=stop)
         return 0
     finally:
         stop.restore()  # the console script ignores them while the interpreter finalizes (pardyn.cli.console_main)
