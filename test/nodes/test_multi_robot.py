@@ -37,7 +37,7 @@ def bringup_file(tmp_path: Path, name: str) -> Path:
         if node["executable"] == "controller":
             inline["setpoint_task"] = [0.01, 0.005, 0.02]
         if node["executable"] == "sim":
-            inline["history_depth"] = 1000
+            inline["history_depth"] = 10_000  # separate processes: a recorder that lags 10 s under load misses nothing
             inline["wait_for_nodes"] = [n for n in inline["wait_for_nodes"] if n != "trajectory"]
         if node["executable"] == "recorder":
             assert inline.get("timestamp_source") == "header"  # what the shipped file says
