@@ -55,6 +55,9 @@ setup(
         # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
         "physical": ["cvxpy>=1.5"],
         "test": ["pytest"],
+        # Studies, sweeps and fleets on more than one process or machine (pardyn.parallel);
+        # dask-jobqueue (not installed) starts the workers on SLURM/PBS clusters.
+        "distributed": ["dask[distributed]>=2024.1"],
         # make bench: FIGAROH's own identification of the Staubli TX40 beside pardyn's (bench/tx40.py).
         "bench": ["figaroh"],
     },
