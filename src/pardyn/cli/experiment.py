@@ -32,13 +32,15 @@ from pathlib import Path
 
 from typing import Callable
 
+from pardyn.cli.engine import add_engine_arguments, engine_from_arguments
+
 HELP = "run an experiment of the papers (see the list of names); writes <out>/<name>.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", choices=tuple(EXPERIMENTS), help="the experiment")
     parser.add_argument("--out", type=Path, default=Path("experiments"), help="output directory (default experiments)")
-    parser.add_argument("--workers", type=int, help="parallel runs (default: one per core)")
+    add_engine_arguments(parser, workers_help="parallel runs (default: one per core)")
     parser.add_argument("--templates", type=int, help="rrr3_robustness: sign templates per level (default 10)")
     parser.add_argument("--identification-s", type=float,
                         help="dualv_tracking: length of the identification run in s (default 30); "
@@ -237,7 +239,11 @@ EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
 
 
 def run(args: argparse.Namespace) -> int:
-    report = EXPERIMENTS[args.name](args)
+    if args.scheduler is None:
+        report = EXPERIMENTS[args.name](args)
+    else:  # every map of the experiment on that scheduler
+        with engine_from_arguments(args):
+            report = EXPERIMENTS[args.name](args)
     print(f"paper claim: {report['paper_claim']}")
     definition = report["claim_definition"]
     if isinstance(definition, dict):  # one definition per finding

@@ -168,17 +168,20 @@ def record_runs(
     candidates: int = 6,
     show_progress: bool = True,
     workers: int | None = None,
+    truth: DynamicParameters | None = None,
 ) -> RecordedRuns:
     """Record ``runs`` of ``robot_name`` on the MuJoCo plant as bags in ``out_dir``.
 
     Writes ``out_dir/<run>/`` bags and ``out_dir/truth.json`` (as-built parameters
     and payloads, for comparison). Existing bags are not overwritten (BagError).
-    Runs are simulated ``workers`` at a time (forked processes; one per core by default).
+    Runs are simulated ``workers`` at a time (:mod:`pardyn.parallel`; one per core by default).
+    ``truth``: the plant's parameters (default: :func:`as_built_parameters` of ``truth_seed``).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     robot = load_robot(robot_name)
-    truth = as_built_parameters(robot.nominal_parameters, seed=truth_seed)  # the plant, as built
+    if truth is None:
+        truth = as_built_parameters(robot.nominal_parameters, seed=truth_seed)  # the plant, as built
     law = controller(robot)
     shared = (robot, truth, law, out_dir, rate_hz, counts_per_revolution, torque_noise,
               candidates, show_progress)
