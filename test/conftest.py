@@ -42,3 +42,14 @@ def random_task():
 def angle_distance():
     """``angle_distance(a, b, angles)``: |a - b| with angle differences taken modulo 2 pi."""
     return _angle_distance
+
+
+@pytest.fixture(scope="session")
+def dask_engine():
+    """An engine on a real Dask ``LocalCluster`` of two worker processes (loopback, no dashboard, quiet)."""
+    from pardyn.parallel import Engine
+
+    engine = Engine(2)
+    engine.client(2)  # start it now: the tests time what they run, not the start
+    yield engine
+    engine.close()

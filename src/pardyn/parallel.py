@@ -93,10 +93,6 @@ def _inside_worker() -> bool:
     return True
 
 
-def _call(function: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
-    return function(shared, item)
-
-
 class Engine:
     """Where the tasks run: serial in-process, a ``LocalCluster`` of ``workers`` processes, or ``scheduler``.
 
@@ -227,7 +223,9 @@ class Engine:
         client = self.client(len(items))
         shared_future = client.scatter(shared, broadcast=True, hash=False)
         stamp = f"{getattr(function, '__name__', 'task')}-{time.time_ns()}"
-        futures = [client.submit(_call, function, shared_future, item, key=f"{stamp}-{index}", pure=False)
+        # the function itself is submitted (not a wrapper): Dask then pickles it by value where
+        # cloudpickle is told to (a function of __main__ or of a module registered by value)
+        futures = [client.submit(function, shared_future, item, key=f"{stamp}-{index}", pure=False)
                    for index, item in enumerate(items)]
         position = {future.key: index for index, future in enumerate(futures)}
         results: list = [None] * len(items)
@@ -238,13 +236,12 @@ class Engine:
             finished = progress(finished, total=len(items), label=f"{label} ({workers} Dask workers)")
         for future in finished:
             index = position[future.key]
-            if future.status == "finished":
+            try:
                 results[index] = future.result()
-                continue
-            error = future.exception()
-            self._exceptions[index] = error
-            results[index] = TaskFailure(index, describe(items[index]), type(error).__name__, str(error),
-                                         "".join(traceback.format_tb(future.traceback())))
+            except Exception as error:  # noqa: BLE001 - named with its input, the others go on
+                self._exceptions[index] = error
+                results[index] = TaskFailure(index, describe(items[index]), type(error).__name__, str(error),
+                                             "".join(traceback.format_exception(error)))
         for future in futures:
             future.release()
         del shared_future
