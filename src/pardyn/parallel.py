@@ -103,7 +103,8 @@ class Engine:
             need pardyn installed (the same version) and the data paths the tasks read.
         client: an existing ``distributed.Client`` (tests share one cluster).
 
-    The cluster starts on first use and stops with :meth:`close` (or the ``with`` block).
+    The cluster starts on first use (entering the ``with`` block starts nothing) and stops
+    with :meth:`close` (or the end of the block).
     """
 
     def __init__(self, workers: int | None = None, *, scheduler: str | None = None, client: Any = None):
@@ -264,12 +265,12 @@ def parallel_map(
 ) -> list[Result]:
     """``[function(shared, item) for item in items]`` on the engine (module docstring); raises :class:`TaskError`.
 
-    The engine of an enclosing ``with Engine(...)`` block if there is one, else one for this
-    call: serial for ``workers=1`` or a single item, a local cluster of ``workers`` processes
+    Serial for ``workers=1`` or a single item; else the engine of an enclosing ``with Engine(...)``
+    block if there is one, else one for this call: a local cluster of ``workers`` processes
     (``None``: one per core, at most one per item), or the ``scheduler`` at that address.
     """
     engine = current_engine()
-    if engine is not None and scheduler is None:
+    if engine is not None and scheduler is None and workers != 1:
         return engine.map(function, shared, items, label=label)
     if len(items) <= 1 and scheduler is None:
         workers = 1

@@ -42,7 +42,7 @@ from pardyn.experiments.identification_runs import Run, record_runs
 from pardyn.experiments.plots import line_plot, write_json
 from pardyn.identification.pipeline import IdentificationSettings, identify
 from pardyn.identification.simulation import ClosedLoopSetup
-from pardyn.parallel import fork_map
+from pardyn.parallel import parallel_map
 from pardyn.robot import load_robot
 
 __all__ = ["EstimatorsOptions", "estimators_study"]
@@ -137,7 +137,7 @@ def estimators_study(out: Path | str, options: EstimatorsOptions | None = None) 
     recorded = {robot: _record(robot, out / "bags", options) for robot in options.robots}
     jobs = [(robot, level, 1.0) for robot in options.robots for level in options.noise_levels]
     jobs += [(robot, options.mistuned_noise, factor) for robot in options.robots for factor in options.cutoff_factors]
-    entries = fork_map(_condition_job, (recorded, options), jobs, workers=options.workers,
+    entries = parallel_map(_condition_job, (recorded, options), jobs, workers=options.workers,
                        label="estimators" if options.show_progress else None)
     plots = _plots(out, entries, options)
     lowest = min(options.noise_levels)
