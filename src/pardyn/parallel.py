@@ -277,8 +277,3 @@ def parallel_map(
     with Engine(workers, scheduler=scheduler) as engine:
         return engine.map(function, shared, items, label=label)
 
-
-def fork_map(function: Callable[[Any, Item], Result], shared: Any, items: Sequence[Item], *,
-             workers: int | None = None, label: str | None = None) -> list[Result]:
-    """Transitional alias of :func:`parallel_map` for call sites being moved (removed with the last one)."""
-    return parallel_map(function, shared, items, workers=workers, label=label)

@@ -9,7 +9,7 @@
 2. **Identification through the ROS 2 system** (``config/bringup/identification.yaml``,
    the nodes ``sim`` (MuJoCo plant, lockstep), ``controller`` (PD + eq. 50),
    ``trajectory`` (exciting) and ``recorder`` in one process): the robot *as
-   built* (nominal parameters perturbed, :mod:`pardyn.experiments.identification_runs`)
+   built* (nominal parameters perturbed, :mod:`pardyn.closedloop.identification_runs`)
    follows an exciting trajectory without, then with a payload (DualV: the
    paper's 5.37 kg; Delta 1 kg, hexapod 2 kg: ``PAYLOADS``), then a validation trajectory, each recorded to a bag;
    ``pardyn identify`` then identifies the parameters. Writes ``bags/``,
@@ -171,7 +171,7 @@ def _plot(robot, times, poses, joints, path: Path) -> None:
 
 def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dict:
     """Part 2 (module docstring); the identification result as JSON."""
-    from pardyn.experiments.identification_runs import PAYLOADS, Run  # noqa: PLC0415
+    from pardyn.closedloop.identification_runs import PAYLOADS, Run  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
     from pardyn.identification.report import write_report  # noqa: PLC0415
     from pardyn.nodes.identification_runs import record_through_nodes  # noqa: PLC0415 - imports rclpy

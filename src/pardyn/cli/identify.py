@@ -12,9 +12,10 @@ from pardyn.cli.data import add_data_arguments, joint_map, split_holdout
 from pardyn.description.transmission import load_transmission
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.dynamics.rotor import load_rotor_model
-from pardyn.identification.estimators import ESTIMATORS
 from pardyn.errors import InputError
-from pardyn.identification.pipeline import MODELS, IdentificationSettings, identify
+from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS, STARTS
+from pardyn.identification.pipeline import identify
+from pardyn.identification.settings import MODELS, IdentificationSettings
 from pardyn.robot import load_robot
 
 HELP = "identify dynamic parameters from recorded bags or CSV files; writes RESULT.json (and a report)"
@@ -66,18 +67,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "computed from the motor-side encoders of --motor-topic (UR5e paper, section 3.1)")
     parser.add_argument("--motor-topic", default="motor_states",
                         help="JointState topic of the motor-side encoders (default motor_states)")
-    parser.add_argument("--estimator", choices=tuple(ESTIMATORS), default="wls",
-                        help="wls (IDIM-WLS, default), iv (IDIM-IV) or didim (DIDIM): the last two simulate the model "
-                             "in closed loop with the recorded controller and reference (--controller, "
-                             "--reference-topic)")
-    parser.add_argument("--estimator-start", choices=("wls", "nominal"), default="wls",
-                        help="iv/didim: first estimate of the iteration (default wls)")
-    parser.add_argument("--max-iterations", type=int, default=8, help="iv/didim: simulations at most (default 8)")
+    closed_loop = [name for name in ESTIMATORS.names if ESTIMATORS.get(name).closed_loop]
+    parser.add_argument("--estimator", choices=ESTIMATORS.names, default=DEFAULT_ESTIMATOR,
+                        help="; ".join(f"{name}: {ESTIMATORS.get(name).summary}" for name in ESTIMATORS.names)
+                             + f". {'/'.join(closed_loop)} simulate the model in closed loop with the recorded "
+                             "controller and reference (--controller, --reference-topic)")
+    parser.add_argument("--estimator-start", choices=STARTS, default=STARTS[0],
+                        help=f"{'/'.join(closed_loop)}: first estimate of the iteration (default {STARTS[0]})")
+    parser.add_argument("--max-iterations", type=int, default=8,
+                        help=f"{'/'.join(closed_loop)}: simulations at most (default 8)")
     parser.add_argument("--controller", action="append", type=Path, default=[],
-                        help="iv/didim: the controller node's parameter file(s) the bags were recorded with "
+                        help=f"{'/'.join(closed_loop)}: the controller node's parameter file(s) the bags were recorded with "
                              "(config/controller.yaml, then overrides; repeat): law and gains")
     parser.add_argument("--reference-topic", default="reference/trajectory",
-                        help="iv/didim: the reference the controller tracked (trajectory_msgs/JointTrajectory, "
+                        help=f"{'/'.join(closed_loop)}: the reference the controller tracked (trajectory_msgs/JointTrajectory, "
                              "default reference/trajectory)")
     parser.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     parser.add_argument("--report", type=Path, help="directory for report.md and its plots")
@@ -88,7 +91,7 @@ def _reference(robot, bag: Path, topic: str, estimator: str):
     from pardyn.bags.reader import read_messages  # noqa: PLC0415
     from pardyn.bags.errors import BagError  # noqa: PLC0415
     from pardyn.identification.errors import MissingRecordingError  # noqa: PLC0415
-    from pardyn.nodes.messages import reference_from_message  # noqa: PLC0415 - the controller's own reading
+    from pardyn.trajectories.joint import reference_from_message  # noqa: PLC0415 - the controller's own reading
 
     try:
         messages = read_messages(bag, topic)
@@ -112,8 +115,8 @@ def _controller_law(robot, files: list[Path]):
     import yaml  # noqa: PLC0415
 
     from pardyn.errors import InputError  # noqa: PLC0415
-    from pardyn.nodes.controller import law_from_parameters  # noqa: PLC0415 - the node's own construction
-    from pardyn.nodes.parameters import check_values, table  # noqa: PLC0415
+    from pardyn.control.laws import law_from_parameters  # noqa: PLC0415 - the node's own construction
+    from pardyn.node_parameters import check_values, table  # noqa: PLC0415
 
     values = {name: spec.default for name, spec in table("controller").items()}
     for path in files:
@@ -146,6 +149,8 @@ def _closed_loop_setups(robot, bags: list[Path], args: argparse.Namespace) -> li
     law, rate = _controller_law(robot, args.controller)
     return [ClosedLoopSetup(law, _reference(robot, bag, args.reference_topic, args.estimator), rate_hz=rate)
             for bag in bags]
+
+
 def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
     if not text:
         return None
@@ -158,6 +163,36 @@ def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
     if len(values) != count:
         raise InputError(f"--min-speed: {len(values)} values for {count} actuated joints")
     return tuple(values)
+
+
+def _print_summary(robot_name: str, data: dict) -> None:
+    """RESULT.json's figures in a few lines: data notes, fit, estimator, motors, payload, validation, physical."""
+    fit = data["fit"]
+    for note in data["data_notes"]:
+        print(f"note: {note}")
+    print(f"{robot_name}: {len(data['base_parameters'])} base parameters ({len(data['essential_parameters'])} "
+          f"essential), fit error {100 * fit['relative_error_norm']:.2f} %, cond(W) {fit['condition_number']:.4g}")
+    estimator = data["estimator"]
+    if estimator["iterations"]:
+        print(f"{estimator['name']}: {estimator['iterations']} iterations, "
+              f"{'converged' if estimator['converged'] else 'NOT converged'} (last change {estimator['changes'][-1]:.3g})")
+    if data["motor_parameters"]:
+        print("coupled motors: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["motor_parameters"].items()))
+    if data["payload"]:
+        print("payload: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["payload"].items()))
+    if data["validation"]:
+        validation = data["validation"]
+        print(f"validation: relative error {100 * validation['relative_error_norm']:.2f} % "
+              f"(nominal model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
+    physical = data["physical"]
+    if physical:
+        line = (f"physical (SDP, min pseudo-inertia eigenvalue {physical['min_pseudo_inertia_eigenvalue']:.3g}): "
+                f"fit error {100 * physical['fit']['relative_error_norm']:.2f} % "
+                f"(unconstrained {100 * fit['relative_error_norm']:.2f} %)")
+        if physical.get("validation"):
+            line += (f", validation {100 * physical['validation']['relative_error_norm']:.2f} % "
+                     f"(unconstrained {100 * data['validation']['relative_error_norm']:.2f} %)")
+        print(line)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -199,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
         estimator_iterations=args.max_iterations,
     )
     closed_loop = None
-    if args.estimator != "wls":
+    if ESTIMATORS.get(args.estimator).closed_loop:
         if args.csv or args.holdout:
             raise InputError(f"--estimator {args.estimator} needs bags with the reference (--bag), not --csv/--holdout")
         closed_loop = _closed_loop_setups(robot, [*args.bag, *args.loaded_bag], args)
@@ -208,32 +243,7 @@ def run(args: argparse.Namespace) -> int:
     data = result.as_json()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2) + "\n")
-    fit = data["fit"]
-    for note in data["data_notes"]:
-        print(f"note: {note}")
-    print(f"{robot.name}: {len(data['base_parameters'])} base parameters ({len(data['essential_parameters'])} "
-          f"essential), fit error {100 * fit['relative_error_norm']:.2f} %, cond(W) {fit['condition_number']:.4g}")
-    estimator = data["estimator"]
-    if estimator["name"] != "wls":
-        print(f"{estimator['name']}: {estimator['iterations']} iterations, "
-              f"{'converged' if estimator['converged'] else 'NOT converged'} (last change {estimator['changes'][-1]:.3g})")
-    if data["motor_parameters"]:
-        print("coupled motors: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["motor_parameters"].items()))
-    if data["payload"]:
-        print("payload: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["payload"].items()))
-    if data["validation"]:
-        validation = data["validation"]
-        print(f"validation: relative error {100 * validation['relative_error_norm']:.2f} % "
-              f"(nominal model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
-    physical = data["physical"]
-    if physical:
-        line = (f"physical (SDP, min pseudo-inertia eigenvalue {physical['min_pseudo_inertia_eigenvalue']:.3g}): "
-                f"fit error {100 * physical['fit']['relative_error_norm']:.2f} % "
-                f"(unconstrained {100 * fit['relative_error_norm']:.2f} %)")
-        if physical.get("validation"):
-            line += (f", validation {100 * physical['validation']['relative_error_norm']:.2f} % "
-                     f"(unconstrained {100 * data['validation']['relative_error_norm']:.2f} %)")
-        print(line)
+    _print_summary(robot.name, data)
     print(f"wrote {args.out}")
     if result.physical is not None:
         physical_out = args.out.with_name(f"{args.out.stem}_physical.json")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,12 +67,12 @@ def identify_run(shared: tuple[IdentificationSettings, Path, bool, float | None]
     if run.kind == "csv":
         from pardyn.bags.csv_series import read_csv_series  # noqa: PLC0415
 
-        source = read_csv_series(run.sources, rate_hz=rate_hz, max_gap=settings.max_gap)
-        if settings.effort_delay_s is None:  # logged torques are instantaneous (as pardyn identify --csv)
-            settings = replace(settings, effort_delay_s=0.0)
+        source = read_csv_series(run.sources, rate_hz=rate_hz, max_gap=settings.data.max_gap)
+        if settings.data.effort_delay_s is None:  # logged torques are instantaneous (as pardyn identify --csv)
+            settings = settings.replace(effort_delay_s=0.0)
     else:
         source = run.sources[0]
-    result = identify(robot, [source], settings=replace(settings, workers=1), show_progress=False)
+    result = identify(robot, [source], settings=settings.replace(workers=1), show_progress=False)
     folder = Path(out) / run.robot / run.date
     folder.mkdir(parents=True, exist_ok=True)
     data = result.as_json()

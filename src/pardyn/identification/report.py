@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pardyn.identification.pipeline import IdentificationResult
+from pardyn.identification.result import IdentificationResult
 
 __all__ = ["write_report"]
 
@@ -34,8 +34,8 @@ def _fit_plots(result: IdentificationResult, out_dir: Path) -> list[str]:
     edges = np.cumsum(sizes)[:-1]
     measured = np.split(series["measured"], edges)
     predicted = np.split(series["predicted"], edges)
-    rate = result.sample_rate_hz / result.settings.decimation
-    uniform = bool(np.all(sizes == sizes[0])) and result.settings.min_speed is None
+    rate = result.sample_rate_hz / result.settings.filter.decimation
+    uniform = bool(np.all(sizes == sizes[0])) and result.settings.filter.min_speed is None
     figure, axes = plt.subplots(len(rows), 1, figsize=(10, 2.2 * len(rows)), sharex=uniform, squeeze=False)
     for axis, name, y, y_hat in zip(axes[:, 0], rows, measured, predicted):
         t = np.arange(len(y)) / rate if uniform else np.arange(len(y))
@@ -114,14 +114,14 @@ def write_report(result: IdentificationResult, out_dir: Path | str) -> Path:
         f"- relative error norm of the fit: {100 * fit['relative_error_norm']:.2f} % "
         f"(essential model: {100 * fit['essential_relative_error_norm']:.2f} %)",
         f"- filters: derivative low-pass {data['filter']['derivative_cutoff_hz']:.3g} Hz "
-        f"(Butterworth order {result.settings.filter_order}, zero phase), decimation by "
-        f"{result.settings.decimation} with cut-off {data['filter']['decimation_cutoff_hz']:.3g} Hz, "
-        f"model evaluated at {result.settings.model_rate_hz:g} Hz",
-        f"- essential parameters: r_sigma = {result.settings.r_sigma:g}, fit tolerance "
-        f"{100 * result.settings.essential_tolerance:g} %, {len(result.essential.estimate.names)} of "
+        f"(Butterworth order {result.settings.filter.filter_order}, zero phase), decimation by "
+        f"{result.settings.filter.decimation} with cut-off {data['filter']['decimation_cutoff_hz']:.3g} Hz, "
+        f"model evaluated at {result.settings.filter.model_rate_hz:g} Hz",
+        f"- essential parameters: r_sigma = {result.settings.fit.r_sigma:g}, fit tolerance "
+        f"{100 * result.settings.fit.essential_tolerance:g} %, {len(result.essential.estimate.names)} of "
         f"{len(result.estimate.names)} kept (stopped by {result.essential.stopped_by})",
         f"- estimator: {data['estimator']['name']}"
-        + ("" if data["estimator"]["name"] == "wls" else
+        + ("" if not data["estimator"]["iterations"] else
            f", {data['estimator']['iterations']} closed-loop simulations from {data['estimator']['start']}, "
            f"{'converged' if data['estimator']['converged'] else 'NOT converged'} (steps: "
            + ", ".join(f"{c:.3g}" for c in data["estimator"]["changes"]) + ")"),
@@ -130,7 +130,7 @@ def write_report(result: IdentificationResult, out_dir: Path | str) -> Path:
     ]
     if result.notes:
         lines += ["## Data", ""] + [f"- {note}" for note in result.notes] + [""]
-    if result.settings.min_speed is not None:
+    if result.settings.filter.min_speed is not None:
         kept = ", ".join(f"{name} {size}" for name, size in zip(result.row_names, result.fit_series["block_sizes"]))
         lines += [f"- equations kept above the minimum speeds (first run): {kept}", ""]
     if result.motor_parameters:
