@@ -194,8 +194,8 @@ def _tables(summary: FleetSummary) -> list[tuple[str, list[str], list[list[tuple
     """``[(title, header, rows of (cell text, flagged))]`` of the summary, in reading order."""
     tables = []
     reference = "first identification" if summary.reference == "first" else "nominal model"
-    tables.append((f"Drift alerts (against the {reference}, |z| > {summary.threshold:g} sigma; first date)",
-                   ["robot", "date", "parameter", "value ± σ", "reference", "drift (σ)"],
+    tables.append((f"Drift alerts (against the {reference}, |z| > {summary.threshold:g} kσ; first date)",
+                   ["robot", "date", "parameter", "value ± σ", "reference", "drift (kσ)"],
                    [[(a.robot, False), (a.date, False), (a.parameter, False), (f"{a.value:.5g} ± {a.std:.2g}", False),
                      (f"{a.reference:.5g}", False), (f"{a.z:+.1f}", True)] for a in summary.alerts]))
     tables.append(("Outliers (against the fleet on the same date)",
@@ -214,10 +214,10 @@ def _tables(summary: FleetSummary) -> list[tuple[str, list[str], list[list[tuple
                     cells.append(("", False))
                     continue
                 value, std, z = row[name]
-                drift = "ref" if z is None else f"{z:+.1f}σ"
+                drift = "ref" if z is None else f"{z:+.1f}kσ"
                 cells.append((f"{value:.5g} ± {std:.2g} ({drift})", summary.flagged(robot, date, name)))
             rows.append(cells)
-        tables.append((f"{robot}: base parameters ± σ (drift)", ["parameter", *dates], rows))
+        tables.append((f"{robot}: base parameters ± σ (drift in kσ)", ["parameter", *dates], rows))
     return tables
 
 
