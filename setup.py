@@ -54,12 +54,14 @@ setup(
         "sim": ["mujoco", "rosbags>=0.11,<0.12", "mcap>=1.2", "matplotlib"],
         # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
         "physical": ["cvxpy>=1.5"],
-        "test": ["pytest"],
+        # hypothesis: the bad-input fuzz suite (test/reliability/test_fuzz.py, bench/fuzz.py)
+        "test": ["pytest", "hypothesis"],
         # Studies, sweeps and fleets on more than one process or machine (pardyn.parallel);
         # dask-jobqueue (not installed) starts the workers on SLURM/PBS clusters.
         "distributed": ["dask[distributed]>=2024.1"],
-        # make bench: FIGAROH's own identification of the Staubli TX40 beside pardyn's (bench/tx40.py).
-        "bench": ["figaroh"],
+        # make bench: FIGAROH's own identification of the Staubli TX40 beside pardyn's (bench/tx40.py), MuJoCo's
+        # system identification beside pardyn's on the DualV and the Delta (bench/peers.py).
+        "bench": ["figaroh", "mujoco[sysid]"],
     },
     entry_points={
         "console_scripts": [

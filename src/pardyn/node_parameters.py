@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from pardyn.control.laws import LAWS
 from pardyn.control.safety import SAFE_COMMANDS
@@ -41,6 +40,7 @@ from pardyn.errors import DescriptionError
 from pardyn.plants.measurement import VELOCITY_MODES
 from pardyn.plants.integrators import MUJOCO_INTEGRATORS
 from pardyn.plants.registry import PLANTS
+from pardyn.textio import load_yaml, shown
 
 __all__ = [
     "BUILTIN",
@@ -107,7 +107,7 @@ class ParameterSpec:
     def problems(self, value: Any) -> list[str]:
         """What is wrong with ``value`` for this parameter (type, range, choice); empty if nothing."""
         if not _is_type(value, self.type):
-            return [f"expected {self.type}, got {type(value).__name__} {value!r}"]
+            return [f"expected {self.type}, got {type(value).__name__} {shown(value)}"]
         values = list(value) if self.type.endswith("_array") else [value]
         problems = []
         if self.low is not None or self.high is not None:
@@ -115,11 +115,11 @@ class ParameterSpec:
             high = math.inf if self.high is None else self.high
             outside = [v for v in values if not low <= v <= high]
             if outside:
-                problems.append(f"{outside[0]!r} outside [{low:g}, {high:g}]")
+                problems.append(f"{shown(outside[0])} outside [{low:g}, {high:g}]")
         if self.choices:
             unknown = [v for v in values if v not in self.choices]
             if unknown:
-                problems.append(f"{unknown[0]!r} is not one of {list(self.choices)}")
+                problems.append(f"{shown(unknown[0])} is not one of {list(self.choices)}")
         return problems
 
     def validation(self) -> str:
@@ -384,18 +384,24 @@ def check_values(node: str, values: Mapping[str, Any], where: str) -> None:
     for key, value in values.items():
         spec = specs.get(key)
         if spec is None:
-            errors.append(f"{where}: {key}: unknown parameter of node {node}; known: {sorted(specs)}")
+            errors.append(f"{where}: {key if isinstance(key, str) and len(key) <= 60 else shown(key, 60)}: unknown parameter of node {node}{_suggest(key, specs)}")
             continue
-        errors += [f"{where}: {key}: {problem}" for problem in spec.problems(value)]
+        errors += [f"{where}: {key}: {problem} (node {node})" for problem in spec.problems(value)]
     if errors:
-        raise DescriptionError("\n".join(errors))
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise DescriptionError(errors[0] + more)
+
+
+def _suggest(key: Any, specs: Mapping[str, Any]) -> str:
+    """``; did you mean 'stall_timeout'?`` for a misspelt key, else the known names."""
+    import difflib  # noqa: PLC0415
+
+    near = difflib.get_close_matches(str(key), list(specs), n=1)
+    return f"; did you mean {near[0]!r}?" if near else f"; known: {sorted(specs)}"
 
 
 def _load(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
-        raise DescriptionError(f"{path}: not valid YAML: {error}") from error
+    return load_yaml(path, what="ROS parameters file", error=DescriptionError)
 
 
 def _node_of(section: str) -> str | None:

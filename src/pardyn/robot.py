@@ -18,14 +18,17 @@ from pardyn.description.config import ModeCondition, RobotDescription
 from pardyn.description.formats import load_description
 from pardyn.description.model import joint_names
 from pardyn.dynamics.parameters import parameters_from_description
-from pardyn.errors import DescriptionError, InputError, KinematicsError
+from pardyn.errors import ConvergenceError, DescriptionError, InputError, KinematicsError
 from pardyn.kinematics.analytic import analytic_kinematics
 from pardyn.kinematics.closure import LoopClosures
 from pardyn.kinematics.differential import DifferentialKinematics
 from pardyn.kinematics.solver import ClosureSolver, Solution
 from pardyn.kinematics.structure import analyse_structure
 
-__all__ = ["Robot", "load_robot"]
+__all__ = ["MAX_COORDINATE", "Robot", "load_robot"]
+
+MAX_COORDINATE = 1.0e6
+"""Largest task coordinate or joint value accepted (m, rad): beyond it an angle has no digits left below 2 pi."""
 
 
 class Robot:
@@ -231,6 +234,8 @@ class Robot:
             raise InputError(f"{what}: expected {len(names)} values {list(names)}, got {array.size}")
         if not np.all(np.isfinite(array)):
             raise InputError(f"{what}: values must be finite, got {array.tolist()}")
+        if np.abs(array).max(initial=0.0) > MAX_COORDINATE:
+            raise InputError(f"{what}: {array.tolist()} has a value beyond {MAX_COORDINATE:g} (m, rad): not a pose")
         return array
 
     def solve_inverse(
@@ -269,10 +274,32 @@ class Robot:
             raise InputError(f"{self.name} has no closed-form kinematics (no 'analytic' key in its YAML)")
         return self.analytic
 
-    def _analytic_solution(self, q: np.ndarray) -> Solution:
+    ANALYTIC_RESIDUAL = 1e-8
+    """Largest closure residual (m, rad) of a closed form's answer to as many values as dof."""
+    READINGS_RESIDUAL = 1e-4
+    """The same with redundant readings (actuation redundancy, sensed passive joints): quantized encoders
+    (17 bits: 4.8e-5 rad) never agree exactly; 2 quantization steps are accepted."""
+
+    def _analytic_solution(self, q: np.ndarray, *, redundant: bool = False) -> Solution:
+        """The closed form's answer, verified: finite, and closing every loop (:attr:`ANALYTIC_RESIDUAL`,
+        :attr:`READINGS_RESIDUAL` for ``redundant`` readings).
+
+        A closed form solves a subset of the equations (e.g. the DualV's from two
+        of its four legs): inconsistent redundant readings give joints that leave
+        the other loops open, which must not pass as an answer.
+        """
+        limit = self.READINGS_RESIDUAL if redundant else self.ANALYTIC_RESIDUAL
+        if not np.isfinite(q).all():
+            raise ConvergenceError(f"{self.name}: the closed form gave non-finite joints (out of reach)")
         residual, jacobian = self.closures.residual_and_jacobian(q)
-        return Solution(q=q, iterations=0, residual=float(np.max(np.abs(residual), initial=0.0)),
-                        conditioning=self.solver.conditioning(jacobian, q))
+        worst = float(np.max(np.abs(residual), initial=0.0))
+        if not worst <= limit:
+            raise ConvergenceError(
+                f"{self.name}: the closed form's answer leaves the loops open by {worst:.3g} (> "
+                f"{limit:g}): the values are inconsistent or out of reach; method 'newton' fits "
+                "inconsistent readings in the least-squares sense"
+            )
+        return Solution(q=q, iterations=0, residual=worst, conditioning=self.solver.conditioning(jacobian, q))
 
     @staticmethod
     def _check_method(method: str) -> None:
@@ -318,7 +345,7 @@ class Robot:
                 if not np.isfinite(q).all():
                     raise KinematicsError(f"{self.name}: the closed form gave non-finite joints for {values.tolist()}")
                 return Solution(q=q, iterations=0, residual=float("nan"), conditioning={})
-            return self._analytic_solution(q)
+            return self._analytic_solution(q, redundant=len(values) > len(self.task_names))
         self._check_method(method)
         return self.solver.solve(
             indices,

@@ -163,7 +163,7 @@ def test_too_short_record_is_rejected(tmp_path):
     t = np.arange(300) * 1e-3
     positions = robot.home[robot.actuated_indices] + 0.01 * np.sin(2 * np.pi * t)[:, None]
     bag = write_joint_states(tmp_path / "short", t, list(robot.actuated_names), positions, effort=np.ones((300, 2)))
-    with pytest.raises(BagError, match="too short"):
+    with pytest.raises((BagError, InputError), match="too short"):  # to trim, or to give enough equations
         identify(robot, [bag], show_progress=False)
 
 

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -368,20 +369,26 @@ def write_joint_states(
         size = (len(stamps), len(joints))
         topics[name] = (list(joints), *(_series(f"{name} {label}", array, size, path)
                                         for label, array in zip(("position", "velocity", "effort"), arrays)))
-    with BagWriter(path, storage=storage, distro=distro, flush=flush, validate=False) as bag:
-        for name in topics:
-            bag.add_topic(name, "sensor_msgs/msg/JointState")
-        for k, stamp in enumerate(stamps):
-            for name, (joints, position_k, velocity_k, effort_k) in topics.items():
-                message = joint_state_message(
-                    bag.typestore,
-                    int(stamp),
-                    joints,
-                    position_k[k],
-                    () if velocity_k is None else velocity_k[k],
-                    () if effort_k is None else effort_k[k],
-                    frame_id=frame_id,
-                )
-                bag.write(name, message)
+    existed = path.exists()  # BagWriter refuses it; never removed below
+    try:
+        with BagWriter(path, storage=storage, distro=distro, flush=flush, validate=False) as bag:
+            for name in topics:
+                bag.add_topic(name, "sensor_msgs/msg/JointState")
+            for k, stamp in enumerate(stamps):
+                for name, (joints, position_k, velocity_k, effort_k) in topics.items():
+                    message = joint_state_message(
+                        bag.typestore,
+                        int(stamp),
+                        joints,
+                        position_k[k],
+                        () if velocity_k is None else velocity_k[k],
+                        () if effort_k is None else effort_k[k],
+                        frame_id=frame_id,
+                    )
+                    bag.write(name, message)
+    except BaseException:
+        if not existed:
+            shutil.rmtree(path, ignore_errors=True)  # a failed writer removes what it started: the retry can use the name
+        raise
     return path
 

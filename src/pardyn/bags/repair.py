@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mcap.exceptions import InvalidMagic
@@ -31,7 +31,7 @@ from pardyn.bags.mcap_chunks import FlushPolicy, Rosbag2Writer
 from pardyn.bags.metadata import load_metadata
 from pardyn.bags.status import bag_status
 
-__all__ = ["McapScan", "RepairReport", "repair_bag", "scan_mcap"]
+__all__ = ["McapScan", "RepairReport", "damaged_chunk", "repair_bag", "scan_mcap", "verify_bag"]
 
 
 @dataclass
@@ -128,6 +128,53 @@ def scan_mcap(path: Path | str) -> McapScan:
     return scan
 
 
+def damaged_chunk(path: Path | str) -> str | None:
+    """Where a closed MCAP file's data section is damaged (chunk CRC, malformed record), None if intact.
+
+    A flipped bit inside a chunk leaves the file's footer and summary intact:
+    only the chunk's CRC (written by pardyn's recorder, and by the ``mcap``
+    package's writer) shows it. The whole data section is read (one pass).
+    """
+    return _scan_problem(scan_mcap(path))
+
+
+def _scan_problem(scan: McapScan) -> str | None:
+    if scan.stop == "end of data":
+        return None
+    return f"{scan.path.name}: chunk {scan.chunks + 1} ({scan.stop}); {scan.chunks} chunks before it are intact"
+
+
+def verify_bag(status) -> str | None:
+    """What is damaged in a closed MCAP bag (a :class:`~pardyn.bags.status.BagStatus`), None if intact.
+
+    Its data section chunk by chunk (:func:`damaged_chunk`), then what a reader
+    sees through the summary and the message indexes (``rosbags``, what
+    ``pardyn identify`` reads), which carry no CRC here: the same messages, in
+    the same order, as the data section holds. Two passes over the file.
+    """
+    from rosbags.rosbag2 import Reader  # noqa: PLC0415
+
+    scanned = []
+    for file in status.files:
+        scan = scan_mcap(file)
+        problem = _scan_problem(scan)
+        if problem:
+            return problem
+        scanned += [(log_time, bytes(data)) for _, log_time, data in scan.messages]
+    try:
+        with Reader(status.path if status.path.is_dir() else status.path.parent) as reader:
+            read = [(timestamp, bytes(data)) for _, timestamp, data in reader.messages()]
+    except Exception as error:  # noqa: BLE001 - any failure of the index is damage
+        read, failure = None, f"{type(error).__name__}: {str(error)[:120]}"
+    else:
+        failure = None
+    if read is None or sorted(read) != sorted(scanned):
+        what = failure or f"{len(read)} messages through the index, {len(scanned)} in the chunks"
+        return (f"the summary or message index is damaged ({what}); the {len(scanned)} messages of the chunks are "
+                "intact")
+    return None
+
+
 @dataclass(frozen=True)
 class RepairReport:
     """Outcome of :func:`repair_bag`.
@@ -207,7 +254,10 @@ def repair_bag(bag_path: Path | str, *, keep_damaged: bool = True, distro: str =
         )
     status = bag_status(path)
     if status.complete:
-        return RepairReport(path, False)
+        damage = verify_bag(status) if status.storage == "mcap" else None
+        if not damage:
+            return RepairReport(path, False)
+        status = replace(status, complete=False, problem=f"damaged: {damage}")
     sources = sorted(path.glob("*.mcap")) or sorted(path.glob("*.mcap.damaged"))
     if len(sources) != 1:
         raise BagError(

@@ -36,12 +36,30 @@ def _accept_negative_lists(parser: argparse.ArgumentParser) -> None:
     parser._negative_number_matcher = NEGATIVE_LIST  # noqa: SLF001 - the documented-by-source hook
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its refusals in one line (``pardyn identify: argument --model-rate: ...``), exit 2."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        self.exit(2, f"{self.prog}: {one_line(message)} (--help lists the options)\n")
+
+    def _get_values(self, action, arg_strings):  # argparse's hook: `--task=--` would give the option a list
+        if action.option_strings and action.nargs is None and list(arg_strings) == ["--"]:
+            self.error(f"argument {'/'.join(action.option_strings)}: expected a value, got '--'")
+        return super()._get_values(action, arg_strings)
+
+
+def one_line(message: str, limit: int = 2000) -> str:
+    """A message as one line of at most ``limit`` characters (whitespace runs collapsed)."""
+    text = " ".join(str(message).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pardyn",
         description="Dynamics, identification and control of parallel robots and cobots.",
     )
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         module = importlib.import_module(f"pardyn.cli.{name}")
         sub = subparsers.add_parser(name.replace("_", "-"), help=module.HELP, description=module.HELP)
@@ -57,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except (PardynError, OSError) as error:
-        print(f"pardyn {args.command}: {error}", file=sys.stderr)
+        print(f"pardyn {args.command}: {one_line(error)}", file=sys.stderr)
         return 2
 
 

@@ -15,14 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
+from pardyn.cli.options import number
+
 HELP = "draw a robot in 3D along a motion: PNG of poses and an animated GIF (no ROS needed)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", required=True, help="robot name (pardyn robots) or YAML path")
-    parser.add_argument("--duration", type=float, default=2.0, help="motion duration in s (default 2)")
-    parser.add_argument("--scale", type=float, default=1.0, help="factor on the motion amplitudes (default 1)")
-    parser.add_argument("--frames", type=int, default=60, help="frames of the GIF (default 60)")
+    parser.add_argument("--duration", type=number(0.0, 3600.0, low_open=True, unit="s"), default=2.0, help="motion duration in s (default 2)")
+    parser.add_argument("--scale", type=number(0.0, 100.0), default=1.0, help="factor on the motion amplitudes (default 1)")
+    parser.add_argument("--frames", type=number(1, 10_000, integer=True), default=60, help="frames of the GIF (default 60)")
     parser.add_argument("--out", type=Path, default=Path("out/animate"), help="output directory (default out/animate)")
 
 

@@ -12,13 +12,17 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+from rosbags.rosbag2.errors import ReaderError
 
 from pardyn.bags.csv_series import read_csv_series
 from pardyn.bags import bag_status, repair_bag
+from pardyn.bags.errors import BagError
+from pardyn.bags.repair import verify_bag
 from pardyn.bags.joint_states import write_joint_states
-from pardyn.cli.data import add_data_arguments, joint_map
+from pardyn.cli.data import add_data_arguments, csv_options, joint_map
 from pardyn.errors import InputError
 from pardyn.identification.sources import rename_joints
+from pardyn.textio import shown
 
 HELP = ("bag tools: 'from-csv' writes a rosbag2 MCAP bag of JointState messages from CSV files, "
         "'info BAG' describes a bag, 'repair BAG' rebuilds a killed recorder's bag")
@@ -35,24 +39,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _info(bag: Path) -> None:
-    from rosbags.rosbag2 import Reader  # noqa: PLC0415
-
     status = bag_status(bag)
     files = ", ".join(str(file) for file in status.files)
+    if status.complete and status.storage == "mcap":
+        damage = verify_bag(status)
+        if damage:
+            print(f"{status.path}: damaged: {damage}")
+            print(f"  `pardyn bag repair {status.path}` rebuilds it from the intact chunks")
+            return
     if not status.complete:
         print(f"{status.path}: not closed: {status.problem} ({status.storage}: {files})")
         if status.storage == "mcap":
             print(f"  `pardyn bag repair {status.path}` recovers its complete chunks")
         return
+    try:
+        _describe(status, files)
+    except (ReaderError, KeyError, TypeError, ValueError, AttributeError) as error:
+        raise BagError(f"cannot read the bag ({type(error).__name__}: {shown(str(error), 160)}); is metadata.yaml "
+                       "intact?", bag=status.path, kind="format") from None
+
+
+def _describe(status, files: str) -> None:
+    from rosbags.rosbag2 import Reader  # noqa: PLC0415
+
+    lines = []
     with Reader(status.path if status.path.is_dir() else status.path.parent) as reader:
         span = (reader.end_time - reader.start_time) * 1e-9 if reader.message_count else 0.0
-        print(f"{status.path}: complete, {status.storage} ({files}), {reader.message_count} messages over {span:.3f} s")
+        lines.append(f"{status.path}: complete, {status.storage} ({files}), {reader.message_count} messages over {span:.3f} s")
         counts: dict[str, int] = {}
         for connection in reader.connections:
             counts[connection.topic] = counts.get(connection.topic, 0) + connection.msgcount
         types = {connection.topic: connection.msgtype for connection in reader.connections}
         for topic in sorted(counts):
-            print(f"  {topic}: {counts[topic]} messages ({types[topic]})")
+            lines.append(f"  {topic}: {counts[topic]} messages ({types[topic]})")
+    print("\n".join(lines))
 
 
 def _repair(bag: Path) -> None:
@@ -76,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("bag from-csv: give the bag to create: --out DIR")
     if not args.csv:
         raise InputError("give the CSV files: --csv FILE (repeat)")
-    series = rename_joints(read_csv_series(args.csv, rate_hz=args.rate, resample=False), joint_map(args.joint_map))
+    series = rename_joints(read_csv_series(args.csv, resample=False, **csv_options(args)), joint_map(args.joint_map))
     for note in series.notes:
         print(f"note: {note}")
     fields = {}

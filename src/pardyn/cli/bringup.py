@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pardyn.cli.options import number
 from pardyn.errors import DescriptionError
-from pardyn.nodes.bringup import load_bringup, run_nodes
+from pardyn.nodes.bringup import check_bringup_file, load_bringup, run_nodes
 from pardyn.resources import share_directory
+from pardyn.ros_names import check_namespace
 
 __all__ = ["add_arguments", "run"]
 
@@ -24,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--namespace", default="",
                         help="namespace of every node, /clock included (one per robot in a shared ROS graph)")
-    parser.add_argument("--duration", type=float, default=None,
+    parser.add_argument("--duration", type=number(0.0, 1e9, low_open=True, unit="s"), default=None,
                         help="stop after this many seconds of wall-clock time (default: until Ctrl-C/SIGTERM)")
     parser.add_argument("--dry-run", action="store_true", help="print the node set as ros2 run commands and exit")
 
@@ -42,7 +44,10 @@ def _config_path(text: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    bringup = load_bringup(_config_path(args.config))
+    path = _config_path(args.config)
+    check_bringup_file(path)  # every node's parameters against its table: unknown keys and wrong types named
+    check_namespace(args.namespace, "--namespace")
+    bringup = load_bringup(path)
     if args.dry_run:
         print(bringup.describe())
         return 0

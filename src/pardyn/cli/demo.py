@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pardyn.cli.options import number
 from pardyn.kinematics.solver import revolute_mask
 from pardyn.progress import progress
 from pardyn.robot import load_robot
@@ -36,12 +37,12 @@ HELP = ("run the demonstration: closed-loop kinematics, then identification of t
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", default="dualv", help="robot name or YAML path (default dualv)")
-    parser.add_argument("--duration", type=float, default=20.0,
+    parser.add_argument("--duration", type=number(0.0, 1e6, low_open=True, unit="s"), default=20.0,
                         help="duration of each identification run in simulated s (default 20)")
     parser.add_argument("--out", type=Path, default=Path("out/demo"), help="output directory (default out/demo)")
     parser.add_argument("--kinematics-only", action="store_true", help="only the kinematics part (seconds)")
-    parser.add_argument("--rate", type=float, default=1000.0, help="kinematics part: sampling rate in Hz")
-    parser.add_argument("--radius", type=float, default=0.05, help="kinematics part: circle radius in m")
+    parser.add_argument("--rate", type=number(1.0, 1e6, unit="Hz"), default=1000.0, help="kinematics part: sampling rate in Hz")
+    parser.add_argument("--radius", type=number(0.0, 10.0, low_open=True, unit="m"), default=0.05, help="kinematics part: circle radius in m")
 
 
 def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
@@ -183,9 +184,10 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
     if payload is not None:
         runs.append(Run("loaded", 2, duration_s, payload))
     runs.append(Run("validation", 3, max(duration_s / 2, 5.0)))
-    bags = record_through_nodes(robot.name, runs, out / "bags", truth_path=out / "truth.json", truth_seed=7).bags
+    recorded = record_through_nodes(robot.name, runs, out / "bags", truth_path=out / "truth.json", truth_seed=7)
+    bags = recorded.bags
     result = identify(robot, [bags["unloaded"]], loaded_bags=[bags["loaded"]] if "loaded" in bags else [],
-                      validate_bags=[bags["validation"]])
+                      validate_bags=[bags["validation"]], truth=recorded.truth.as_dict())
     data = result.as_json()
     (out / "result.json").write_text(json.dumps(data, indent=2) + "\n")
     report = write_report(result, out / "report")
@@ -195,7 +197,8 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
     if data["payload"]:
         print(f"  payload mass {data['payload']['mass']:.4f} kg (true {payload.mass} kg)")
     print(f"  held-out torques: relative error {100 * validation['relative_error_norm']:.2f} % "
-          f"(nominal CAD model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
+          f"(nominal CAD model {100 * validation['nominal']['relative_error_norm']:.2f} %, the true parameters "
+          f"{100 * data['truth']['validation_floor'][0]:.2f} %: the floor)")
     print(f"bags: {out / 'bags'}\nresult: {out / 'result.json'}\nreport: {report}")
     return data
 

@@ -22,15 +22,19 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import math
 from pathlib import Path
 
 import numpy as np
 
+from pardyn.cli.options import numbers
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError, KinematicsError
+from pardyn.progress import progress
 from pardyn.robot import Robot, load_robot
+from pardyn.textio import read_text, shown
 
 HELP = "closed-loop inverse dynamics: actuator torques along a task trajectory (CSV in, CSV out)"
 
@@ -58,7 +62,7 @@ def read_trajectory(path: Path, robot: Robot) -> tuple[np.ndarray, np.ndarray, n
     Raises:
         InputError: naming the file, and the column and line at fault (also a time that does not increase).
     """
-    with path.open(newline="") as stream:
+    with io.StringIO(read_text(path, what="trajectory CSV"), newline="") as stream:
         reader = csv.reader(stream)
         header = next(reader, None)
         if header is None:
@@ -84,7 +88,8 @@ def read_trajectory(path: Path, robot: Robot) -> tuple[np.ndarray, np.ndarray, n
                 except ValueError:
                     value = math.nan
                 if not math.isfinite(value):
-                    raise InputError(f"{path}: line {line}, column {name!r}: expected a finite number, got {text!r}")
+                    raise InputError(f"{path}: line {line}, column {shown(name)}: expected a finite number, "
+                                     f"got {shown(text)}")
                 values.append(value)
             if rows and not values[0] > rows[-1][0]:
                 raise InputError(f"{path}: line {line}: time t = {values[0]!r} s is not after the previous row's "
@@ -99,13 +104,11 @@ def read_trajectory(path: Path, robot: Robot) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _numbers(text: str, option: str) -> list[float]:
-    try:
-        values = [float(item) for item in text.split(",") if item.strip()]
-    except ValueError as error:
-        raise InputError(f"{option}: expected comma-separated numbers, got {text!r}") from error
-    if not all(math.isfinite(v) for v in values):
-        raise InputError(f"{option}: expected finite numbers, got {text!r}")
-    return values
+    return numbers(text, option, bound=1e9)
+
+
+PROGRESS_ROWS = 20_000
+"""Trajectories longer than this show a progress line on stderr (about 4 s of solving)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -118,12 +121,22 @@ def run(args: argparse.Namespace) -> int:
         inverse.check_internal_stress(stress)  # fail before solving the trajectory
     torques = np.empty((len(time), len(robot.actuated_names)))
     previous = None
-    for k in range(len(time)):
+    rows = range(len(time))
+    if len(time) > PROGRESS_ROWS:
+        rows = progress(rows, total=len(time), label=f"pardyn dynamics: {len(time)} rows")
+    for k in rows:
         try:
             q = robot.solve_inverse(task[k], start=previous).q
-        except KinematicsError as error:
+        except (KinematicsError, InputError) as error:
             raise InputError(f"{args.trajectory}: line {lines[k]} (t = {time[k]}): {error}") from error
         torques[k] = inverse.torques_from_task(q, velocity[k], acceleration[k], internal_stress=stress)
+        if not np.isfinite(torques[k]).all():
+            raise InputError(
+                f"{args.trajectory}: line {lines[k]} (t = {time[k]:.6g} s): the torques are not finite numbers "
+                f"(velocities {shown(velocity[k].tolist())}, accelerations {shown(acceleration[k].tolist())}"
+                f"{', the --internal-stress' if stress is not None else ''}, or the parameters are too large); "
+                "nothing was written"
+            )
         previous = q
     with args.out.open("w", newline="") as stream:
         writer = csv.writer(stream)

@@ -37,6 +37,7 @@ EXPERIMENTS: Registry[Callable[[argparse.Namespace], dict]] = Registry("experime
 """Name -> function running it from the parsed arguments and printing its figures; returns the report."""
 
 from pardyn.cli.engine import add_engine_arguments, engine_from_arguments
+from pardyn.cli.options import number
 
 HELP = "run an experiment of the papers (see the list of names); writes <out>/<name>.json"
 
@@ -45,12 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", choices=tuple(EXPERIMENTS), help="the experiment")
     parser.add_argument("--out", type=Path, default=Path("experiments"), help="output directory (default experiments)")
     add_engine_arguments(parser, workers_help="parallel runs (default: one per core)")
-    parser.add_argument("--templates", type=int, help="rrr3_robustness: sign templates per level (default 10)")
-    parser.add_argument("--identification-s", type=float,
+    parser.add_argument("--templates", type=number(1, 100_000, integer=True), help="rrr3_robustness: sign templates per level (default 10)")
+    parser.add_argument("--identification-s", type=number(0.0, 1e6, low_open=True, unit="s"),
                         help="dualv_tracking: length of the identification run in s (default 30); "
                              "ur5e_calibration: the exciting run (default 31); hexapod_identification: "
                              "each exciting run (default 20); estimators: every robot's run (default dualv 12, ur5e 15)")
-    parser.add_argument("--validation-s", type=float,
+    parser.add_argument("--validation-s", type=number(0.0, 1e6, low_open=True, unit="s"),
                         help="ur5e_calibration: length of each held-out run in s (default 15); "
                              "hexapod_identification: the held-out run (default 10); estimators: the held-out run "
                              "(default 6)")

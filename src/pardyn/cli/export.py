@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from pardyn.cli.options import number
 from pardyn.export import FORMATS, export
 from pardyn.robot import load_robot
 
@@ -15,9 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("format", choices=FORMATS.names, help="export format")
     parser.add_argument("--robot", required=True, help="robot name (config/robots) or YAML path")
     parser.add_argument("--out", required=True, help="output directory (created)")
-    parser.add_argument("--placeholder-mass", type=float, default=1e-3,
+    parser.add_argument("--placeholder-mass", type=number(0.0, 1e6, low_open=True, unit="kg"), default=1e-3,
                         help="mass (kg) of links pardyn models as massless (default 1e-3)")
-    parser.add_argument("--placeholder-inertia", type=float, default=1e-6,
+    parser.add_argument("--placeholder-inertia", type=number(0.0, 1e6, low_open=True, unit="kg m^2"), default=1e-6,
                         help="their isotropic inertia (kg m^2, default 1e-6)")
 
 

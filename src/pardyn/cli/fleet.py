@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from pardyn.cli.engine import add_engine_arguments, engine_from_arguments
+from pardyn.cli.options import number
 from pardyn.errors import InputError
 
 HELP = "identify every robot of a fleet folder in parallel and summarize drift (or simulate a fleet)"
@@ -28,25 +29,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     identify.add_argument("--out", type=Path, help="results folder (default DIR/_identified)")
     identify.add_argument("--reference", choices=("first", "nominal"), default="first",
                           help="drift against each robot's first identification (default) or the nominal model")
-    identify.add_argument("--threshold", type=float, default=5.0, help="drift flagged beyond this many sigma (5)")
+    identify.add_argument("--threshold", type=number(0.0, 1e6, low_open=True), default=5.0, help="drift flagged beyond this many sigma (5)")
     identify.add_argument("--no-report", action="store_true", help="no per-run report (plots)")
     identify.add_argument("--topic", default="joint_states", help="JointState topic of the bags")
-    identify.add_argument("--rate", type=float, help="sample rate (Hz) of CSV logs without a time column")
-    identify.add_argument("--decimation", type=int, default=20, help="decimation factor n_d (default 20)")
+    identify.add_argument("--rate", type=number(0.0, 1e7, low_open=True, unit="Hz"), help="sample rate (Hz) of CSV logs without a time column")
+    identify.add_argument("--decimation", type=number(1, 10_000, integer=True), default=20, help="decimation factor n_d (default 20)")
     add_engine_arguments(identify, workers_help="worker processes (default: one per core; 1: in this process)")
     identify.add_argument("--quiet", action="store_true", help="no progress display")
     simulate = sub.add_parser("simulate", help="record a simulated fleet (scattered robots, friction growing)")
     simulate.add_argument("dir", type=Path, help="the fleet folder to write")
     simulate.add_argument("--model", default="delta", help="robot model of the fleet (default delta)")
-    simulate.add_argument("--robots", type=int, default=4, help="robots (default 4)")
-    simulate.add_argument("--nights", type=int, default=3, help="runs per robot, one a night (default 3)")
-    simulate.add_argument("--duration", type=float, default=10.0, help="length of each run, s (default 10)")
-    simulate.add_argument("--growth", type=float, default=0.01,
+    simulate.add_argument("--robots", type=number(1, 10_000, integer=True), default=4, help="robots (default 4)")
+    simulate.add_argument("--nights", type=number(1, 10_000, integer=True), default=3, help="runs per robot, one a night (default 3)")
+    simulate.add_argument("--duration", type=number(0.0, 1e5, low_open=True, unit="s"), default=10.0, help="length of each run, s (default 10)")
+    simulate.add_argument("--growth", type=number(-0.5, 10.0), default=0.01,
                           help="relative growth of every drive's viscous friction per night (default 0.01)")
     simulate.add_argument("--step", default="1,2,0,0.15",
                           help="friction fault ROBOT,NIGHT,DRIVE,ADDED (0-based; added viscous friction "
                                "N m s/rad) or 'none' (default 1,2,0,0.15)")
-    simulate.add_argument("--seed", type=int, default=11, help="robot r is built with seed SEED + r (default 11)")
+    simulate.add_argument("--seed", type=number(0, 2**31, integer=True), default=11, help="robot r is built with seed SEED + r (default 11)")
     add_engine_arguments(simulate, workers_help="worker processes (default: one per core; 1: in this process)")
     simulate.add_argument("--quiet", action="store_true", help="no progress display")
 

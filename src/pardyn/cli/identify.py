@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 from pardyn.bags.csv_series import read_csv_series
+from pardyn.bags.joint_states import JointStateSeries
 from pardyn.bags.resample import DEFAULT_MAX_GAP
-from pardyn.cli.data import add_data_arguments, joint_map, split_holdout
+from pardyn.cli.data import add_data_arguments, csv_options, joint_map, read_runs, split_holdout
+from pardyn.cli.options import number
 from pardyn.description.transmission import load_transmission
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.dynamics.rotor import load_rotor_model
@@ -25,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", required=True, help="robot name or YAML path")
     parser.add_argument("--bag", action="append", default=[], type=Path,
                         help="bag without payload (repeat): pardyn's or any rosbag2 bag, MCAP or sqlite3")
-    add_data_arguments(parser)
+    add_data_arguments(parser, runs=True)
     parser.add_argument("--loaded-bag", action="append", default=[], type=Path,
                         help="bag with the payload fixed to the platform (repeat; eq. 49)")
     parser.add_argument("--validate-bag", action="append", default=[], type=Path, help="held-out bag (repeat)")
@@ -41,20 +43,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-speed",
                         help="per actuated joint (comma-separated, or one value for all), the speed in rad/s (m/s) "
                              "below which its equations are dropped after decimation")
-    parser.add_argument("--holdout", type=float, default=0.0,
+    parser.add_argument("--holdout", type=number(0.0, 0.9, high_open=True), default=0.0,
                         help="fraction of each run (at its end) held out for validation, e.g. 0.25")
-    parser.add_argument("--model-rate", type=float, default=100.0,
+    parser.add_argument("--model-rate", type=number(0.0, 1e6, low_open=True, unit="Hz"), default=100.0,
                         help="rate (Hz) at which the model is evaluated before the last decimation stage")
-    parser.add_argument("--trim", type=float, help="time dropped at both ends of each run, s (default 1.5 / cutoff)")
-    parser.add_argument("--effort-delay", type=float,
+    parser.add_argument("--trim", type=number(0.0, 1e6, unit="s"), help="time dropped at both ends of each run, s (default 1.5 / cutoff)")
+    parser.add_argument("--effort-delay", type=number(-10.0, 10.0, unit="s"),
                         help="age of the efforts, s (default: half a period for bags, 0 for CSV files)")
-    parser.add_argument("--max-gap", type=float, default=DEFAULT_MAX_GAP,
+    parser.add_argument("--max-gap", type=number(1.0, 1e6, low_open=True), default=DEFAULT_MAX_GAP,
                         help="longest interval between stamps that is resampled, in median intervals "
                              f"(default {DEFAULT_MAX_GAP})")
-    parser.add_argument("--cutoff", type=float, help="derivative low-pass cut-off in Hz (default: 5 x bandwidth)")
-    parser.add_argument("--decimation", type=int, default=20, help="decimation factor n_d (default 20)")
-    parser.add_argument("--r-sigma", type=float, default=10.0, help="essential-parameter ratio (default 10)")
-    parser.add_argument("--essential-tolerance", type=float, default=0.05,
+    parser.add_argument("--cutoff", type=number(0.0, 1e6, low_open=True, unit="Hz"), help="derivative low-pass cut-off in Hz (default: 5 x bandwidth)")
+    parser.add_argument("--decimation", type=number(1, 1_000_000, integer=True), default=20, help="decimation factor n_d (default 20)")
+    parser.add_argument("--r-sigma", type=number(1.0, 1e12), default=10.0, help="essential-parameter ratio (default 10)")
+    parser.add_argument("--essential-tolerance", type=number(0.0, 100.0), default=0.05,
                         help="essential parameters: the reduced model's fit error may exceed the base model's by "
                              "this fraction at most (default 0.05 = 5 %%)")
     parser.add_argument("--parameters", choices=("base", "essential"), default="base",
@@ -74,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "controller and reference (--controller, --reference-topic)")
     parser.add_argument("--estimator-start", choices=STARTS, default=STARTS[0],
                         help=f"{'/'.join(closed_loop)}: first estimate of the iteration (default {STARTS[0]})")
-    parser.add_argument("--max-iterations", type=int, default=8,
+    parser.add_argument("--max-iterations", type=number(1, 1000, integer=True), default=8,
                         help=f"{'/'.join(closed_loop)}: simulations at most (default 8)")
     parser.add_argument("--controller", action="append", type=Path, default=[],
                         help=f"{'/'.join(closed_loop)}: the controller node's parameter file(s) the bags were recorded with "
@@ -82,6 +84,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reference-topic", default="reference/trajectory",
                         help=f"{'/'.join(closed_loop)}: the reference the controller tracked (trajectory_msgs/JointTrajectory, "
                              "default reference/trajectory)")
+    parser.add_argument("--truth", type=Path,
+                        help="truth.json of simulated runs (pardyn demo, record_runs): the identified base parameters "
+                             "against the true ones, and the truth's own held-out error (the floor)")
     parser.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     parser.add_argument("--report", type=Path, help="directory for report.md and its plots")
 
@@ -112,18 +117,16 @@ def _reference(robot, bag: Path, topic: str, estimator: str):
 
 def _controller_law(robot, files: list[Path]):
     """The law the controller node builds from these parameter files (later files win), and its rate (Hz)."""
-    import yaml  # noqa: PLC0415
-
     from pardyn.errors import InputError  # noqa: PLC0415
     from pardyn.control.laws import law_from_parameters  # noqa: PLC0415 - the node's own construction
     from pardyn.node_parameters import check_values, table  # noqa: PLC0415
+    from pardyn.textio import load_yaml  # noqa: PLC0415
 
     values = {name: spec.default for name, spec in table("controller").items()}
     for path in files:
-        try:
-            document = yaml.safe_load(Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError) as error:
-            raise InputError(f"{path}: cannot read the controller parameters: {error}") from error
+        document = load_yaml(path, what="controller parameters file") or {}
+        if not isinstance(document, dict):
+            raise InputError(f"{path}: expected a mapping of node sections")
         sections = [body["ros__parameters"] for key, body in document.items()
                     if isinstance(body, dict) and isinstance(body.get("ros__parameters"), dict)
                     and str(key).rstrip("/").rsplit("/", 1)[-1] in ("controller", "**")]
@@ -166,7 +169,8 @@ def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
 
 
 def _print_summary(robot_name: str, data: dict) -> None:
-    """RESULT.json's figures in a few lines: data notes, fit, estimator, motors, payload, validation, physical."""
+    """RESULT.json's figures in a few lines: data notes, fit, estimator, motors, payload, validation, truth,
+    physical."""
     fit = data["fit"]
     for note in data["data_notes"]:
         print(f"note: {note}")
@@ -184,6 +188,12 @@ def _print_summary(robot_name: str, data: dict) -> None:
         validation = data["validation"]
         print(f"validation: relative error {100 * validation['relative_error_norm']:.2f} % "
               f"(nominal model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
+    if data["truth"]:
+        rows = [row for row in data["truth"]["base_parameters"] if row["true"] is not None]
+        worst = max(rows, key=lambda row: abs(row["error_in_std"]))
+        floors = data["truth"]["validation_floor"]
+        print(f"against the truth: largest error {worst['name']} {worst['error_in_std']:.3g} std"
+              + (f"; held-out error of the true parameters {100 * floors[0]:.2f} % (the floor)" if floors else ""))
     physical = data["physical"]
     if physical:
         line = (f"physical (SDP, min pseudo-inertia eigenvalue {physical['min_pseudo_inertia_eigenvalue']:.3g}): "
@@ -197,18 +207,21 @@ def _print_summary(robot_name: str, data: dict) -> None:
 
 def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot)
-    if not args.bag and not args.csv:
-        raise InputError("give the data: --bag BAG (repeat) or --csv FILE (repeat)")
+    if not args.bag and not args.csv and not args.run:
+        raise InputError("give the data: --run FILE_OR_FOLDER (repeat), --bag BAG (repeat) or --csv FILE (repeat)")
+    transmission = load_transmission(robot)
+    options = csv_options(args, tuple(transmission.motors if transmission is not None else robot.measured_names))
     runs: list = list(args.bag)
     if args.csv:
-        runs.append(read_csv_series(args.csv, rate_hz=args.rate, max_gap=args.max_gap))
-    validate: list = list(args.validate_bag)
+        runs.append(read_csv_series(args.csv, **options))
+    runs += read_runs(args.run, options)
+    validate: list = list(args.validate_bag) + read_runs(args.validate, options)
     if args.holdout:
         if args.rotor_compensation:
             raise InputError("--holdout and --rotor-compensation together are not supported: give --validate-bag")
         runs, held = split_holdout(runs, args.holdout, topic=args.topic)
         validate += held
-    csv_only = not args.bag and not args.validate_bag and not args.loaded_bag
+    csv_only = not args.loaded_bag and all(isinstance(r, JointStateSeries) for r in [*runs, *validate])
     settings = IdentificationSettings(
         model=args.model,
         dynamic_model=args.dynamic_model,
@@ -223,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
         rotor_model=load_rotor_model(robot) if args.rotor_compensation else None,
         motor_topic=args.motor_topic,
         joint_map=tuple(joint_map(args.joint_map).items()) or None,
-        transmission=load_transmission(robot),
+        transmission=transmission,
         min_speed=_speeds(args.min_speed, len(robot.actuated_names)),
         max_gap=args.max_gap,
         model_rate_hz=args.model_rate,
@@ -235,11 +248,16 @@ def run(args: argparse.Namespace) -> int:
     )
     closed_loop = None
     if ESTIMATORS.get(args.estimator).closed_loop:
-        if args.csv or args.holdout:
+        if args.csv or args.run or args.holdout:
             raise InputError(f"--estimator {args.estimator} needs bags with the reference (--bag), not --csv/--holdout")
         closed_loop = _closed_loop_setups(robot, [*args.bag, *args.loaded_bag], args)
+    truth = None
+    if args.truth is not None:
+        from pardyn.identification.truth import load_truth_values  # noqa: PLC0415
+
+        truth = load_truth_values(args.truth)
     result = identify(robot, runs, loaded_bags=args.loaded_bag, validate_bags=validate, settings=settings,
-                      closed_loop=closed_loop)
+                      closed_loop=closed_loop, truth=truth)
     data = result.as_json()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2) + "\n")

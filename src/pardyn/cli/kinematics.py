@@ -4,18 +4,49 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import sys
 
-from pardyn.errors import InputError
+import numpy as np
+
+from pardyn.cli.options import numbers
+from pardyn.errors import ConvergenceError, InputError
 from pardyn.robot import load_robot
 
 HELP = "closed-loop kinematics: every joint from task coordinates or actuated joints (JSON out)"
 
 
 def _numbers(text: str, option: str) -> list[float]:
-    try:
-        return [float(item) for item in text.split(",") if item.strip()]
-    except ValueError as error:
-        raise InputError(f"{option}: expected comma-separated numbers, got {text!r}") from error
+    return numbers(text, option)
+
+
+MISMATCH = 1e-9
+"""Largest difference (m, rad) between a value asked for and the answer's, said nothing about."""
+
+
+def check_answer(names, asked, answered, option: str, *, exact: bool) -> list[str]:
+    """Compare what was asked (``--task``, ``--actuated``) with the answer's values; notes to print.
+
+    An angle answered 2 pi k away is the same pose: a note says so. Any other
+    difference: with ``exact`` (a task asked for) a :class:`ConvergenceError`,
+    else (redundant or sensed readings fitted in the least-squares sense) a note
+    naming the largest misfit.
+    """
+    notes, misfit = [], []
+    for name, want, got in zip(names, asked, answered):
+        difference = want - got
+        turns = round(difference / (2.0 * math.pi))
+        if turns and abs(difference - 2.0 * math.pi * turns) <= MISMATCH * max(1.0, abs(want)):
+            notes.append(f"{option} {name} = {want:.9g} answered as {got:.9g} ({turns:+d} x 2 pi: the same pose)")
+        elif abs(difference) > MISMATCH * max(1.0, abs(want)):
+            misfit.append((abs(difference), name, want, got))
+    if misfit:
+        size, name, want, got = max(misfit)
+        text = f"{option} {name} = {want:.9g} but the closed loops give {got:.9g} (difference {size:.3g})"
+        if exact:
+            raise ConvergenceError(f"{text}: no pose of {option} was found")
+        notes.append(f"{text}: the readings are inconsistent; the answer fits them in the least-squares sense")
+    return notes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,10 +64,18 @@ def run(args: argparse.Namespace) -> int:
     if args.task is not None:
         if args.sensed is not None:
             raise InputError("--sensed goes with --actuated")
-        solution = robot.solve_inverse(_numbers(args.task, "--task"), method=args.method)
+        task = _numbers(args.task, "--task")
+        solution = robot.solve_inverse(task, method=args.method)
+        notes = check_answer(robot.task_names, task, robot.task_values(solution.q), "--task", exact=True)
     else:
         sensed = None if args.sensed is None else _numbers(args.sensed, "--sensed")
-        solution = robot.solve_forward(_numbers(args.actuated, "--actuated"), sensed=sensed, method=args.method)
+        actuated = _numbers(args.actuated, "--actuated")
+        solution = robot.solve_forward(actuated, sensed=sensed, method=args.method)
+        notes = check_answer(robot.measured_names, actuated + (sensed or []),
+                             np.asarray(solution.q)[robot.measured_indices[:len(actuated) + len(sensed or [])]],
+                             "--actuated" if sensed is None else "--actuated/--sensed", exact=False)
+    for note in notes:
+        print(f"pardyn kinematics: note: {note}", file=sys.stderr)
     print(json.dumps({
         "robot": robot.name,
         "task": robot.task_dict(solution.q),

@@ -61,8 +61,10 @@ from pardyn.description.excitation import ExcitationSettings, parse_excitation
 from pardyn.description.fields import YamlFields
 from pardyn.description.limits import Limits, parse_limits
 from pardyn.description.rotors import RotorsSection, parse_rotors
+from pardyn.description.validation import check_joint_names
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, robots_directory
+from pardyn.textio import shown
 
 __all__ = [
     "COMPONENT_NAMES",
@@ -241,14 +243,14 @@ def _parse_condition(reader: YamlFields, raw: Any, key: str) -> ModeCondition:
             raise reader.fail(f"{key}.line", f"expected two frame names, got {list(line)}")
         side = item.get("side")
         if side not in ("left", "right"):
-            raise reader.fail(f"{key}.side", f"expected 'left' or 'right', got {side!r}")
+            raise reader.fail(f"{key}.side", f"expected 'left' or 'right', got {shown(side)}")
         return ModeCondition(point, line, "side", 1 if side == "left" else -1, text=text)
     for word, sign in (("above", 1), ("below", -1)):
         if word in item:
             reference = reader.string(item[word], f"{key}.{word}")
             axis = item.get("axis", "y")
-            if axis not in _AXES:
-                raise reader.fail(f"{key}.axis", f"expected one of x, y, z, got {axis!r}")
+            if not isinstance(axis, str) or axis not in _AXES:
+                raise reader.fail(f"{key}.axis", f"expected one of x, y, z, got {shown(axis)}")
             return ModeCondition(point, (reference,), "above", sign, axis=_AXES[axis], text=text)
     raise reader.fail(key, "a condition needs 'line' + 'side', or 'above'/'below' (+ 'axis')")
 
@@ -288,7 +290,7 @@ def _parse_locked(reader: YamlFields, raw: Any) -> str | dict[str, float] | None
         return dict.fromkeys(reader.strings(raw, "locked"), 0.0)
     if isinstance(raw, Mapping):
         return {reader.string(k, "locked"): reader.number(v, f"locked.{k}") for k, v in raw.items()}
-    raise reader.fail("locked", f"expected 'others', a list of joints or {{joint: value}}, got {raw!r}")
+    raise reader.fail("locked", f"expected 'others', a list of joints or {{joint: value}}, got {shown(raw)}")
 
 
 def parse_description(raw: Any, *, source: Path) -> RobotDescription:
@@ -316,6 +318,8 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
             f"{len(actuated)} actuated joints cannot drive {len(task_names)} task coordinates",
         )
     sensed = reader.strings(top.get("sensed"), "sensed")
+    if urdf.suffix.lower() == ".urdf":  # names checked before the sections that use them (limits, dynamics)
+        check_joint_names(urdf, source, {"task": task_joints, "actuated": actuated, "sensed": sensed})
     raw_closures = top.get("closures") or []
     serial = not raw_closures
     if serial and task_frame is None and set(actuated) != set(task_joints):

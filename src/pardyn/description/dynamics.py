@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from pardyn.description.fields import YamlFields
+from pardyn.description.validation import check_body, check_drive
 
 __all__ = ["BodyValues", "DRIVE_NAMES", "DriveValues", "DynamicsSection", "parse_dynamics", "standard_from_com"]
 
@@ -131,6 +132,7 @@ def parse_dynamics(
             com=reader.vector(item["com"], f"{key}.com", 3) if "com" in item else np.zeros(3),
             inertia_com=np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]),
         ))
+        check_body(bodies[-1].mass, bodies[-1].inertia_com, f"{reader.source}: {key}")
     links = [link for body in bodies for link in body.links]
     twice = sorted({link for link in links if links.count(link) > 1})
     if twice:
@@ -150,6 +152,7 @@ def parse_dynamics(
                 raise reader.fail(f"{key}.joints[{j}]", f"joint {joint!r} listed twice")
             seen.add(joint)
         drives.append(DriveValues(joints, **{p: reader.number(item.get(p, 0.0), f"{key}.{p}") for p in DRIVE_NAMES}))
+        check_drive(drives[-1].values(), f"{reader.source}: {key}")
     bars = tuple(reader.names(section["two_end_bars"], "dynamics.two_end_bars")) if "two_end_bars" in section else ()
     for j, bar in enumerate(bars):
         if bar not in links:

@@ -18,13 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from pardyn.description.config import CLOSURE_TYPES, COMPONENT_NAMES, Closure, RobotDescription, parse_description
 from pardyn.description.gepetto import is_gepetto, parse_gepetto
 from pardyn.errors import DescriptionError
 from pardyn.registry import Registry
 from pardyn.resources import robots_directory
+from pardyn.textio import load_yaml
 
 __all__ = ["FORMATS", "detect_format", "load_description"]
 
@@ -34,10 +33,7 @@ FORMATS: Registry[Callable[[Path], RobotDescription]] = Registry("description fo
 
 
 def _read_yaml(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
-        raise DescriptionError(f"{path}: not valid YAML: {error}") from error
+    return load_yaml(path, what="robot YAML", error=DescriptionError)
 
 
 @FORMATS.register("pardyn")

@@ -33,7 +33,9 @@ import pinocchio as pin
 
 from pardyn.description.config import CLOSURE_TYPES, COMPONENT_NAMES, Closure, RobotDescription
 from pardyn.description.fields import YamlFields
+from pardyn.description.validation import build_urdf_model, check_joint_names
 from pardyn.errors import DescriptionError
+from pardyn.textio import shown
 
 __all__ = ["is_gepetto", "parse_gepetto"]
 
@@ -48,7 +50,7 @@ def is_gepetto(raw: Any) -> bool:
 
 def _placeholder_links(urdf: Path, frames: set[str]) -> tuple[str, ...]:
     """Child links of the cut joints named in the closures (Gepetto's placeholders)."""
-    model = pin.buildModelFromUrdf(str(urdf))
+    model = build_urdf_model(urdf)
     links = []
     for name in sorted(frames):
         if not model.existFrame(name):
@@ -80,7 +82,10 @@ def parse_gepetto(raw: Any, *, source: Path) -> RobotDescription:
         urdf = candidates[0]
     pairs = top.get("closed_loop") or []
     kinds = top.get("type") or []
-    if not isinstance(pairs, list) or not isinstance(kinds, list) or len(pairs) != len(kinds):
+    for key, value in (("closed_loop", pairs), ("type", kinds)):
+        if not isinstance(value, list):
+            raise reader.fail(key, f"expected a list (one entry per loop), got {type(value).__name__} {shown(value)}")
+    if len(pairs) != len(kinds):
         raise reader.fail("type", f"one type per closed_loop pair expected, got {len(kinds)} for {len(pairs)} pairs")
     closures = []
     for i, (pair, kind) in enumerate(zip(pairs, kinds)):
@@ -99,6 +104,7 @@ def parse_gepetto(raw: Any, *, source: Path) -> RobotDescription:
             )
         )
     actuated = reader.names(top.get("name_mot"), "name_mot")
+    check_joint_names(urdf, source, {"name_mot": actuated})
     massless = _placeholder_links(urdf, {name for c in closures for name in c.frames})
     notes = []
     if massless:

@@ -94,6 +94,7 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
+from pardyn.description.validation import check_compiled_mjcf
 from pardyn.errors import DescriptionError
 
 __all__ = ["MjcfClosure", "MjcfRobot", "read_mjcf"]
@@ -172,7 +173,7 @@ def _compile(source: Path) -> mujoco.MjModel:
     if root != "mujoco":
         raise DescriptionError(f"{source}: root element <{root}> is not <mujoco>: not an MJCF file")
     try:
-        return mujoco.MjModel.from_xml_path(str(source))
+        return check_compiled_mjcf(mujoco.MjModel.from_xml_path(str(source)), source)
     except ValueError as error:
         message = " ".join(str(error).split())
         raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {message}") from error

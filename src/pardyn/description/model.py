@@ -7,6 +7,7 @@ import math
 import pinocchio as pin
 
 from pardyn.description.config import RobotDescription
+from pardyn.description.validation import build_urdf_model
 from pardyn.errors import DescriptionError
 
 __all__ = ["build_model", "joint_names"]
@@ -116,10 +117,7 @@ def _read_tree(description: RobotDescription) -> pin.Model:
         from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
         return read_mjcf(description.urdf).model
-    try:
-        return pin.buildModelFromUrdf(str(description.urdf))
-    except (RuntimeError, ValueError) as error:
-        raise DescriptionError(f"{description.urdf}: pinocchio cannot read this URDF: {error}") from error
+    return build_urdf_model(description.urdf)
 
 
 def _zero_massless_links(model: pin.Model, description: RobotDescription) -> None:

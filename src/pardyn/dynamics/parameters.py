@@ -76,7 +76,9 @@ import pinocchio as pin
 
 from pardyn.description.dynamics import DRIVE_NAMES, DynamicsSection
 from pardyn.description.fields import YamlFields
+from pardyn.description.validation import check_parameters
 from pardyn.errors import DescriptionError, InputError
+from pardyn.textio import load_json, shown
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -334,8 +336,8 @@ class DynamicParameters:
         vector = self.vector() if unlisted == "keep" else np.zeros(self.size)
         position = {name: k for k, name in enumerate(names)}
         for name, value in values.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise InputError(f"{where}: {name}: expected a finite number, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value_or_inf(value)):
+                raise InputError(f"{where}: {name}: expected a finite number, got {shown(value)}")
             vector[position[name]] = float(value)
         return self.with_vector(vector)
 
@@ -530,6 +532,14 @@ def parameters_from_description(robot: Robot, *, check_urdf: bool = True) -> Dyn
     return params
 
 
+def value_or_inf(value: float) -> float:
+    """``float(value)``, inf for an integer too large for a float (JSON/YAML ``1`` followed by 400 zeros)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 # ------------------------------------------------------------ result files
 def read_parameter_file(path: str | Path, robot: Robot, *, base: DynamicParameters | None = None) -> DynamicParameters:
     """Read identified parameters from a JSON result file.
@@ -559,10 +569,7 @@ def read_parameter_file(path: str | Path, robot: Robot, *, base: DynamicParamete
             (the message names the file and the key).
     """
     path = Path(path)
-    try:
-        content = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path}: not valid JSON: {error}") from error
+    content = load_json(path, what="parameter file")
     if not isinstance(content, Mapping):
         raise InputError(f"{path}: expected a JSON object")
     if "format" in content and content["format"] != RESULT_FORMAT:
@@ -578,8 +585,10 @@ def read_parameter_file(path: str | Path, robot: Robot, *, base: DynamicParamete
     if unlisted not in ("nominal", "zero"):
         raise InputError(f"{path}: unlisted: expected 'nominal' or 'zero', got {unlisted!r}")
     base = robot.nominal_parameters if base is None else base
-    return base.with_values(values, unlisted="keep" if unlisted == "nominal" else "zero",
-                            where=f"{path}: standard_parameters")
+    params = base.with_values(values, unlisted="keep" if unlisted == "nominal" else "zero",
+                              where=f"{path}: standard_parameters")
+    check_parameters(params, f"{path}: standard_parameters", error=InputError)
+    return params
 
 
 def write_parameter_file(path: str | Path, params: DynamicParameters, **extra: Any) -> None:

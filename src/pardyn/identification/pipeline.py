@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,9 +77,24 @@ from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
-from pardyn.identification.diagnostics import scale_notes
+from pardyn.identification.diagnostics import (
+    delay_note,
+    effort_delay_s,
+    efforts_all_zero,
+    physical_notes,
+    scale_notes,
+    speed_notes,
+)
 from pardyn.identification.errors import FitCollapsedError, MissingRecordingError
 from pardyn.identification.estimators import ESTIMATORS, STARTS, EstimatorResult, estimate
+from pardyn.identification.filtering import decimate
+from pardyn.identification.identifiability import (
+    MIN_MOTION,
+    Identifiability,
+    compare_bases,
+    exact_blocks,
+    structural_base,
+)
 from pardyn.identification.least_squares import (
     EssentialParameters,
     Estimate,
@@ -94,6 +109,7 @@ from pardyn.identification.result import IdentificationResult, Validation
 from pardyn.identification.settings import MODELS, FitSettings, IdentificationSettings
 from pardyn.identification.simulation import ClosedLoopSetup, ModelSimulator
 from pardyn.identification.sources import Source
+from pardyn.identification.truth import TruthComparison, compare_with_truth
 from pardyn.identification.validation import validate
 
 if TYPE_CHECKING:
@@ -120,6 +136,7 @@ def identify(
     settings: IdentificationSettings | None = None,
     closed_loop: Sequence[ClosedLoopSetup] | None = None,
     show_progress: bool = True,
+    truth: Mapping[str, float] | None = None,
 ) -> IdentificationResult:
     """Identify ``robot``'s dynamic parameters from bags (module docstring for the steps).
 
@@ -133,6 +150,9 @@ def identify(
         closed_loop: a closed-loop estimator (iv, didim): the controller and reference of each
             bag (``bags`` then ``loaded_bags``), to simulate the model as it was run.
         show_progress: progress lines on stderr.
+        truth: the true standard parameters by name, when known (simulated runs): the result compares
+            the identified base parameters with them and gives their own held-out error
+            (:mod:`pardyn.identification.truth`).
 
     Raises:
         BagError: a bag that cannot be used (the message names bag, topic and time).
@@ -143,12 +163,13 @@ def identify(
     with threadpool_limits(limits=1, user_api="blas"):
         return _identify(robot, bags, loaded_bags=loaded_bags, validate_bags=validate_bags,
                          settings=settings or IdentificationSettings(), closed_loop=closed_loop,
-                         show_progress=show_progress)
+                         show_progress=show_progress, truth=truth)
 
 
 def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Source],
               validate_bags: Sequence[Source], settings: IdentificationSettings,
-              closed_loop: Sequence[ClosedLoopSetup] | None, show_progress: bool) -> IdentificationResult:
+              closed_loop: Sequence[ClosedLoopSetup] | None, show_progress: bool,
+              truth: Mapping[str, float] | None) -> IdentificationResult:
     """:func:`identify` with the BLAS thread limit in place: the story, one step a line."""
     _check_settings(robot, bags, settings)
     clock = time.perf_counter()
@@ -156,8 +177,8 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
     sources = [_source(b) for b in [*bags, *loaded_bags]]
     every = prepare_all(robot, regressor, sources, settings, show_progress=show_progress)  # steps 1-4
     timings = _summed_timings(every)
-    unloaded, loaded = every[: len(bags)], every[len(bags):]
-    payload_columns = _payload_columns(robot, regressor, identify_payload=bool(loaded_bags))
+    unloaded, loaded = _with_efforts(every[: len(bags)]), _with_efforts(every[len(bags):])  # all-zero runs out
+    payload_columns = _payload_columns(robot, regressor, identify_payload=bool(loaded))
     scale = _scale_notes(robot, unloaded[0])
 
     clock_step = time.perf_counter()
@@ -167,16 +188,19 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
         system = system.select([k for k, name in enumerate(system.names) if name not in dropped])
     timings["decimate_s"] = time.perf_counter() - clock_step
     clock_step = time.perf_counter()
+    system = _without_still_drives(robot, system, [*unloaded, *loaded])
+    system = _without_silent_blocks(regressor, system, [*unloaded, *loaded])
     base, reduced = _base_system(system, settings, sources)  # step 6
+    identifiability = _identifiability(robot, regressor, system, base, [*unloaded, *loaded], settings)
     timings["qr_s"] = time.perf_counter() - clock_step
 
     clock_step = time.perf_counter()
-    weighted = wls(reduced.W, reduced.Y, block_sizes=reduced.block_sizes, names=reduced.names,
-                   rank_eps=settings.fit.rank_eps)  # eq. (48): every estimator's block weights
-    essential = essential_parameters(reduced.W, reduced.Y, names=reduced.names, block_sizes=reduced.block_sizes,
+    labels = _block_labels(regressor.row_names, unloaded, loaded)
+    weighted, solved, weighting = _block_weights(reduced, settings, labels)  # eq. (48), or OLS when undefined
+    essential = essential_parameters(solved.W, solved.Y, names=solved.names, block_sizes=solved.block_sizes,
                                      ratio=settings.fit.r_sigma, fit_tolerance=settings.fit.essential_tolerance,
                                      rank_eps=settings.fit.rank_eps)
-    estimator = _run_estimator(robot, regressor, base, reduced, weighted, unloaded, loaded, settings,
+    estimator = _run_estimator(robot, regressor, base, solved, weighted, unloaded, loaded, settings,
                                payload_columns, closed_loop, show_progress)  # step 7
     timings["solve_s"] = time.perf_counter() - clock_step
     check_fit(estimator.estimate, essential, settings)
@@ -188,6 +212,14 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
     parameters, motor_values = _standard_parameters(robot.nominal_parameters, base, system.names, chosen)
     timings["total_s"] = time.perf_counter() - clock
     validation = _validate_all(robot, validate_bags, settings, regressor, parameters, physical, motor_values)  # 9
+    found = [*weighting, *identifiability.notes(),
+             *_residual_notes(robot, regressor, unloaded, parameters, motor_values, settings, solved, estimator.estimate),
+             *physical_notes(estimator.estimate.names, estimator.estimate.chi, estimator.estimate.std,
+                             robot.nominal_parameters.as_dict(),
+                             physical=None if physical is None else _base_values(base, physical.parameters))]
+    compared = None if truth is None else _compare_with_truth(
+        base, estimator.estimate, system.names, truth, bool(loaded),
+        [_truth_floor(robot, b, settings, regressor, truth, motor_values) for b in validate_bags])
 
     first_blocks = np.array(reduced.block_sizes[: len(regressor.row_names)], dtype=int)  # first bag, per row
     fit_rows = int(first_blocks.sum())
@@ -195,15 +227,157 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
         robot=robot.name, model=settings.model.model_name(robot), settings=settings,
         samples=int(sum(len(d.t) for d in every)), equations=reduced.rows, base=base,
         estimate=estimator.estimate, essential=essential, estimator=estimator, parameters=parameters,
-        row_names=regressor.row_names, fit_blocks=_block_labels(regressor.row_names, unloaded, loaded),
+        row_names=regressor.row_names, fit_blocks=labels,
         cutoff_hz=float(np.mean([d.cutoff_hz for d in every])),
         sample_rate_hz=float(np.mean([d.sample_rate_hz for d in every])),
         payload=_payload(base, estimator.estimate) if loaded else None, validation=validation,
         fit_series={"measured": reduced.Y[:fit_rows], "predicted": estimator.estimate.prediction[:fit_rows],
                     "block_sizes": first_blocks},
         timings=timings, physical=physical, motor_parameters=motor_values,
-        notes=tuple(dict.fromkeys([*(note for d in every for note in d.notes), *scale])),
+        notes=tuple(dict.fromkeys([*(note for d in every for note in d.notes), *scale, *found])),
+        identifiability=identifiability, truth=compared,
     )
+
+
+def _with_efforts(runs: Sequence[BagData]) -> list[BagData]:
+    """The runs that recorded efforts: a run whose efforts are all zero (a planned trajectory) gives no equation
+    (its data note says it is excluded)."""
+    return [d for d in runs if not efforts_all_zero(d.torque)]
+
+
+def _motion(runs: Sequence[BagData]) -> np.ndarray:
+    """Each tree joint's largest peak-to-peak motion within one run (nv,) (rad or m)."""
+    return np.max([np.ptp(d.q, axis=0) for d in runs], axis=0)
+
+
+def _without_silent_blocks(regressor: Regressor, system: LinearSystem, runs: Sequence[BagData]) -> LinearSystem:
+    """The equations of a joint whose efforts are constant in a run (not measured) set to ``0 = 0``.
+
+    They would pull its parameters towards what explains a constant; as zero rows they weigh nothing
+    and the layout (one block per run and row) stays. Such a block is fitted exactly, so the WLS
+    weights become undefined and the system is solved by OLS (:func:`_block_weights` says so). Standard
+    model only (its rows are the actuated joints' efforts).
+    """
+    if regressor.projection != "standard":
+        return system
+    slices = system.block_slices()
+    silent = [slices[r * len(regressor.row_names) + j] for r, data in enumerate(runs)
+              for j in range(len(regressor.row_names)) if np.ptp(data.torque[:, j]) == 0.0]
+    if not silent:
+        return system
+    W, Y = system.W.copy(), system.Y.copy()
+    for part in silent:
+        W[part], Y[part] = 0.0, 0.0
+    return LinearSystem(W, Y, system.block_sizes, system.names)
+
+
+def _without_still_drives(robot: Robot, system: LinearSystem, runs: Sequence[BagData]) -> LinearSystem:
+    """The drive columns (``ia_``, ``fv_``, ``fs_``) of joints that hardly move set to zero: their speeds are
+    filter noise, whose sign would make a Coulomb column out of nothing (they become unidentifiable, and the
+    identifiability notes say why)."""
+    motion = _motion(runs)
+    still = {name for name, moved in zip(robot.joint_names, motion) if moved < MIN_MOTION}
+    columns = [k for k, name in enumerate(system.names) if name.partition("_")[0] in ("ia", "fv", "fs")
+               and name.partition("_")[2] in still]
+    if not columns:
+        return system
+    W = system.W.copy()
+    W[:, columns] = 0.0
+    return LinearSystem(W, system.Y, system.block_sizes, system.names)
+
+
+def _identifiability(robot: Robot, regressor: Regressor, system: LinearSystem, base: BaseParameters,
+                     runs: Sequence[BagData], settings: IdentificationSettings) -> Identifiability:
+    """The runs' base parameters against the model's structural ones (:mod:`.identifiability`)."""
+    structural = structural_base(robot, regressor, system.names, eps=settings.fit.rank_eps)
+    motion = dict(zip(robot.joint_names, _motion(runs).tolist()))
+    torque = [d.torque for d in runs]
+    silent = [name for j, name in enumerate(robot.actuated_names) if all(np.ptp(t[:, j]) == 0.0 for t in torque)]
+    body_joints = {body.name: robot.model.names[body.joint] for body in robot.nominal_parameters.bodies}
+    return compare_bases(structural, base, motion=motion, silent=silent, body_joints=body_joints)
+
+
+def _block_weights(reduced: LinearSystem, settings: IdentificationSettings,
+                   labels: Sequence[str]) -> tuple[Estimate, LinearSystem, list[str]]:
+    """Eq. (48)'s weighted estimate and the system the estimators use, with a note when OLS replaces WLS.
+
+    WLS needs each block's error deviation: when some blocks are fitted exactly (efforts the model
+    reproduces to round-off, e.g. a joint whose efforts are zero while it does not move) and others are
+    not, the weights are undefined and the system is solved as one block (OLS, eqs. 44-47).
+    """
+    try:
+        weighted = wls(reduced.W, reduced.Y, block_sizes=reduced.block_sizes, names=reduced.names,
+                       rank_eps=settings.fit.rank_eps)
+        return weighted, reduced, []
+    except InputError:
+        exact = exact_blocks(reduced, rank_eps=settings.fit.rank_eps)
+        if not exact:
+            raise
+        one = LinearSystem(reduced.W, reduced.Y, (reduced.rows,), reduced.names)
+        note = (f"OLS instead of WLS: the equations of {', '.join(labels[k] for k in exact[:4])}"
+                f"{' ...' if len(exact) > 4 else ''} are fitted exactly (efforts not measured: left out, or "
+                "noise-free) while others are not: the WLS weights are undefined")
+        return wls(one.W, one.Y, block_sizes=one.block_sizes, names=one.names, rank_eps=settings.fit.rank_eps), one, [note]
+
+
+def _residual_notes(robot: Robot, regressor: Regressor, runs: Sequence[BagData], parameters: DynamicParameters,
+                    motor_values: dict[str, float], settings: IdentificationSettings, solved: LinearSystem,
+                    estimate_: Estimate) -> list[str]:
+    """The identified model against the runs without payload (standard model: one row per actuated joint).
+
+    Friction near zero speed (:func:`~pardyn.identification.diagnostics.speed_notes`, unless minimum speeds
+    are given) on the decimated equations, where the measured and the modelled torques went through the same
+    low-pass (eq. 40): before it, the efforts' filter rings at every Coulomb step the model's ``sign`` does
+    not have. Each run's effort delay by least squares over shifts at the model rate (both zero-phase filtered).
+    Joints that hardly move are left out (their speeds are noise).
+    """
+    if regressor.projection != "standard":
+        return []
+    values = {**parameters.without_payload().as_dict(), **motor_values}
+    vector = np.array([values.get(name, 0.0) for name in model_names(regressor, settings.model)])
+    rows = [robot.joint_names.index(name) for name in regressor.row_names]
+    moving = _motion(runs)[rows] >= MIN_MOTION
+    notes = []
+    for data in runs:
+        delay = 0.5 / data.sample_rate_hz if settings.data.effort_delay_s is None else settings.data.effort_delay_s
+        notes += delay_note(data.path.name, *effort_delay_s(data.t, data.measured, data.observation), delay,
+                            float(np.median(np.diff(data.t))))
+    if settings.filter.min_speed is not None:
+        return notes
+    residual = solved.Y - estimate_.prediction
+    speeds, residuals, start = [], [], 0
+    for data in runs:  # the unloaded runs' equations come first, joint after joint (decimated_system's order)
+        _, second = settings.filter.stages(data.sample_rate_hz)
+        speed = decimate(data.qdot[:, rows], np.zeros((len(data.t), len(rows), 1)), factor=second,
+                         order=settings.filter.filter_order).Y.reshape(len(rows), -1).T  # (N_d, rows)
+        speeds.append(speed)
+        residuals.append(residual[start:start + speed.size].reshape(len(rows), -1).T)
+        start += speed.size
+    label = runs[0].path.name if len(runs) == 1 else f"{len(runs)} runs"
+    found = np.concatenate(residuals) * moving  # joints that hardly move: no note
+    return speed_notes(label, regressor.row_names, np.concatenate(speeds), found)[0] + notes
+
+
+def _base_values(base: BaseParameters, parameters: DynamicParameters) -> dict[str, float]:
+    """Standard parameters -> the base parameters' values by name (standard names missing count 0)."""
+    values = parameters.as_dict()
+    return dict(zip(base.names, base.from_standard(np.array([values.get(n, 0.0) for n in base.standard_names]))))
+
+
+def _compare_with_truth(base: BaseParameters, estimate_: Estimate, names: Sequence[str], truth: Mapping[str, float],
+                        loaded: bool, floor: Sequence[float]) -> TruthComparison:
+    """The identified base parameters against the truth's (the payload's unknown when a payload is identified)."""
+    true = np.array([np.nan if loaded and name.endswith("_payload") else truth.get(name, np.nan) for name in names])
+    return compare_with_truth(estimate_.names, estimate_.chi, estimate_.std, base.regrouping, true, floor)
+
+
+def _truth_floor(robot: Robot, bag: Source, settings: IdentificationSettings, regressor: Regressor,
+                 truth: Mapping[str, float], motor_values: dict[str, float]) -> float:
+    """The true parameters' held-out relative error on ``bag``: the floor of this model on these data."""
+    layout = robot.nominal_parameters
+    true = layout.with_values({k: v for k, v in truth.items() if k in layout.names}).without_payload()
+    model = InverseDynamics(robot, true)
+    return validate(robot, _source(bag), settings, model, model, regressor, None, motor_values).relative_error_norm
 
 
 def _source(bag: Source) -> Source:
@@ -257,7 +431,7 @@ def _base_system(system: LinearSystem, settings: IdentificationSettings,
     if rows < columns:
         raise InputError(
             f"bags {[str(p) for p in sources]}: {rows} equations (samples x joints after decimation by "
-            f"{settings.filter.decimation}) for {columns} standard parameters: record longer runs"
+            f"{settings.filter.decimation}) for {columns} standard parameters: the runs are too short, record longer runs"
         )
     base = base_parameters(system.W, names=system.names, order=symmetric_order(system.names),
                            eps=settings.fit.rank_eps)

@@ -69,6 +69,9 @@ __all__ = [
 CHECK_EVERY = 10
 """Along a bag, the closed-loop solution's branch and conditioning are checked every this many samples."""
 
+MAX_TRIM_FRACTION = 0.1
+"""The default trim (``1.5 / cutoff`` at each end) takes at most this fraction of a run at each end."""
+
 
 @dataclass
 class BagData:
@@ -129,7 +132,8 @@ class Filtered:
         derivatives: band-pass estimates of the measured positions and their derivatives (N, n_m);
         torque: the low-passed actuator torques at their true time (N, n_a);
         keep: the samples kept (trimmed, one in ``n_1``) (N_kept,);
-        cutoff_hz: derivative cut-off; step_s: time between kept samples (s).
+        cutoff_hz: derivative cut-off; step_s: time between kept samples (s);
+        notes: what the filtering did that the user should know (a trim shortened for a short run).
     """
 
     derivatives: Derivatives
@@ -137,6 +141,7 @@ class Filtered:
     keep: np.ndarray
     cutoff_hz: float
     step_s: float
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -189,7 +194,15 @@ def filter_recording(robot: Robot, recording: Recording, filters: FilterSettings
     else:
         bandwidth = filters.bandwidth_hz or dominant_bandwidth_hz(t, recording.positions)
         cutoff = min(filters.bandwidth_factor * bandwidth, ceiling)
-    trim = filters.trim_s if filters.trim_s is not None else 1.5 / cutoff
+    trim, notes = filters.trim_s, ()
+    if trim is None:  # the filters' transients, at most a tenth of a run longer than both transients together
+        duration = float(t[-1] - t[0])
+        trim = 1.5 / cutoff
+        if duration >= 2 * trim and MAX_TRIM_FRACTION * duration < trim:
+            trim = MAX_TRIM_FRACTION * duration
+            notes = (f"{recording.bag.name}: {duration:.3g} s long: trimmed {trim:.3g} s at each end "
+                     f"({100 * MAX_TRIM_FRACTION:.0f} % of the run) instead of {1.5 / cutoff:.3g} s (1.5 / cut-off): "
+                     "the filters' start and end transients may remain; --trim S sets it",)
     derivatives = estimate_derivatives(t, recording.positions, cutoff_hz=cutoff, order=filters.filter_order)
     model_rate = sample_rate / first
     delay = 0.5 / sample_rate if data.effort_delay_s is None else data.effort_delay_s
@@ -210,7 +223,7 @@ def filter_recording(robot: Robot, recording: Recording, filters: FilterSettings
             f"identify (trim {trim:.3f} s at each end, decimation {filters.decimation})",
             bag=recording.bag, topic=series.topic, kind="count",
         )
-    return Filtered(derivatives, torque, keep, cutoff, first / sample_rate)
+    return Filtered(derivatives, torque, keep, cutoff, first / sample_rate, notes)
 
 
 def _kinematics_bag_error(robot: Robot, series: JointStateSeries, bag: Path, t_s: float,
@@ -311,7 +324,7 @@ def prepare_bag(
     return BagData(
         path=recording.bag, t=recording.series.t[filtered.keep], q=states.q, qdot=states.qdot, qddot=states.qddot,
         torque=torque, observation=observation, measured=gamma, cutoff_hz=filtered.cutoff_hz,
-        sample_rate_hz=recording.sample_rate_hz, timings=timings, notes=recording.notes,
+        sample_rate_hz=recording.sample_rate_hz, timings=timings, notes=(*recording.notes, *filtered.notes),
         start_time=float(recording.series.t[0]), start_q=states.start_q,
     )
 

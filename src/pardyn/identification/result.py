@@ -21,7 +21,9 @@ from pardyn.identification.least_squares import EssentialParameters, Estimate
 from pardyn.identification.settings import IdentificationSettings
 
 if TYPE_CHECKING:
+    from pardyn.identification.identifiability import Identifiability
     from pardyn.identification.physical import PhysicalEstimate
+    from pardyn.identification.truth import TruthComparison
 
 __all__ = ["IdentificationResult", "Validation"]
 
@@ -65,7 +67,12 @@ class Validation:
 
 @dataclass(frozen=True)
 class IdentificationResult:
-    """Everything the identification found (``as_json`` gives RESULT.json)."""
+    """Everything the identification found (``as_json`` gives RESULT.json).
+
+    ``identifiability``: the runs' base parameters against the model's structural ones
+    (:mod:`pardyn.identification.identifiability`); ``truth``: the identified base parameters against
+    the true ones, when they are known (:mod:`pardyn.identification.truth`).
+    """
 
     robot: str
     model: str
@@ -88,6 +95,8 @@ class IdentificationResult:
     estimator: EstimatorResult | None = None
     motor_parameters: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    identifiability: Identifiability | None = None
+    truth: TruthComparison | None = None
 
     def _rows(self, estimate: Estimate) -> list[dict[str, float]]:
         return [
@@ -143,6 +152,12 @@ class IdentificationResult:
                 "condition_number": self.estimate.condition_number,
             },
             "validation": validation,
+            "identifiability": None if self.identifiability is None else {
+                "structural_base_parameters": self.identifiability.structural.n_base,
+                "not_identified": [{"name": name, "reason": reason} for name, reason in self.identifiability.lost],
+                "data_relations": list(self.identifiability.data_relations),
+            },
+            "truth": None if self.truth is None else self.truth.as_json(),
             "filter": {
                 "derivative_cutoff_hz": self.cutoff_hz,
                 "filter_order": filters.filter_order,

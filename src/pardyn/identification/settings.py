@@ -89,7 +89,8 @@ class FilterSettings:
         filter_order: Butterworth order of every low-pass.
         decimation: total decimation factor n_d (eq. 40; 20 in the UR5e paper).
         model_rate_hz: rate at which the model is evaluated before the last decimation stage.
-        trim_s: time dropped at both ends of each bag (s); ``None``: ``1.5 / cutoff``.
+        trim_s: time dropped at both ends of each bag (s); ``None``: ``1.5 / cutoff``, at most a tenth of
+            a run longer than twice that (:data:`pardyn.identification.preparation.MAX_TRIM_FRACTION`).
         min_speed: per actuated joint, the speed (rad/s, m/s) below which its equations are dropped
             after decimation (:mod:`pardyn.identification.selection`); ``None``: all kept.
     """

@@ -152,6 +152,12 @@ def _lock_massless(
     if not lock:
         return model, q, {}, []
     locked = {names[i]: float(q[i]) for i in lock}
+    named = sorted(set(locked) & set(description.task_joints + description.sensed))
+    if named:
+        raise DescriptionError(
+            f"{description.source}: task/sensed joints {named} move no body with inertia with the actuators held "
+            f"(an internal motion of massless links): check the tree of {description.urdf.name}"
+        )
     reduced = pin.buildReducedModel(model, [i + 1 for i in lock], q)
     keep = [i for i in range(model.nv) if i not in lock]
     note = (

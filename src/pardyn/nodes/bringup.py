@@ -51,6 +51,8 @@ import yaml
 from pardyn.errors import DescriptionError
 from pardyn.node_parameters import check_parameters_file, check_shared_values, check_values
 from pardyn.resources import resolve_path, share_directory
+from pardyn.ros_names import check_node_name, check_topic
+from pardyn.textio import load_yaml, shown
 
 __all__ = ["Bringup", "NodeSpec", "check_bringup_file", "load_bringup", "namespace_remappings", "run_nodes"]
 
@@ -123,7 +125,7 @@ def _parameters(raw: Any, where: str, source: Path) -> tuple[Path | dict[str, An
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise DescriptionError(f"{source}: {where}: expected a list of parameter files and mappings, got {raw!r}")
+        raise DescriptionError(f"{source}: {where}: expected a list of parameter files and mappings, got {shown(raw)}")
     items: list[Path | dict[str, Any]] = []
     for index, item in enumerate(raw):
         if isinstance(item, str):
@@ -134,7 +136,7 @@ def _parameters(raw: Any, where: str, source: Path) -> tuple[Path | dict[str, An
         elif isinstance(item, Mapping) and all(isinstance(k, str) for k in item):
             items.append(dict(item))
         else:
-            raise DescriptionError(f"{source}: {where}[{index}]: expected a file path or a mapping, got {item!r}")
+            raise DescriptionError(f"{source}: {where}[{index}]: expected a file path or a mapping, got {shown(item)}")
     return tuple(items)
 
 
@@ -149,13 +151,10 @@ def load_bringup(path: str | Path) -> Bringup:
         OSError: the file cannot be read.
     """
     source = Path(path)
-    try:
-        raw = yaml.safe_load(source.read_text())
-    except yaml.YAMLError as error:
-        raise DescriptionError(f"{source}: not valid YAML: {error}") from error
+    raw = load_yaml(source, what="bringup file", error=DescriptionError)
     if not isinstance(raw, Mapping) or not isinstance(raw.get("nodes"), list) or not raw["nodes"]:
         raise DescriptionError(f"{source}: expected a mapping with a non-empty 'nodes' list")
-    unknown = sorted(set(raw) - {"nodes", "parameters"})
+    unknown = sorted(map(str, set(raw) - {"nodes", "parameters"}))
     if unknown:
         raise DescriptionError(f"{source}: unknown keys {unknown}; expected 'nodes' and optionally 'parameters'")
     common = _parameters(raw.get("parameters"), "parameters", source)
@@ -163,18 +162,19 @@ def load_bringup(path: str | Path) -> Bringup:
     for index, entry in enumerate(raw["nodes"]):
         where = f"nodes[{index}]"
         if not isinstance(entry, Mapping) or not isinstance(entry.get("executable"), str):
-            raise DescriptionError(f"{source}: {where}: expected a mapping with an 'executable' string, got {entry!r}")
-        unknown = sorted(set(entry) - {"executable", "name", "parameters", "remappings"})
+            raise DescriptionError(f"{source}: {where}: expected a mapping with an 'executable' string, got {shown(entry)}")
+        unknown = sorted(map(str, set(entry) - {"executable", "name", "parameters", "remappings"}))
         if unknown:
             raise DescriptionError(f"{source}: {where}: unknown keys {unknown}")
         name = entry.get("name")
-        if name is not None and not isinstance(name, str):
-            raise DescriptionError(f"{source}: {where}.name: expected a string, got {name!r}")
+        if name is not None:
+            check_node_name(name, f"{source}: {where}.name")
         remappings = entry.get("remappings") or {}
-        if not isinstance(remappings, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in remappings.items()
-        ):
+        if not isinstance(remappings, Mapping):
             raise DescriptionError(f"{source}: {where}.remappings: expected a mapping of topic names")
+        for key, value in remappings.items():
+            check_topic(key, f"{source}: {where}.remappings")
+            check_topic(value, f"{source}: {where}.remappings.{key}")
         nodes.append(NodeSpec(
             executable=entry["executable"],
             name=name,
@@ -196,7 +196,7 @@ def check_bringup_file(path: str | Path) -> None:
     """
     path = Path(path)
     bringup = load_bringup(path)  # the format's own checks first
-    raw = yaml.safe_load(path.read_text())
+    raw = load_yaml(path, what="bringup file", error=DescriptionError)
     executables = [spec.executable for spec in bringup.nodes]
     for index, item in enumerate(raw.get("parameters") or []):
         if isinstance(item, Mapping):

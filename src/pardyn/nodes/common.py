@@ -33,7 +33,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from pardyn.errors import InputError
-from pardyn.node_parameters import NODE_PARAMETERS, ParameterSpec
+from pardyn.node_parameters import BUILTIN, NODE_PARAMETERS, ParameterSpec
 
 __all__ = [
     "COMMAND_TOPIC",
@@ -133,7 +133,23 @@ def declare_parameters(node: Node, name: str) -> dict[str, Any]:
         if problems:
             raise InputError(f"parameter {spec.name}: {'; '.join(problems)}")
         values[spec.name] = value
+    _warn_unknown_overrides(node, name)
     return values
+
+
+def _warn_unknown_overrides(node: Node, name: str) -> None:
+    """Say which parameters given to the node (``-p``, ``--params-file``) no pardyn node declares: a misspelt
+    key (``stall_timout``) is otherwise dropped without a word. A warning, not an error: a launch-wide ``/**``
+    file may carry other packages' parameters."""
+    import difflib  # noqa: PLC0415
+
+    declared = {spec.name for specs in NODE_PARAMETERS.values() for spec in specs} | {s.name for s in BUILTIN}
+    overrides = getattr(node, "_parameter_overrides", {}) or {}  # rclpy's overrides of this node
+    for key in sorted(set(overrides) - declared):
+        near = difflib.get_close_matches(key, [spec.name for spec in NODE_PARAMETERS[name]], n=1)
+        node.get_logger().warning(
+            f"parameter {key!r} is not a parameter of node {name} (ignored){f'; did you mean {near[0]!r}?' if near else ''}"
+        )
 
 
 # --------------------------------------------------------------------------- reports
