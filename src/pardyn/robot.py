@@ -24,6 +24,7 @@ from pardyn.kinematics.closure import LoopClosures
 from pardyn.kinematics.differential import DifferentialKinematics
 from pardyn.kinematics.solver import ClosureSolver, Solution
 from pardyn.kinematics.structure import analyse_structure
+from pardyn.resources import robots_directory
 
 __all__ = ["MAX_COORDINATE", "Robot", "load_robot"]
 
@@ -103,6 +104,22 @@ class Robot:
         self.nominal_parameters = parameters_from_description(self, check_urdf=check_urdf)
 
     @property
+    def reference(self) -> str:
+        """What :func:`load_robot` (and a node's ``robot`` parameter) takes to load this robot again: the name
+        of a shipped robot, else the absolute path of its description file."""
+        source = self.description.source.resolve()
+        if source.parent == robots_directory().resolve() and source.stem == self.name:
+            return self.name
+        return str(source)
+
+    @property
+    def task_units(self) -> tuple[str, ...]:
+        """Unit of each task coordinate, ``"rad"`` or ``"m"`` (joint type, or the frame component)."""
+        if self.frame_task is not None:
+            return tuple("rad" if name in ("rx", "ry", "rz") else "m" for name in self.task_names)
+        return tuple("rad" if self.solver.angles[i] else "m" for i in self._task_indices)
+
+    @property
     def task_indices(self) -> np.ndarray:
         """Positions in ``q`` of the task joints (virtual chain, or actuated joints used as the task)."""
         if self._task_indices is None:
@@ -131,6 +148,11 @@ class Robot:
         names = ("x", "y", "z", "rx", "ry", "rz")
         closures = []
         for closure in structure.closures:
+            if closure.type == "coupling":
+                a, b = closure.joints
+                closures.append({"name": closure.name, "frames": [a, b], "type": "coupling", "independent_rows": 1,
+                                 "components": [f"{b} = {closure.coefficients[0]:g} + {closure.coefficients[1]:g} {a}"]})
+                continue
             rows = 1 if closure.type == "distance" else len(closure.components)
             closures.append({
                 "name": closure.name, "frames": list(closure.frames), "type": closure.type,
@@ -220,6 +242,15 @@ class Robot:
                     f"{self.description.source}: home: the home configuration violates {label} "
                     f"{violations}; adjust home.joints"
                 )
+        if self.closures.size:  # a serial robot has no closure Jacobian to condition
+            self.closures.linearize(q)
+            for kind, condition in self.solver.loop_conditioning(self.closures.last_jacobian(), q).items():
+                if not condition < self.solver.max_condition:
+                    raise DescriptionError(
+                        f"{self.description.source}: home: near a {kind} singularity (condition number "
+                        f"{condition:.3g} of the closure Jacobian block, limit {self.solver.max_condition:.3g}); "
+                        f"move home.task (and home.joints) away from it"
+                    )
         return q
 
     def _values(self, values: Sequence[float] | Mapping[str, float], names: Sequence[str], what: str) -> np.ndarray:

@@ -6,26 +6,52 @@ import numpy as np
 
 from pardyn.robot import Robot
 
-__all__ = ["animation", "draw_planar_robot", "draw_spatial_robot", "poses_figure", "skeleton"]
+__all__ = ["animation", "draw_planar_robot", "draw_spatial_robot", "effector_position", "plane_axes", "poses_figure",
+           "skeleton"]
 
 
-def draw_planar_robot(axes, robot: Robot, q: np.ndarray, *, color: str = "C0", alpha: float = 1.0) -> None:
-    """Draw the legs (A_i - B_i - tip) and the platform's attachment points at ``q`` in the xy plane (m)."""
-    legs = sorted({name.split("_")[0] for name in robot.joint_names if name.startswith("leg")})
-    frames = [f"{leg}_{point}" for leg in legs for point in ("A", "B", "tip")]
-    platform = [frame.name for frame in robot.model.frames if frame.name.startswith("platform_c")]
-    positions = robot.closures.frame_positions(q, frames + platform + ["platform"])
-    for leg in legs:
-        chain = np.array([positions[f"{leg}_{point}"][:2] for point in ("A", "B", "tip")])
-        axes.plot(chain[:, 0], chain[:, 1], "-o", color=color, alpha=alpha, markersize=3, linewidth=1.5)
-        axes.plot(*chain[0], "ks", markersize=5, alpha=alpha)
-    if platform:
-        outline = np.array([positions[name][:2] for name in platform] + [positions[platform[0]][:2]])
-        axes.plot(outline[:, 0], outline[:, 1], "-", color="C3", alpha=alpha, linewidth=2.5)
-    axes.plot(*positions["platform"][:2], "+", color="C3", alpha=alpha, markersize=8)
+def effector_position(robot: Robot, q: np.ndarray) -> np.ndarray:
+    """Position (3,) m of what the task moves at ``q``: the task frame, else the body at the end of the task's
+    virtual chain, else (a serial robot whose task is its joints) the last frame of the tree."""
+    import pinocchio as pin  # noqa: PLC0415
+
+    model, data = robot.model, robot.model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    if robot.description.task_frame is not None:
+        return data.oMf[model.getFrameId(robot.description.task_frame)].translation.copy()
+    virtual = [int(i) + 1 for i in robot.task_indices if robot.joint_names[i] not in robot.actuated_names]
+    if virtual:
+        return data.oMi[max(virtual)].translation.copy()
+    return data.oMf[len(model.frames) - 1].translation.copy()
+
+
+def plane_axes(robot: Robot, joints: np.ndarray) -> tuple[int, int] | None:
+    """The two world axes a planar robot moves in over the poses ``joints`` (samples, nv), or None if spatial.
+
+    Planar: every skeleton point of every pose (:func:`skeleton`) has the same coordinate along one axis
+    (to 1e-9 of the drawing's size).
+    """
+    points = np.array([p for q in joints for segment in skeleton(robot, q) for p in segment]
+                      + [effector_position(robot, q) for q in joints])
+    span = points.max(axis=0) - points.min(axis=0)
+    flat = int(np.argmin(span))
+    if span[flat] > 1e-9 * max(float(span.max()), 1e-9):
+        return None
+    return tuple(axis for axis in range(3) if axis != flat)  # type: ignore[return-value]
+
+
+def draw_planar_robot(axes, robot: Robot, q: np.ndarray, *, color: str = "C0", alpha: float = 1.0,
+                      plane: tuple[int, int] = (0, 1)) -> None:
+    """Draw the tree's skeleton (:func:`skeleton`, frames from the model) at ``q`` in its plane (m): the joints
+    as dots, the task point as a cross; ``plane``: the two world axes drawn (:func:`plane_axes`)."""
+    a, b = plane
+    for segment in skeleton(robot, q):
+        axes.plot(segment[:, a], segment[:, b], "-o", color=color, alpha=alpha, markersize=3, linewidth=1.5)
+    point = effector_position(robot, q)
+    axes.plot(point[a], point[b], "+", color="C3", alpha=alpha, markersize=8)
     axes.set_aspect("equal")
-    axes.set_xlabel("x (m)")
-    axes.set_ylabel("y (m)")
+    axes.set_xlabel(f"{'xyz'[a]} (m)")
+    axes.set_ylabel(f"{'xyz'[b]} (m)")
 
 
 # ------------------------------------------------------------------------------- spatial robots
@@ -41,7 +67,7 @@ def skeleton(robot: Robot, q: np.ndarray) -> list[np.ndarray]:
     model, data = robot.model, robot.model.createData()
     pin.framesForwardKinematics(model, data, q)
     virtual = set()  # the task joints and their ancestors: the virtual chain
-    for joint in (int(i) + 1 for i in robot.task_indices):
+    for joint in (int(i) + 1 for i in robot.task_indices if robot.joint_names[i] not in robot.actuated_names):
         while joint != 0:
             virtual.add(joint)
             joint = model.parents[joint]
@@ -94,7 +120,7 @@ def poses_figure(robot: Robot, joints: np.ndarray, path, *, count: int = 5, titl
         segments = skeleton(robot, joints[k])
         points += [p for s in segments for p in s]
         draw_spatial_robot(axes, robot, joints[k], color=f"C{n % 10}", alpha=0.35 + 0.65 * n / max(count - 1, 1))
-    path_points = np.array([robot.closures.frame_positions(q, ["platform"])["platform"] for q in joints])
+    path_points = np.array([effector_position(robot, q) for q in joints])
     axes.plot(path_points[:, 0], path_points[:, 1], path_points[:, 2], "k--", linewidth=1, label="platform path")
     _equal_box(axes, np.array(points))
     axes.set_title(title or f"{robot.name}: {count} poses along the motion")

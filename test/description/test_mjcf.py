@@ -366,10 +366,11 @@ TWO_HINGES = """<mujoco><worldbody>
   <equality>{}</equality></mujoco>"""
 
 
-def test_joint_and_tendon_equalities_are_refused_when_active_and_skipped_when_not(tmp_path):
+def test_constant_joint_and_tendon_equalities_are_refused_when_active_and_skipped_when_not(tmp_path):
     active = _write(tmp_path, TWO_HINGES.format('<joint name="gear" joint1="ja"/>'))
     unnamed = pytest.warns(UserWarning, match="joint 1 has no name: called 'joint1'")
-    refused = pytest.raises(DescriptionError, match=rf"{re.escape(str(active))}: equality 'gear' is a joint equality")
+    refused = pytest.raises(DescriptionError, match=rf"{re.escape(str(active))}: equality 'gear' holds joint 'ja' at "
+                                                    "a constant: lock it instead")  # couplings: test_couplings.py
     with unnamed, refused:
         read_mjcf(active)
     tendon = _write(tmp_path, TWO_HINGES.format('<tendon name="rope" tendon1="t"/>'), "tendon.xml")

@@ -14,7 +14,7 @@ import pardyn
 from pardyn.description import load_description
 from pardyn.errors import DescriptionError
 from pardyn.resources import robots_directory
-from pardyn.trajectories.excitation import DEFAULT_EXCITATION, excitation_settings
+from pardyn.trajectories.excitation import excitation_settings
 
 def _write(tmp_path: Path, name: str, edit) -> Path:
     data = yaml.safe_load((robots_directory() / f"{name}.yaml").read_text())
@@ -105,7 +105,7 @@ def test_shipped_robots_have_typed_sections(load):
     dualv = load("dualv").description
     assert dualv.analytic == "dualv" and dualv.counterweights == () and dualv.rotors is None
     assert [body.links for body in dualv.dynamics.bodies][0] == ("leg1_link1", "leg2_link1", "leg3_link1", "leg4_link1")
-    assert dualv.dynamics.drives[0].ia == 0.02 and dualv.excitation is None
+    assert dualv.dynamics.drives[0].ia == 0.02 and dualv.excitation.amplitude == (0.08, 0.06, 0.3)
     assert load("wu3r").description.counterweights == ("slider1_joint", "slider2_joint")
     rotors = load("ur5e").description.rotors
     assert rotors.joints == load("ur5e").actuated_names and rotors.values["stiffness"][3] == 3000.0
@@ -127,6 +127,7 @@ def test_excitation_section_is_the_robots_default_excitation(tmp_path):
     excitation = robot.description.excitation
     assert excitation.design_options() == {"amplitude": (0.07, 0.06, 0.3), "max_velocity": (6.7, 6.7, 26.7),
                                            "max_acceleration": (40.0, 40.0, 160.0), "base_frequency_hz": 1.0}
-    assert excitation == replace(DEFAULT_EXCITATION["dualv"], amplitude=(0.07, 0.06, 0.3))
-    assert excitation_settings(robot) == excitation and excitation_settings("dualv") == DEFAULT_EXCITATION["dualv"]
+    shipped = pardyn.load_robot("dualv").description.excitation
+    assert excitation == replace(shipped, amplitude=(0.07, 0.06, 0.3))
+    assert excitation_settings(robot) == excitation and excitation_settings("dualv") == shipped
     assert excitation_settings(robot, base_frequency_hz=0.5).amplitude == (0.07, 0.06, 0.3)

@@ -30,6 +30,7 @@ def pair(tmp_path_factory):
     raw["task"] = {"frame": "platform", "coordinates": ["x", "y", "rz"]}
     raw["home"]["task"] = {"x": 0.0, "y": 0.0, "rz": 0.0}
     raw.pop("analytic", None)
+    raw.pop("excitation", None)  # given per task coordinate of the virtual chain
     path = Path(tmp_path_factory.mktemp("frame_task")) / "dualv_frame.yaml"
     path.write_text(yaml.safe_dump(raw))
     return pardyn.load_robot("dualv"), pardyn.load_robot(path)

@@ -58,7 +58,7 @@ def bringup(start_process):
     command = [str(script)] if script.is_file() else [sys.executable, "-m", "pardyn.cli"]
 
     def start(*arguments: str):
-        return start_process(command + ["bringup", *arguments], "bringup")
+        return start_process(command + ["bringup", "--verbose", *arguments], "bringup")  # the nodes' lines read here
 
     return start
 

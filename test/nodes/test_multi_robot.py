@@ -51,7 +51,7 @@ def test_two_namespaced_bringups_side_by_side_record_correct_bags(start_process,
     command = [str(script)] if script.is_file() else [sys.executable, "-m", "pardyn.cli"]
     robots = {name: f"{ros_namespace}/{name}" for name in ("r1", "r2")}
     processes = {
-        name: start_process(command + ["bringup", str(bringup_file(tmp_path, name)), "--namespace", namespace,
+        name: start_process(command + ["bringup", "--verbose", str(bringup_file(tmp_path, name)), "--namespace", namespace,
                                        "--duration", str(RUN_S)], f"bringup_{name}")
         for name, namespace in robots.items()
     }

@@ -8,15 +8,19 @@ Adding a command: write ``pardyn/cli/<name>.py`` with
 
 and list its module name in ``COMMANDS``. Errors of pardyn (``PardynError``)
 and bad files are reported on stderr as ``pardyn <command>: <message>`` with
-exit status 2, never as a traceback.
+exit status 2, never as a traceback. Warnings are one line each, each shown once
+(``pardyn: warning: <message>``); a closed output pipe (``pardyn kinematics ... | head``)
+ends the command quietly with status 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import sys
+import warnings
 from collections.abc import Sequence
 
 from pardyn.errors import PardynError
@@ -69,11 +73,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:  # noqa: ARG001 - warnings' hook
+    return f"pardyn: warning: {message}\n"
+
+
+def quiet_warnings() -> None:
+    """Every warning once (whatever its source line), as one line without the Python source it came from."""
+    warnings.formatwarning = _one_line_warning
+    warnings.simplefilter("once")
+    for category in (DeprecationWarning, PendingDeprecationWarning):  # the libraries' business, as by default
+        warnings.filterwarnings("ignore", category=category)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    quiet_warnings()
     try:
         return int(args.handler(args) or 0)
+    except BrokenPipeError:  # the reader of stdout left (| head): nothing more to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's flush at exit would raise again
+        return 0
     except (PardynError, OSError) as error:
         print(f"pardyn {args.command}: {one_line(error)}", file=sys.stderr)
         return 2

@@ -2,7 +2,7 @@
 
 The motion: every task coordinate swings around home, ``x(t) = home + a sin(2 pi f_k t + k)``
 (amplitudes ``a`` = the robot's excitation amplitudes of
-:data:`pardyn.trajectories.excitation.DEFAULT_EXCITATION`, else 5 cm / 0.1 rad, times
+its YAML's ``excitation:`` section, else 5 cm / 0.1 rad, times
 ``--scale``), each sample solved by the inverse problem warm-started at the previous one.
 The GIF is written with matplotlib's Pillow writer: it opens in any browser or image viewer.
 """
@@ -30,11 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def motion(robot, times: np.ndarray, scale: float) -> np.ndarray:
     """Every joint (samples, nv) along the swing of the module docstring."""
-    from pardyn.trajectories.excitation import DEFAULT_EXCITATION  # noqa: PLC0415
-
     n = len(robot.task_names)
-    default = [0.1 if robot.solver.angles[i] else 0.05 for i in robot.task_indices]
-    settings = DEFAULT_EXCITATION.get(robot.name)
+    default = [0.1 if unit == "rad" else 0.05 for unit in robot.task_units]
+    settings = robot.description.excitation
     amplitude = scale * np.asarray(default if settings is None else settings.amplitude, dtype=float)
     frequency = (1.0 + 0.5 * np.arange(n)) / max(times[-1], 1e-9)
     home = robot.task_values(robot.home)

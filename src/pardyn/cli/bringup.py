@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pardyn.cli.console import add_verbose_argument, node_log
 from pardyn.cli.options import number
 from pardyn.errors import DescriptionError
+from pardyn.node_parameters import NODE_PARAMETERS
 from pardyn.nodes.bringup import check_bringup_file, load_bringup, run_nodes
+from pardyn.robot import load_robot
 from pardyn.resources import share_directory
 from pardyn.ros_names import check_namespace
 
@@ -28,7 +31,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="namespace of every node, /clock included (one per robot in a shared ROS graph)")
     parser.add_argument("--duration", type=number(0.0, 1e9, low_open=True, unit="s"), default=None,
                         help="stop after this many seconds of wall-clock time (default: until Ctrl-C/SIGTERM)")
+    parser.add_argument("--robot", help="robot name or description file (YAML, MJCF) given to every node that "
+                                        "takes one (default: the bringup file's)")
+    parser.add_argument("--log", type=Path, default=None,
+                        help="file of the nodes' INFO lines (default out/bringup/<namespace or nodes>.log)")
+    add_verbose_argument(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the node set as ros2 run commands and exit")
+
+
+def with_robot(bringup, robot: str):
+    """``bringup`` with every node that has a ``robot`` parameter given ``robot`` (a name, or a file's absolute
+    path: the nodes load it themselves)."""
+    reference = load_robot(robot).reference  # loads it once here: a bad file fails before any node starts
+    return bringup.with_parameters({spec.name or spec.executable: {"robot": reference} for spec in bringup.nodes
+                                    if any(p.name == "robot" for p in NODE_PARAMETERS.get(spec.executable, ()))})
 
 
 def _config_path(text: str) -> Path:
@@ -48,10 +64,14 @@ def run(args: argparse.Namespace) -> int:
     check_bringup_file(path)  # every node's parameters against its table: unknown keys and wrong types named
     check_namespace(args.namespace, "--namespace")
     bringup = load_bringup(path)
+    if args.robot is not None:
+        bringup = with_robot(bringup, args.robot)
     if args.dry_run:
         print(bringup.describe())
         return 0
     if args.duration is not None and not args.duration > 0.0:
         raise DescriptionError(f"--duration must be positive seconds, got {args.duration}")
-    run_nodes(bringup, namespace=args.namespace, duration_s=args.duration)
+    log = args.log or Path("out/bringup") / f"{args.namespace.strip('/').replace('/', '_') or 'nodes'}.log"
+    with node_log(log, verbose=args.verbose):
+        run_nodes(bringup, namespace=args.namespace, duration_s=args.duration)
     return 0

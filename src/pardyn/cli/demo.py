@@ -26,7 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from pardyn.cli.console import add_verbose_argument, node_log
 from pardyn.cli.options import number
+from pardyn.errors import InputError
 from pardyn.kinematics.solver import revolute_mask
 from pardyn.progress import progress
 from pardyn.robot import load_robot
@@ -42,21 +44,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("out/demo"), help="output directory (default out/demo)")
     parser.add_argument("--kinematics-only", action="store_true", help="only the kinematics part (seconds)")
     parser.add_argument("--rate", type=number(1.0, 1e6, unit="Hz"), default=1000.0, help="kinematics part: sampling rate in Hz")
+    parser.add_argument("--loaded", action=argparse.BooleanOptionalAction, default=None,
+                        help="record a run with a payload (default: when the robot has a known load; other robots "
+                             "get one sized from their mass on their 'payload' link)")
+    add_verbose_argument(parser)
     parser.add_argument("--radius", type=number(0.0, 10.0, low_open=True, unit="m"), default=0.05, help="kinematics part: circle radius in m")
 
 
 def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """Task positions and velocities (samples, n): a circle around home, one turn over the run."""
+    """Task positions and velocities (samples, n): a circle around home in the first two coordinates, one turn over
+    the run (one coordinate: its swing)."""
     n = len(robot.task_names)
     home = robot.task_values(robot.home)
     omega = 2 * math.pi / max(times[-1], 1e-9)
     pose = np.tile(home, (len(times), 1))
     rate = np.zeros_like(pose)
     pose[:, 0] += radius * (np.cos(omega * times) - 1.0)
-    pose[:, 1] += radius * np.sin(omega * times)
     rate[:, 0] = -radius * omega * np.sin(omega * times)
-    rate[:, 1] = radius * omega * np.cos(omega * times)
-    angles = [k for k, i in enumerate(robot.task_indices) if robot.solver.angles[i]]
+    if n > 1:  # a one-coordinate task swings along it
+        pose[:, 1] += radius * np.sin(omega * times)
+        rate[:, 1] = radius * omega * np.cos(omega * times)
+    angles = [k for k, unit in enumerate(robot.task_units) if unit == "rad"]
     if angles:  # the first orientation angle swings by +-0.2 rad
         pose[:, angles[0]] += 0.2 * np.sin(2 * omega * times)
         rate[:, angles[0]] = 0.4 * omega * np.cos(2 * omega * times)
@@ -77,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"output: {args.out}")
     kinematics_demo(args.robot, duration_s=2.0, rate_hz=args.rate, radius_m=args.radius, out=args.out / "kinematics")
     if not args.kinematics_only:
-        identification_demo(args.robot, duration_s=args.duration, out=args.out)
+        with node_log(args.out / "nodes.log", verbose=args.verbose):
+            identification_demo(args.robot, duration_s=args.duration, out=args.out, loaded=args.loaded)
     return 0
 
 
@@ -136,33 +145,42 @@ def kinematics_demo(robot_name: str, *, duration_s: float, rate_hz: float, radiu
     return summary
 
 
+def _unit(robot, index: int) -> str:
+    """``rad`` or ``m``: the unit of joint coordinate ``index`` (revolute or prismatic)."""
+    return "rad" if revolute_mask(robot.model)[index] else "m"
+
+
 def _plot(robot, times, poses, joints, path: Path) -> None:
+    """Four poses in the robot's plane (2D, frames from the model) or in 3D (``poses_3d.png``) beside the
+    actuated joints, labelled in their units (rad for revolute, m for prismatic)."""
     import matplotlib  # noqa: PLC0415 - heavy, only for the plot
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    from pardyn.visualization import draw_planar_robot, poses_figure  # noqa: PLC0415
+    from pardyn.visualization import draw_planar_robot, effector_position, plane_axes, poses_figure  # noqa: PLC0415
 
-    spatial = "z" in robot.task_names
-    if spatial:  # a 3D picture of its own, the joints alone here
-        poses_figure(robot, joints, path.with_name("poses_3d.png"), count=4)
+    plane = plane_axes(robot, joints[:: max(1, len(joints) // 8)])
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5))
-    if spatial:
-        for name, index in zip(robot.task_names, robot.task_indices):
-            left.plot(times, poses[:, list(robot.task_indices).index(index)], label=name)
+    if plane is None:  # a 3D picture of its own, the task coordinates here
+        poses_figure(robot, joints, path.with_name("poses_3d.png"), count=4)
+        for k, (name, unit) in enumerate(zip(robot.task_names, robot.task_units)):
+            left.plot(times, poses[:, k], label=f"{name} ({unit})")
         left.set_xlabel("t (s)")
-        left.set_title(f"{robot.name}: task coordinates (m, rad; 3D poses in poses_3d.png)")
+        left.set_title(f"{robot.name}: task coordinates (3D poses in poses_3d.png)")
     else:
         for k, alpha in zip(np.linspace(0, len(times) - 1, 4).astype(int), (1.0, 0.6, 0.4, 0.25)):
-            draw_planar_robot(left, robot, joints[k], alpha=alpha)
-        left.plot(poses[:, 0], poses[:, 1], "C3--", linewidth=1, label="platform path")
+            draw_planar_robot(left, robot, joints[k], alpha=alpha, plane=plane)
+        path_points = np.array([effector_position(robot, q) for q in joints])
+        left.plot(path_points[:, plane[0]], path_points[:, plane[1]], "C3--", linewidth=1, label="task path")
         left.set_title(f"{robot.name}: four poses along the circle")
     left.legend(loc="best")
+    units = set()
     for name, index in zip(robot.actuated_names, robot.actuated_indices):
-        right.plot(times, joints[:, index], label=name)
+        units.add(_unit(robot, index))
+        right.plot(times, joints[:, index], label=f"{name} ({_unit(robot, index)})")
     right.set_xlabel("t (s)")
-    right.set_ylabel("actuated joint position (rad)")
+    right.set_ylabel(f"actuated joint position ({', '.join(sorted(units))})")
     right.set_title("actuated joints from the inverse problem")
     right.legend(loc="best")
     figure.tight_layout()
@@ -170,8 +188,27 @@ def _plot(robot, times, poses, joints, path: Path) -> None:
     plt.close(figure)
 
 
-def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dict:
-    """Part 2 (module docstring); the identification result as JSON."""
+def sized_payload(robot):
+    """A payload for the loaded run of a robot without a known one: 20 % of the robot's moving mass (kg), a
+    water sphere (1000 kg/m^3) 1 cm off the origin of the robot's ``payload`` link (its YAML's ``dynamics:``
+    body on the task frame); ``None`` when the robot has no such body (nothing to identify it into)."""
+    from pardyn.plants.pinocchio_plant import Payload  # noqa: PLC0415
+
+    params = robot.nominal_parameters
+    if not any(body.name == "payload" for body in params.bodies):
+        return None
+    mass = 0.2 * sum(float(body.standard[9]) for body in params.bodies)
+    radius = (3.0 * mass / (4.0 * math.pi * 1000.0)) ** (1.0 / 3.0)
+    return Payload(mass=round(mass, 3), com=np.array([0.01, 0.0, 0.0]),
+                   inertia=np.eye(3) * 0.4 * mass * radius**2, frame="payload")
+
+
+def identification_demo(robot_name: str, *, duration_s: float, out: Path, loaded: bool | None = None) -> dict:
+    """Part 2 (module docstring); the identification result as JSON.
+
+    ``loaded``: record the run with a payload (a shipped robot's known load, else :func:`sized_payload`);
+    ``None``: when the robot has a known load.
+    """
     from pardyn.closedloop.identification_runs import PAYLOADS, Run  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
     from pardyn.identification.report import write_report  # noqa: PLC0415
@@ -179,12 +216,18 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
 
     robot = load_robot(robot_name)
     out.mkdir(parents=True, exist_ok=True)
-    payload = PAYLOADS.get(robot.name)
+    payload = PAYLOADS.get(robot.name) if robot.reference == robot.name else None
+    if loaded and payload is None:
+        payload = sized_payload(robot)
+        if payload is None:
+            raise InputError(f"{robot.description.source}: dynamics.bodies: a loaded run needs a body on a "
+                             "'payload' link (a massless link fixed to the task frame, listed with mass 0)")
     runs = [Run("unloaded", 1, duration_s)]
-    if payload is not None:
+    if payload is not None and loaded is not False:
         runs.append(Run("loaded", 2, duration_s, payload))
     runs.append(Run("validation", 3, max(duration_s / 2, 5.0)))
-    recorded = record_through_nodes(robot.name, runs, out / "bags", truth_path=out / "truth.json", truth_seed=7)
+    recorded = record_through_nodes(robot.reference, runs, out / "bags", truth_path=out / "truth.json",
+                                    truth_seed=7)
     bags = recorded.bags
     result = identify(robot, [bags["unloaded"]], loaded_bags=[bags["loaded"]] if "loaded" in bags else [],
                       validate_bags=[bags["validation"]], truth=recorded.truth.as_dict())
@@ -201,4 +244,3 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
           f"{100 * data['truth']['validation_floor'][0]:.2f} %: the floor)")
     print(f"bags: {out / 'bags'}\nresult: {out / 'result.json'}\nreport: {report}")
     return data
-

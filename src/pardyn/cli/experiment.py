@@ -31,6 +31,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
+from pardyn.cli.console import add_verbose_argument, node_log
 from pardyn.registry import Registry
 
 EXPERIMENTS: Registry[Callable[[argparse.Namespace], dict]] = Registry("experiment")
@@ -59,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="hexapod_identification: record in process (no rclpy) instead of through the ROS 2 nodes")
     parser.add_argument("--robots", help="estimators: comma-separated robots (default dualv,ur5e)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
+    add_verbose_argument(parser)
 
 
 @EXPERIMENTS.register("dualv_tracking")
@@ -242,11 +244,12 @@ def _hexapod(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.scheduler is None:
-        report = EXPERIMENTS.get(args.name)(args)
-    else:  # every map of the experiment on that scheduler
-        with engine_from_arguments(args):
+    with node_log(args.out / f"{args.name}.log", verbose=args.verbose):
+        if args.scheduler is None:
             report = EXPERIMENTS.get(args.name)(args)
+        else:  # every map of the experiment on that scheduler
+            with engine_from_arguments(args):
+                report = EXPERIMENTS.get(args.name)(args)
     print(f"paper claim: {report['paper_claim']}")
     definition = report["claim_definition"]
     if isinstance(definition, dict):  # one definition per finding

@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         "robot": robot.name,
         "task": robot.task_dict(solution.q),
         "joints": robot.joint_dict(solution.q),
+        "locked_joints": {name: float(value) for name, value in robot.locked_joints.items()},
         "residual": solution.residual,
         "conditioning": solution.conditioning,
     }, indent=2))

@@ -49,6 +49,7 @@ override the selection.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,7 @@ from pardyn.description.excitation import ExcitationSettings, parse_excitation
 from pardyn.description.fields import YamlFields
 from pardyn.description.limits import Limits, parse_limits
 from pardyn.description.rotors import RotorsSection, parse_rotors
+from pardyn.description.springs import parse_springs
 from pardyn.description.validation import check_joint_names
 from pardyn.errors import DescriptionError
 from pardyn.resources import resolve_path, robots_directory
@@ -70,6 +72,7 @@ __all__ = [
     "COMPONENT_NAMES",
     "CLOSURE_TYPES",
     "Closure",
+    "coupling",
     "ModeCondition",
     "RobotDescription",
     "parse_description",
@@ -82,11 +85,13 @@ CLOSURE_TYPES: dict[str, tuple[str, ...]] = {
     "planar": ("x", "y", "rz"),
     "2D": ("x", "y"),
     "distance": (),
+    "coupling": (),
 }
 _AXES = {"x": 0, "y": 1, "z": 2}
 _TOP_KEYS = {
     "name", "urdf", "task", "actuated", "sensed", "closures", "working_mode", "assembly_mode", "home",
     "analytic", "counterweights", "dynamics", "rotors", "excitation", "limits", "transmissions", "locked",
+    "springs",
 }
 
 
@@ -104,11 +109,15 @@ class Closure:
     type: str
     components: tuple[int, ...]
     length: float | None = None
+    joints: tuple[str, str] = ()
+    """``coupling``: the joints ``(a, b)`` of ``q_b = c0 + c1 q_a`` (``frames`` is then empty)."""
+    coefficients: tuple[float, float] = ()
+    """``coupling``: ``(c0, c1)`` (rad or m; ratio), e.g. MJCF ``<equality joint polycoef>``."""
 
     @property
     def size(self) -> int:
         """Number of scalar constraints this closure contributes."""
-        return 1 if self.type == "distance" else len(self.components)
+        return 1 if self.type in ("distance", "coupling") else len(self.components)
 
 
 @dataclass(frozen=True)
@@ -195,6 +204,8 @@ class RobotDescription:
     """What the loader decided for the user (logged, shown by ``pardyn robots --describe``)."""
     home_task_given: bool = True
     """Whether ``home.task`` was given (frame tasks may omit it: home is then the assembled guess)."""
+    springs: tuple[tuple[str, float, float], ...] = ()
+    """Joint springs ``(joint, stiffness, reference)`` (:mod:`pardyn.description.springs`, or the MJCF's)."""
     description_format: str = "pardyn"
     """Which file format the description came from (``pardyn``, ``gepetto``, ``mjcf``)."""
 
@@ -207,7 +218,14 @@ class RobotDescription:
 def _parse_closure(reader: YamlFields, raw: Any, index: int) -> Closure:
     key = f"closures[{index}]"
     item = reader.mapping(raw, key)
-    reader.check_keys(item, key, {"name", "frames", "type", "components", "length"})
+    reader.check_keys(item, key, {"name", "frames", "type", "components", "length", "joints", "coefficients"})
+    if item.get("type") == "coupling":  # q_b = c0 + c1 q_a between two joints
+        joints = reader.strings(item.get("joints"), f"{key}.joints")
+        coefficients = reader.vector(item.get("coefficients"), f"{key}.coefficients", 2)
+        if len(joints) != 2:
+            raise reader.fail(f"{key}.joints", f"expected two joint names [a, b] (q_b = c0 + c1 q_a), got {list(joints)}")
+        name = reader.string(item.get("name", f"closure{index}"), f"{key}.name")
+        return coupling(name, joints[0], joints[1], float(coefficients[0]), float(coefficients[1]))
     frames = reader.strings(item.get("frames"), f"{key}.frames")
     if len(frames) != 2:
         raise reader.fail(f"{key}.frames", f"expected two frame names, got {list(frames)}")
@@ -230,6 +248,12 @@ def _parse_closure(reader: YamlFields, raw: Any, index: int) -> Closure:
             raise reader.fail(f"{key}.components", f"unknown {bad}; known: {list(COMPONENT_NAMES)}")
         components = tuple(COMPONENT_NAMES.index(c) for c in names)
     return Closure(name=name, frames=(frames[0], frames[1]), type=kind, components=components, length=length)
+
+
+def coupling(name: str, joint_a: str, joint_b: str, c0: float, c1: float) -> Closure:
+    """The closure ``q_b = c0 + c1 q_a`` (one row ``q_b - c0 - c1 q_a``: a gear, a linkage's linear coupling)."""
+    return Closure(name=name, frames=(), type="coupling", components=(), joints=(joint_a, joint_b),
+                   coefficients=(c0, c1))
 
 
 def _parse_condition(reader: YamlFields, raw: Any, key: str) -> ModeCondition:
@@ -283,13 +307,15 @@ def _parse_task(
 
 
 def _parse_locked(reader: YamlFields, raw: Any) -> str | dict[str, float] | None:
-    """``locked: others``, ``[joint, ...]`` (at 0) or ``{joint: value}``; joint names are checked on the tree."""
+    """``locked: others``, ``[joint, ...]`` (at 0) or ``{joint: value | lower | upper}``; joint names are checked
+    on the tree."""
     if raw is None or raw == "others":
         return raw
     if isinstance(raw, list):
         return dict.fromkeys(reader.strings(raw, "locked"), 0.0)
-    if isinstance(raw, Mapping):
-        return {reader.string(k, "locked"): reader.number(v, f"locked.{k}") for k, v in raw.items()}
+    if isinstance(raw, Mapping):  # a value (rad, m), or "lower"/"upper": the joint's limit (adaptive mechanisms)
+        return {reader.string(k, "locked"): v if v in ("lower", "upper") else reader.number(v, f"locked.{k}")
+                for k, v in raw.items()}
     raise reader.fail("locked", f"expected 'others', a list of joints or {{joint: value}}, got {shown(raw)}")
 
 
@@ -306,6 +332,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     urdf = resolve_path(reader.string(top["urdf"], "urdf"), relative_to=source.parent)
     if not urdf.is_file():
         raise reader.fail("urdf", f"file not found: {urdf}")
+    tree_format = _tree_format(urdf)
 
     actuated = reader.strings(top.get("actuated"), "actuated")
     task_names, task_joints, task_frame = _parse_task(reader, top.get("task"), actuated)
@@ -322,7 +349,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         check_joint_names(urdf, source, {"task": task_joints, "actuated": actuated, "sensed": sensed})
     raw_closures = top.get("closures") or []
     serial = not raw_closures
-    if serial and task_frame is None and set(actuated) != set(task_joints):
+    if serial and tree_format == "urdf" and task_frame is None and set(actuated) != set(task_joints):
         raise reader.fail(
             "task",
             f"a serial robot (no closures) has its actuated joints as task coordinates: task lists "
@@ -340,6 +367,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     if not isinstance(raw_closures, list):
         raise reader.fail("closures", "expected a list")
     closures = tuple(_parse_closure(reader, item, i) for i, item in enumerate(raw_closures))
+    closures = tuple(sorted(closures, key=lambda c: c.type == "coupling"))  # their rows come last (LoopClosures)
     names = [c.name for c in closures]
     if len(set(names)) != len(names):
         raise reader.fail("closures", f"closure names must be unique, got {names}")
@@ -394,4 +422,14 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         locked=_parse_locked(reader, top.get("locked")),
         task_frame=task_frame,
         home_task_given=bool(home_task_raw) or task_frame is None,
+        tree_format=tree_format,
+        springs=parse_springs(reader, top.get("springs")),
     )
+
+
+def _tree_format(path: Path) -> str:
+    """``"mjcf"`` when the tree file's root element is ``<mujoco>``, else ``"urdf"`` (the ``urdf:`` key takes
+    either: a vendor's MJCF keeps its joints, bodies and equalities; the YAML adds what pardyn needs)."""
+    with open(path, "rb") as file:
+        head = file.read(4096).decode("utf-8", errors="replace")
+    return "mjcf" if re.search(r"<mujoco[\s>]", head) else "urdf"

@@ -15,10 +15,20 @@ the rest of pardyn does not know where a robot came from.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pardyn.description.config import CLOSURE_TYPES, COMPONENT_NAMES, Closure, RobotDescription, parse_description
+import numpy as np
+
+from pardyn.description.config import (
+    CLOSURE_TYPES,
+    COMPONENT_NAMES,
+    Closure,
+    RobotDescription,
+    coupling,
+    parse_description,
+)
 from pardyn.description.gepetto import is_gepetto, parse_gepetto
 from pardyn.errors import DescriptionError
 from pardyn.registry import Registry
@@ -38,7 +48,39 @@ def _read_yaml(path: Path) -> Any:
 
 @FORMATS.register("pardyn")
 def _load_pardyn(path: Path) -> RobotDescription:
-    return parse_description(_read_yaml(path), source=path)
+    description = parse_description(_read_yaml(path), source=path)
+    if description.tree_format == "mjcf":  # the vendor's equalities and springs, unless the YAML gives its own
+        from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
+
+        tree = read_mjcf(description.urdf)
+        description = replace(description, closures=description.closures or _mjcf_closures(tree),
+                              springs=description.springs or tree.springs)
+    return description
+
+
+def _mjcf_closures(robot) -> tuple[Closure, ...]:
+    """The closures of an MJCF's ``<equality>`` section (``connect``: 3D, ``weld``: 6D), from its
+    :class:`~pardyn.description.mjcf.MjcfRobot`."""
+    return tuple(
+        coupling(c.name, c.frame_a, c.frame_b, *c.coefficients) if c.type == "coupling" else
+        Closure(name=c.name, frames=(c.frame_a, c.frame_b), type=c.type,
+                components=tuple(COMPONENT_NAMES.index(k) for k in CLOSURE_TYPES[c.type]))
+        for c in robot.closures
+    )
+
+
+def _tendon_transmission(robot):
+    """The fixed-tendon actuators of an MJCF as a :class:`~pardyn.dynamics.transmission.Transmission` (motor: the
+    tendon's length, ``theta = ratio (q_a - q_0)``); joint motors keep ratio 1. None without tendon actuators."""
+    if not robot.tendon_drives:
+        return None
+    from pardyn.dynamics.transmission import Transmission  # noqa: PLC0415
+
+    drives = {joint: (actuator, ratio, constant) for actuator, joint, ratio, constant in robot.tendon_drives}
+    motors = [drives[j][0] if j in drives else j for j in robot.actuated]
+    ratio = np.diag([drives[j][1] if j in drives else 1.0 for j in robot.actuated])
+    offset = np.array([-drives[j][2] / drives[j][1] if j in drives else 0.0 for j in robot.actuated])
+    return Transmission(tuple(motors), tuple(robot.actuated), ratio, offset)
 
 
 @FORMATS.register("gepetto")
@@ -51,15 +93,7 @@ def _load_mjcf(path: Path) -> RobotDescription:
     from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
     robot = read_mjcf(path)
-    closures = tuple(
-        Closure(
-            name=name,
-            frames=(frame_a, frame_b),
-            type=kind,
-            components=tuple(COMPONENT_NAMES.index(c) for c in CLOSURE_TYPES[kind]),
-        )
-        for name, frame_a, frame_b, kind in robot.closures
-    )
+    closures = _mjcf_closures(robot)
     if not robot.actuated:
         raise DescriptionError(f"{path}: <actuator>: no motor drives a joint; pardyn needs the actuated joints")
     return RobotDescription(
@@ -76,6 +110,8 @@ def _load_mjcf(path: Path) -> RobotDescription:
         home_task=(),
         home_joints={},
         tree_format="mjcf",
+        springs=robot.springs,
+        transmissions=_tendon_transmission(robot),
         home_task_given=False,
         description_format="mjcf",
     )

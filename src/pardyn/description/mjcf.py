@@ -75,7 +75,7 @@ MuJoCo itself compiles all of these files, so this module reads MuJoCo's
 compiled model instead.
 
 Warnings (unnamed joints or bodies, skipped actuators or equalities, what
-pinocchio cannot hold such as joint springs) are raised with
+pinocchio cannot hold) are raised with
 :func:`warnings.warn` and kept in :attr:`MjcfRobot.notes`.
 
 Needs ``mujoco`` (the ``sim`` extra); ``pardyn.description`` does not import
@@ -123,6 +123,9 @@ class MjcfClosure(NamedTuple):
     frame_a: str
     frame_b: str
     type: str
+    coefficients: tuple[float, ...] = ()
+    """``coupling`` (a ``joint`` equality): ``frame_a``/``frame_b`` are the joints ``a``/``b`` of
+    ``q_b = c0 + c1 q_a`` in pinocchio's ``q`` (= ``qpos``), and this is ``(c0, c1)``."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,12 @@ class MjcfRobot:
     source: Path
     qpos0: np.ndarray
     notes: tuple[str, ...] = ()
+    springs: tuple[tuple[str, float, float], ...] = ()
+    """``(joint, stiffness, reference)`` of every joint with ``stiffness`` (N m/rad or N/m; ``springref``, rad or
+    m, in ``qpos`` units): MuJoCo's ``qfrc_spring = -stiffness (qpos - qpos_spring)``."""
+    tendon_drives: tuple[tuple[str, str, float, float], ...] = ()
+    """Fixed-tendon actuators ``(actuator, joint a, ratio, constant)``: tendon length ``ratio q_a + constant``,
+    joint torque ``tau_a = ratio f``."""
 
 
 def read_mjcf(path: str | Path) -> MjcfRobot:
@@ -176,7 +185,37 @@ def _compile(source: Path) -> mujoco.MjModel:
         return check_compiled_mjcf(mujoco.MjModel.from_xml_path(str(source)), source)
     except ValueError as error:
         message = " ".join(str(error).split())
+        if "Error opening file" in message:  # a vendor's meshes left out: needed only where they define a mass
+            return _compile_without_meshes(source, message)
         raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {message}") from error
+
+
+def _compile_without_meshes(source: Path, message: str) -> mujoco.MjModel:
+    """The model with its mesh geoms and mesh assets removed, when every body that has a mesh geom carries an
+    explicit ``<inertial>`` (the meshes are then only visual and collision shapes: the dynamics do not change).
+
+    Raises:
+        DescriptionError: a mesh geom defines a body's mass (no ``<inertial>``), naming the body and the mesh.
+    """
+    spec = mujoco.MjSpec.from_file(str(source))
+    meshes = [geom for geom in spec.geoms if geom.type == mujoco.mjtGeom.mjGEOM_MESH]
+    for geom in meshes:
+        if not geom.parent.explicitinertial:
+            raise DescriptionError(
+                f"{source}: MuJoCo cannot compile this MJCF ({message}) and body {geom.parent.name!r} takes its mass "
+                f"from mesh geom {geom.name or geom.meshname!r}: give the body an <inertial> or provide the mesh file"
+            )
+    for geom in meshes:
+        spec.delete(geom)
+    for mesh in list(spec.meshes):
+        spec.delete(mesh)
+    try:
+        model = spec.compile()
+    except ValueError as error:
+        raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {' '.join(str(error).split())}") from error
+    warnings.warn(f"{source}: mesh files missing ({message}); {len(meshes)} mesh geoms skipped (visual and "
+                  "collision only: every body carrying one has an explicit <inertial>)", stacklevel=4)
+    return model
 
 
 def _rotation(quaternion: np.ndarray) -> np.ndarray:
@@ -207,6 +246,7 @@ class _Builder:
         self.joint_names = self._names(mujoco.mjtObj.mjOBJ_JOINT, mj_model.njnt, "joint")
         # body id -> (pinocchio joint id, frame id, placement of the body frame in that joint's frame)
         self.body_frames: dict[int, tuple[int, int, pin.SE3]] = {}
+        self.tendon_drives: list[tuple[str, str, float, float]] = []
 
     def note(self, message: str) -> None:
         self.notes.append(message)
@@ -234,7 +274,7 @@ class _Builder:
         self._add_sites()
         self._set_joint_fields()
         closures = self._add_closures()
-        actuated = self._actuated()
+        actuated = self._actuated(closures)
         gravity = self._gravity()
         self._note_unsupported()
         qpos0 = np.array(self.mj.qpos0, dtype=float)
@@ -242,7 +282,13 @@ class _Builder:
         for key in range(self.mj.nkey):
             name = mujoco.mj_id2name(self.mj, mujoco.mjtObj.mjOBJ_KEY, key) or f"key{key}"
             self.model.referenceConfigurations[name] = np.array(self.mj.key_qpos[key], dtype=float)
-        return MjcfRobot(self.model, tuple(closures), actuated, gravity, self.source, qpos0, tuple(self.notes))
+        return MjcfRobot(self.model, tuple(closures), actuated, gravity, self.source, qpos0, tuple(self.notes),
+                         self._springs(), tuple(self.tendon_drives))
+
+    def _springs(self) -> tuple[tuple[str, float, float], ...]:
+        mj = self.mj
+        return tuple((self.joint_names[j], float(mj.jnt_stiffness[j]), float(mj.qpos_spring[mj.jnt_qposadr[j]]))
+                     for j in range(mj.njnt) if mj.jnt_stiffness[j] != 0.0)
 
     def _check_joints(self) -> None:
         for joint in range(self.mj.njnt):
@@ -338,7 +384,7 @@ class _Builder:
         for eq in range(mj.neq):
             name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_EQUALITY, eq) or f"equality{eq}"
             kind = int(mj.eq_type[eq])
-            supported = kind in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD)
+            supported = kind in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD, mujoco.mjtEq.mjEQ_JOINT)
             label = mujoco.mjtEq(kind).name.removeprefix("mjEQ_").lower()
             if not mj.eq_active0[eq]:
                 self.note(f"equality {name!r} ({label}) is inactive (active=\"false\"): skipped")
@@ -346,10 +392,27 @@ class _Builder:
             if not supported:
                 raise DescriptionError(
                     f"{self.source}: equality {name!r} is a {label} equality; pardyn closes loops with "
-                    "connect (3D) and weld (6D) equalities between bodies or sites only"
+                    "connect (3D) and weld (6D) equalities between bodies or sites, and linear joint couplings"
                 )
-            closures.append(self._closure(eq, name, kind))
-        return closures
+            closures.append(self._coupling(eq, name) if kind == mujoco.mjtEq.mjEQ_JOINT else self._closure(eq, name, kind))
+        return sorted(closures, key=lambda closure: closure.type == "coupling")  # their rows come last
+
+    def _coupling(self, eq: int, name: str) -> MjcfClosure:
+        """A ``joint`` equality ``q1 - q1_0 = c0 + c1 (q2 - q2_0)`` (MuJoCo's ``polycoef``, about ``qpos0``) as
+        ``q_b = c0' + c1 q_a`` with ``b = joint1``, ``a = joint2``, ``c0' = c0 + q1_0 - c1 q2_0``."""
+        mj = self.mj
+        polycoef = np.array(mj.eq_data[eq][:5], dtype=float)
+        joint_b, joint_a = int(mj.eq_obj1id[eq]), int(mj.eq_obj2id[eq])
+        if joint_a < 0:
+            raise DescriptionError(f"{self.source}: equality {name!r} holds joint {self.joint_names[joint_b]!r} at a "
+                                   "constant: lock it instead (a pardyn YAML around this file, locked:)")
+        if np.any(polycoef[2:] != 0.0):
+            raise DescriptionError(f"{self.source}: equality {name!r}: polycoef {polycoef.tolist()} is not linear; "
+                                   "pardyn couples joints linearly (q_b = c0 + c1 q_a)")
+        q1_0, q2_0 = mj.qpos0[mj.jnt_qposadr[joint_b]], mj.qpos0[mj.jnt_qposadr[joint_a]]
+        c0, c1 = polycoef[0] + q1_0 - polycoef[1] * q2_0, polycoef[1]
+        return MjcfClosure(name, self.joint_names[joint_a], self.joint_names[joint_b], "coupling",
+                           (float(c0), float(c1)))
 
     def _closure(self, eq: int, name: str, kind: int) -> MjcfClosure:
         mj = self.mj
@@ -373,12 +436,46 @@ class _Builder:
         frame_b = self._add_frame(f"{name}_b", body_b, pose_b, f"equality {name!r}")
         return MjcfClosure(name, frame_a, frame_b, closure_type)
 
-    def _actuated(self) -> tuple[str, ...]:
+    def _tendon_drive(self, actuator: int, name: str, closures) -> tuple[str, str, float, float] | None:
+        """A fixed-tendon actuator as a transmission to one joint ``a``: the tendon's joints are ``a`` and joints
+        coupled to it (``q_j = c0_j + c1_j q_a``, :meth:`_coupling`), so its length ``L = gear sum_j k_j q_j`` is
+        ``ratio q_a + constant`` with ``ratio = gear sum_j k_j c1_j`` and the joint torque is ``ratio f``.
+        ``(actuator, a, ratio, constant)``; None (a note) for other tendons."""
+        mj = self.mj
+        tendon = int(mj.actuator_trnid[actuator, 0])
+        first, count = int(mj.tendon_adr[tendon]), int(mj.tendon_num[tendon])
+        wraps = range(first, first + count)
+        if any(int(mj.wrap_type[w]) != mujoco.mjtWrap.mjWRAP_JOINT for w in wraps):
+            return None  # a spatial tendon: the note of _actuated
+        coupled = {c.frame_b: (c.frame_a, *c.coefficients) for c in closures if c.type == "coupling"}
+        terms = []
+        for w in wraps:
+            joint = self.joint_names[int(mj.wrap_objid[w])]
+            a, c0, c1 = coupled.get(joint, (joint, 0.0, 1.0))
+            terms.append((a, float(mj.wrap_prm[w]) * c0, float(mj.wrap_prm[w]) * c1))
+        driven = {a for a, _, _ in terms}
+        if len(driven) != 1:
+            raise DescriptionError(
+                f"{self.source}: actuator {name!r} drives a fixed tendon over independent joints {sorted(driven)}; "
+                "pardyn maps a tendon actuator to one joint: couple the others to it (<equality joint>)")
+        gear = float(mj.actuator_gear[actuator, 0])
+        ratio, constant = gear * sum(t[2] for t in terms), gear * sum(t[1] for t in terms)
+        if ratio == 0.0:
+            raise DescriptionError(f"{self.source}: actuator {name!r}: its tendon does not move with {driven.pop()!r}")
+        return name, driven.pop(), ratio, constant
+
+    def _actuated(self, closures=()) -> tuple[str, ...]:
         mj = self.mj
         actuated: list[str] = []
         for actuator in range(mj.nu):
             name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, actuator) or f"actuator{actuator}"
             transmission = int(mj.actuator_trntype[actuator])
+            if transmission == mujoco.mjtTrn.mjTRN_TENDON:
+                drive = self._tendon_drive(actuator, name, closures)
+                if drive is not None and drive[1] not in actuated:
+                    actuated.append(drive[1])
+                    self.tendon_drives.append(drive)
+                    continue
             if transmission not in _JOINT_TRANSMISSIONS:
                 label = mujoco.mjtTrn(transmission).name.removeprefix("mjTRN_").lower()
                 self.note(f"actuator {name!r} has a {label} transmission, not a joint: not counted as actuation")
@@ -400,11 +497,9 @@ class _Builder:
 
     def _note_unsupported(self) -> None:
         mj = self.mj
-        springs = [self.joint_names[j] for j in range(mj.njnt) if mj.jnt_stiffness[j] != 0.0]
-        if springs:
-            self.note(f"joint stiffness (springs) of {springs} is not carried into the pinocchio model")
-        if mj.ntendon:
-            self.note(f"{mj.ntendon} tendon(s) ignored (their springs, dampers and limits are not in the tree)")
+        driving = len(self.tendon_drives)
+        if mj.ntendon > driving:
+            self.note(f"{mj.ntendon - driving} tendon(s) ignored (their springs, dampers and limits are not in the tree)")
         mocap = [self.body_names[b] for b in range(mj.nbody) if mj.body_mocapid[b] >= 0]
         if mocap:
             self.note(f"mocap bodies {mocap} are fixed at their model pose")

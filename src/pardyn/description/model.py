@@ -7,7 +7,7 @@ import math
 import pinocchio as pin
 
 from pardyn.description.config import RobotDescription
-from pardyn.description.validation import build_urdf_model
+from pardyn.description.validation import build_urdf_model, check_urdf
 from pardyn.errors import DescriptionError
 
 __all__ = ["build_model", "joint_names"]
@@ -42,6 +42,12 @@ def _lock_joints(model: pin.Model, description: RobotDescription) -> pin.Model:
     reference = pin.neutral(model)
     for name, value in values.items():
         joint = model.joints[model.getJointId(name)]
+        if value in ("lower", "upper"):  # an adaptive mechanism's coupler resting on its limit
+            side, limits = value, model.lowerPositionLimit if value == "lower" else model.upperPositionLimit
+            value = float(limits[joint.idx_q])
+            if not math.isfinite(value):
+                raise DescriptionError(f"{description.source}: locked.{name}: {name!r} has no {side} limit in "
+                                       f"{description.urdf}; give a value (rad, m)")
         if joint.nq == 1:
             reference[joint.idx_q] = value
         elif joint.nq == 2:  # continuous: (cos, sin)
@@ -64,8 +70,8 @@ def build_model(description: RobotDescription) -> pin.Model:
         if joint.nq != 1 or joint.nv != 1:
             raise DescriptionError(
                 f"{description.urdf}: joint {model.names[joint_id]!r} has nq={joint.nq}, nv={joint.nv}; "
-                "only revolute and prismatic joints are supported (use 'revolute' with limits, "
-                "not 'continuous', and no floating joints)"
+                "only one-degree-of-freedom joints (revolute, continuous, prismatic) are supported, no "
+                "floating, planar or ball joints"
             )
     source = description.source
 
@@ -95,6 +101,9 @@ def build_model(description: RobotDescription) -> pin.Model:
             )
 
     for i, closure in enumerate(description.closures):
+        if closure.type == "coupling":
+            check_joints(f"closures[{i}].joints", closure.joints)
+            continue
         check_frames(f"closures[{i}].frames", closure.frames)
         parents = {model.frames[model.getFrameId(name)].parentJoint for name in closure.frames}
         if len(parents) == 1:
@@ -117,7 +126,45 @@ def _read_tree(description: RobotDescription) -> pin.Model:
         from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
         return read_mjcf(description.urdf).model
-    return build_urdf_model(description.urdf)
+    text, continuous = _revolute_for_continuous(description.urdf)
+    if not continuous:
+        return build_urdf_model(description.urdf)
+    check_urdf(description.urdf)
+    try:
+        model = pin.buildModelFromXML(text)
+    except (RuntimeError, ValueError) as error:
+        raise DescriptionError(f"{description.urdf}: pinocchio cannot read this URDF: {error}") from error
+    for name in continuous:  # no position limit: one angle coordinate, wrapped like every revolute joint's
+        index = model.joints[model.getJointId(name)].idx_q
+        model.lowerPositionLimit[index], model.upperPositionLimit[index] = -math.inf, math.inf
+    return model
+
+
+def _revolute_for_continuous(path) -> tuple[str, list[str]]:
+    """The URDF's text with its ``continuous`` joints written as ``revolute`` (limits +-1e9 rad, set to infinity
+    once read), and their names. Pinocchio reads a continuous joint as a (cos, sin) pair (nq = 2, nv = 1); pardyn's
+    coordinates are one angle per joint (``q`` and ``v`` share indices), which a revolute joint without limits is.
+    """
+    import xml.etree.ElementTree as ElementTree  # noqa: PLC0415
+
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if "continuous" not in text:
+        return text, []
+    try:
+        root = ElementTree.fromstring(text)
+    except ElementTree.ParseError:
+        return text, []  # pinocchio says what is wrong with it
+    names = []
+    for joint in root.iter("joint"):
+        if joint.get("type") == "continuous":
+            joint.set("type", "revolute")
+            limit = joint.find("limit")
+            if limit is None:
+                limit = ElementTree.SubElement(joint, "limit", effort="0", velocity="0")
+            limit.set("lower", "-1e9")
+            limit.set("upper", "1e9")
+            names.append(joint.get("name"))
+    return ElementTree.tostring(root, encoding="unicode"), names
 
 
 def _zero_massless_links(model: pin.Model, description: RobotDescription) -> None:

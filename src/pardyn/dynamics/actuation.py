@@ -105,6 +105,7 @@ class ActuationMaps:
             and m == len(self.legs)
             and m > 0
             and all(closure.type != "distance" for closure in closures)
+            and not robot.closures.couplings  # joint couplings: the generic path
         )
         if not self.supported:
             return

@@ -180,6 +180,7 @@ class ClosedLoopModel:
         friction = np.zeros(self.model.nv)
         velocity = qdot[self._drive_index]
         friction[self._drive_index] = self._fv * velocity + self._fs * np.sign(velocity) + self._offset
+        friction += self.params.spring_torques(q)  # joint springs k (q - q_ref), with the other joint-local terms
         return mass, coriolis, gravity, friction
 
     def task_space(self, q: np.ndarray, qdot: np.ndarray) -> TaskSpaceModel:

@@ -249,7 +249,7 @@ class ForwardDynamics:
             velocity_map, acceleration_bias = self._maps.maps(q, qdot)
         else:
             jacobian, velocity_map, acceleration_bias = self.differential.maps(q, qdot)
-        free = bias + self.friction(qdot)
+        free = bias + self.friction(qdot) + self.params.spring_torques(q)  # springs: k (q - q_ref), like a bias
         np.negative(free, out=free)
         free[self.actuated_indices] += tau_a  # (nv,) S_a^T tau_a - b - f
         transposed = velocity_map.T

@@ -125,6 +125,7 @@ class InverseDynamics:
         terms = np.zeros((4, self.nv))
         terms[:, self._drive_index] = drives.T
         self._tree_fv, self._tree_fs, self._tree_offset = (row if np.any(row) else None for row in terms[1:])
+        self._springs = bool(self.params.springs)
         maps = ActuationMaps(robot)
         self._maps = maps if maps.supported and self.uses_rnea else None
 
@@ -137,15 +138,19 @@ class InverseDynamics:
             regressor = pin.computeJointTorqueRegressor(self.model, self.data, q, qdot, qddot)
             torques = regressor @ self._joint_parameters
             torques[self._drive_index] += self._ia * qddot[self._drive_index]
-        return self._add_friction(torques, qdot)
+        return self._add_friction(torques, qdot, q)
 
-    def friction_torques(self, qdot: np.ndarray) -> np.ndarray:
-        """Drive friction and offset ``fv qdot + fs sign(qdot) + offset`` (nv,) or (N, nv), eq. (5)."""
+    def friction_torques(self, qdot: np.ndarray, q: np.ndarray | None = None) -> np.ndarray:
+        """Drive friction and offset ``fv qdot + fs sign(qdot) + offset`` (nv,) or (N, nv), eq. (5), and with ``q``
+        the joint springs' ``k (q - q_ref)``."""
         qdot = np.asarray(qdot, dtype=float)
-        return self._add_friction(np.zeros_like(qdot), qdot)
+        return self._add_friction(np.zeros_like(qdot), qdot, q)
 
-    def _add_friction(self, torques: np.ndarray, qdot: np.ndarray) -> np.ndarray:
-        """``torques += fv qdot + fs sign(qdot) + offset`` (the drive terms as tree vectors, zero ones skipped)."""
+    def _add_friction(self, torques: np.ndarray, qdot: np.ndarray, q: np.ndarray | None = None) -> np.ndarray:
+        """``torques += fv qdot + fs sign(qdot) + offset`` (the drive terms as tree vectors, zero ones skipped)
+        ``+ k (q - q_ref)`` (joint springs, when ``q`` is given)."""
+        if q is not None and self._springs:
+            torques += self.params.spring_torques(q)
         if self._tree_fv is not None:
             torques += self._tree_fv * qdot
         if self._tree_fs is not None:
@@ -208,7 +213,7 @@ class InverseDynamics:
                           stress: np.ndarray | None) -> np.ndarray:
         """:meth:`torques` by RNEA, the loops' row space from the joint Jacobians and one KKT solve
         (:class:`pardyn.dynamics.actuation.ActuationMaps`): the hot path."""
-        tree = self._add_friction(pin.rnea(self.model, self.data, q, qdot, qddot), qdot)  # ia qddot in RNEA
+        tree = self._add_friction(pin.rnea(self.model, self.data, q, qdot, qddot), qdot, q)  # ia qddot in RNEA
         maps = self._maps
         if stress is None:
             return maps.torques(q, tree)
@@ -257,7 +262,7 @@ class InverseDynamics:
         if self.uses_rnea:  # RNEA per sample, the drive terms batched
             for k in range(count):
                 tree[k] = pin.rnea(self.model, self.data, q[k], qdot[k], qddot[k])
-            tree += self.friction_torques(qdot)
+            tree += self.friction_torques(qdot, q)
         else:
             for k in range(count):
                 tree[k] = self.tree_torques(q[k], qdot[k], qddot[k])

@@ -75,6 +75,7 @@ import numpy as np
 import pinocchio as pin
 
 from pardyn.description.dynamics import DRIVE_NAMES, DynamicsSection
+from pardyn.resources import robots_directory
 from pardyn.description.fields import YamlFields
 from pardyn.description.validation import check_parameters
 from pardyn.errors import DescriptionError, InputError
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
     from pardyn.robot import Robot
 
 __all__ = [
+    "Spring",
     "INERTIAL_NAMES",
     "DRIVE_NAMES",
     "PINOCCHIO_FROM_STANDARD",
@@ -219,6 +221,19 @@ class Drive:
 
 
 @dataclass(frozen=True)
+class Spring:
+    """A joint spring: ``tau_j = k (q_j - reference)`` is what the drives must add to hold it (MJCF
+    ``stiffness``/``springref``; the ``springs:`` section of a robot YAML). The stiffness ``k`` (N m/rad, N/m) is a
+    standard parameter (identifiable, column ``q_j - reference``); the reference (rad, m) is geometry.
+    """
+
+    joint: str
+    index: int
+    stiffness: float
+    reference: float = 0.0
+
+
+@dataclass(frozen=True)
 class DynamicParameters:
     """The standard dynamic parameters of a robot (eq. 2 for every body and drive).
 
@@ -234,6 +249,7 @@ class DynamicParameters:
         gravity: gravity vector in the world frame, m/s^2, shape (3,).
         njoints: number of pinocchio joints of the model (universe included).
         nv: number of tree coordinates.
+        springs: joint springs (:class:`Spring`), their stiffnesses last in column order (``k_<joint>``).
     """
 
     robot: str
@@ -242,6 +258,7 @@ class DynamicParameters:
     gravity: np.ndarray
     njoints: int
     nv: int
+    springs: tuple[Spring, ...] = ()
 
     # ------------------------------------------------------------- naming
     @property
@@ -249,12 +266,13 @@ class DynamicParameters:
         """Parameter names in column order, e.g. ``zz_leg1_link1``, ``ia_leg1_joint1``."""
         names = [f"{p}_{body.name}" for body in self.bodies for p in INERTIAL_NAMES]
         names += [f"{p}_{drive.joint}" for drive in self.drives for p in DRIVE_NAMES]
+        names += [f"k_{spring.joint}" for spring in self.springs]
         return tuple(names)
 
     @property
     def size(self) -> int:
         """Number of standard parameters ``n_st``."""
-        return 10 * len(self.bodies) + 4 * len(self.drives)
+        return 10 * len(self.bodies) + 4 * len(self.drives) + len(self.springs)
 
     def body_columns(self, body: str) -> np.ndarray:
         """Column indices of one body's 10 parameters (e.g. ``"payload"``, eq. 38)."""
@@ -288,7 +306,8 @@ class DynamicParameters:
     def vector(self) -> np.ndarray:
         """The standard parameter vector chi_st in column order, shape (n_st,)."""
         parts = [body.standard for body in self.bodies] + [drive.values() for drive in self.drives]
-        return np.concatenate(parts) if parts else np.zeros(0)
+        parts.append(np.array([spring.stiffness for spring in self.springs]))
+        return np.concatenate(parts)
 
     def as_dict(self) -> dict[str, float]:
         """``{name: value}`` in column order."""
@@ -308,7 +327,20 @@ class DynamicParameters:
             replace(d, **dict(zip(DRIVE_NAMES, map(float, vector[10 * nb + 4 * k:10 * nb + 4 * k + 4]))))
             for k, d in enumerate(self.drives)
         )
-        return replace(self, bodies=bodies, drives=drives)
+        first = 10 * nb + 4 * len(self.drives)
+        springs = tuple(replace(spring, stiffness=float(vector[first + k])) for k, spring in enumerate(self.springs))
+        return replace(self, bodies=bodies, drives=drives, springs=springs)
+
+    def spring_torques(self, q: np.ndarray) -> np.ndarray | float:
+        """``k (q - reference)`` on the spring joints as a tree vector (nv,) or (N, nv) for q (nv,) or (N, nv);
+        0.0 without springs."""
+        if not self.springs:
+            return 0.0
+        q = np.asarray(q, dtype=float)
+        out = np.zeros_like(q)
+        for spring in self.springs:
+            out[..., spring.index] = spring.stiffness * (q[..., spring.index] - spring.reference)
+        return out
 
     def without_payload(self) -> DynamicParameters:
         """A copy whose ``payload`` body (``*_payload`` parameters) is empty: the bare robot, e.g. an
@@ -442,15 +474,21 @@ def _order_drives(robot: Robot, drives: dict[str, Drive]) -> tuple[Drive, ...]:
 
 
 def _from_section(robot: Robot, section: DynamicsSection) -> DynamicParameters:
-    """The parameters of the typed ``dynamics:`` section, its link and joint names checked against the tree."""
+    """The parameters of the typed ``dynamics:`` section, its link and joint names checked against the tree.
+
+    What the section leaves out comes from the tree (each value stated once, in either file): no ``bodies``
+    -> the tree's inertias; a joint without a ``drives`` entry -> the tree's armature, damping and friction
+    (URDF ``<dynamics damping friction>``, MJCF ``damping``/``frictionloss``/``armature``).
+    """
     fields = YamlFields(robot.description.source)
-    bodies: list[Body] = []
+    tree = parameters_from_model(robot)
+    bodies: list[Body] = [] if section.bodies else list(tree.bodies)
     for i, values in enumerate(section.bodies):
         standard = values.standard()
         for j, link in enumerate(values.links):
             joint, placement = _body_frame(robot, link, fields, f"dynamics.bodies[{i}].links[{j}]")
             bodies.append(Body(name=link, joint=joint, placement=placement, standard=standard.copy()))
-    drives: dict[str, Drive] = {}
+    drives: dict[str, Drive] = {drive.joint: drive for drive in tree.drives if drive.ia or drive.fv or drive.fs}
     for i, values in enumerate(section.drives):
         for j, joint in enumerate(values.joints):
             if joint not in robot.joint_names:
@@ -467,7 +505,7 @@ def parameters_from_model(robot: Robot, model: pin.Model | None = None) -> Dynam
     """The parameters a pinocchio model carries (``robot.model``, i.e. the URDF's, by default).
 
     One body per moving joint carrying mass (named after its child link, at the
-    joint frame), a drive for every actuated joint and every joint with
+    joint frame), an empty ``payload`` body on a link of that name (if any), a drive for every actuated joint and every joint with
     armature, damping or friction, the model's gravity; offsets zero.
     ``parameters_from_model(robot, model).apply(robot.model.copy())`` gives
     ``model``'s dynamics back.
@@ -480,6 +518,11 @@ def parameters_from_model(robot: Robot, model: pin.Model | None = None) -> Dynam
             continue
         link = next(f.name for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == joint)
         bodies.append(Body(name=link, joint=joint, placement=pin.SE3.Identity(), standard=standard))
+    for frame in model.frames:  # a massless link named "payload": where a load is identified (eq. 38), empty
+        if (frame.name == "payload" and frame.type == pin.FrameType.BODY and frame.parentJoint != 0
+                and all(body.name != "payload" for body in bodies)):
+            bodies.append(Body(name="payload", joint=int(frame.parentJoint), placement=frame.placement.copy(),
+                               standard=np.zeros(10)))
     drives = {}
     for index, name in enumerate(robot.joint_names):
         values = {"ia": float(model.armature[index]), "fv": float(model.damping[index]),
@@ -492,27 +535,50 @@ def parameters_from_model(robot: Robot, model: pin.Model | None = None) -> Dynam
     )
 
 
+def _remedy(robot: Robot) -> str:
+    """What to do about a YAML/tree mismatch: shipped robots regenerate their URDF; a user states it once."""
+    shipped = robot.description.source.resolve().parent == robots_directory().resolve()
+    if shipped:
+        return "regenerate the URDF (python tools/generate_*_urdf.py) or fix the YAML"
+    return "state the values in one file only (the YAML's dynamics: or the tree), or make them agree"
+
+
 def _check_against_urdf(robot: Robot, params: DynamicParameters) -> None:
-    """The URDF (as pinocchio lumps it) must agree with the YAML nominal values (the first joint that does not is named)."""
+    """Values stated in both files must agree: bodies (when the YAML lists any) and friction (where the tree has any)."""
     model, source, urdf_path = robot.model, robot.description.source, robot.description.urdf
+    section = robot.description.dynamics
     lumped = params.joint_parameters()  # (njoints - 1, 10)
     urdf = np.array([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)])
-    for row in np.flatnonzero(~np.isclose(urdf, lumped, rtol=1e-8, atol=1e-12).all(axis=1))[:1]:
+    rows = np.flatnonzero(~np.isclose(urdf, lumped, rtol=1e-8, atol=1e-12).all(axis=1)) if section.bodies else []
+    for row in rows[:1]:
         raise DescriptionError(
             f"{source}: dynamics: the bodies on joint {model.names[int(row) + 1]!r} add up to "
             f"[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] = {np.round(lumped[row], 10).tolist()} but "
-            f"{urdf_path} gives {np.round(urdf[row], 10).tolist()}; regenerate the URDF "
-            "(python tools/generate_planar_urdf.py) or fix the YAML"
+            f"{urdf_path} gives {np.round(urdf[row], 10).tolist()}; {_remedy(robot)}"
         )
     index = params.drive_indices
     drives = params.drive_values()[:, 1:3]  # (n_d, 2): fv, fs
     friction = np.column_stack([model.damping[index], model.friction[index]])
-    for k in np.flatnonzero(~np.isclose(friction, drives, rtol=1e-8, atol=1e-12).all(axis=1))[:1]:
+    stated = np.any(friction != 0.0, axis=1)  # the tree states friction for these joints
+    for k in np.flatnonzero(stated & ~np.isclose(friction, drives, rtol=1e-8, atol=1e-12).all(axis=1))[:1]:
         drive = params.drives[int(k)]
         raise DescriptionError(
-            f"{source}: dynamics: joint {drive.joint!r} has fv, fs = {drive.fv}, {drive.fs} but {urdf_path} "
-            f"<dynamics damping friction> gives {tuple(friction[k].tolist())}; regenerate the URDF"
+            f"{source}: dynamics.drives: joint {drive.joint!r} has fv, fs = {drive.fv}, {drive.fs} but {urdf_path} "
+            f"gives {tuple(friction[k].tolist())}; {_remedy(robot)}"
         )
+
+
+def _springs(robot: Robot) -> tuple[Spring, ...]:
+    """The description's joint springs (``springs:`` or the MJCF's), their joints checked on the tree."""
+    springs = []
+    for name, stiffness, reference in robot.description.springs:
+        if name in robot.locked_joints:  # held still: its spring does no work on the robot's motion
+            continue
+        if name not in robot.joint_names:
+            raise DescriptionError(f"{robot.description.source}: springs: unknown joint {name!r}; joints: "
+                                   f"{list(robot.joint_names)}")
+        springs.append(Spring(name, robot.joint_names.index(name), stiffness, reference))
+    return tuple(springs)
 
 
 def parameters_from_description(robot: Robot, *, check_urdf: bool = True) -> DynamicParameters:
@@ -525,6 +591,7 @@ def parameters_from_description(robot: Robot, *, check_urdf: bool = True) -> Dyn
     """
     section = robot.description.dynamics
     params = parameters_from_model(robot) if section is None else _from_section(robot, section)
+    params = replace(params, springs=_springs(robot))
     if section is not None and check_urdf:
         _check_against_urdf(robot, params)
     for array in (params.gravity, *(body.standard for body in params.bodies)):

@@ -149,6 +149,9 @@ class Regressor:
         maps = ActuationMaps(robot)
         self._fast = maps if maps.supported else None
         self._drive_values = np.ones((len(self._drive_index), 4))
+        self._drive_end = self._inertial + 4 * len(self._drive_index)  # spring columns k_j after: q_j - q_ref,j
+        self._spring_index = np.array([spring.index for spring in self.params.springs], dtype=int)
+        self._spring_reference = np.array([spring.reference for spring in self.params.springs])
 
     @property
     def rows(self) -> int:
@@ -175,6 +178,8 @@ class Regressor:
             out[:, index, column + 1] = qdot[:, index]
             out[:, index, column + 2] = np.sign(qdot[:, index])
             out[:, index, column + 3] = 1.0
+        for k, index in enumerate(self._spring_index):
+            out[:, index, self._drive_end + k] = q[:, index] - self._spring_reference[k]
         return out[0] if single else out
 
     def _joint_regressors(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:
@@ -212,7 +217,10 @@ class Regressor:
             velocity = qdot[:, index]
             values = np.stack([qddot[:, index], velocity, np.sign(velocity), np.ones_like(velocity)], axis=2)
             drives = transposed[:, :, index, None] * values[:, None]  # (N, n, n_d, 4)
-            out[:, :, self._inertial:] = drives.reshape(count, transposed.shape[1], -1)
+            out[:, :, self._inertial:self._drive_end] = drives.reshape(count, transposed.shape[1], -1)
+        if len(self._spring_index):  # W[j] (q_j - q_ref,j) per spring joint j
+            stretch = q[:, self._spring_index] - self._spring_reference  # (N, n_s)
+            out[:, :, self._drive_end:] = transposed[:, :, self._spring_index] * stretch[:, None, :]
         return out
 
     # ------------------------------------------------------ closed loop
@@ -285,7 +293,11 @@ class Regressor:
             values[:, 0] = qddot.take(index)
             values[:, 1] = qdot.take(index)
             np.sign(values[:, 1], out=values[:, 2])
-            out[:, self._inertial:] = (transposed.take(index, axis=1)[:, :, None] * values).reshape(len(out), -1)
+            out[:, self._inertial:self._drive_end] = (transposed.take(index, axis=1)[:, :, None] * values).reshape(
+                len(out), -1)
+        if len(self._spring_index):
+            out[:, self._drive_end:] = transposed[:, self._spring_index] * (q[self._spring_index]
+                                                                           - self._spring_reference)
         if torques is None:
             measured = None
         elif self.projection == "standard":

@@ -9,7 +9,7 @@ encoders, 1 % torque noise; bags written as a robot's recorder would):
    ``config/bringup/identification.yaml``; ``through_nodes=False``: in process with the same law,
    :func:`pardyn.closedloop.identification_runs.record_runs`): an exciting run without payload, one with the known payload
    (``PAYLOADS["hexapod"]``, 2 kg), and a held-out validation run, each on its own
-   optimised-by-draw Fourier trajectory (:data:`~pardyn.trajectories.excitation.DEFAULT_EXCITATION`:
+   optimised-by-draw Fourier trajectory (:mod:`~pardyn.trajectories.excitation`, the ``excitation:`` section of ``hexapod.yaml``:
    within the working range, the closure-Jacobian condition bound keeping it off
    singularities; the condition number of the base observation matrix is reported).
 2. **Identify** (:func:`pardyn.identification.pipeline.identify`): base parameters from the

@@ -90,7 +90,8 @@ class Joint:
     """A joint. ``pose``: joint frame in the world at home (= the child link frame for tree joints);
     ``axis``, ``axis2`` (3,) in the world; limits in the simulator's coordinate ``q - home``
     (rad, m); ``effort`` (N m, N), ``velocity`` (rad/s, m/s), ``damping`` (N m s/rad),
-    ``friction`` (N m); ``closure``: the pardyn closure it belongs to (welds close it)."""
+    ``friction`` (N m); ``spring_stiffness`` (N m/rad, N/m) and ``spring_reference`` (simulator coordinate);
+    ``closure``: the pardyn closure it belongs to (welds close it)."""
 
     name: str
     kind: str  # revolute | prismatic | fixed | ball | universal
@@ -105,6 +106,8 @@ class Joint:
     velocity: float = np.inf
     damping: float = 0.0
     friction: float = 0.0
+    spring_stiffness: float = 0.0
+    spring_reference: float = 0.0
     role: str = "tree"  # tree | guide | closure (inside a closure's chain) | weld (closes the loop)
     closure: str | None = None
 
@@ -252,6 +255,7 @@ class _Builder:
         names = link_names(model)
         lumped = self.params.joint_parameters()
         drives = {drive.joint: drive for drive in self.params.drives}
+        springs = {spring.joint: spring for spring in self.params.springs}
         link_of = {0: "world"}
         dropped = set(virtual) if free else set()
         for joint_id in range(1, model.njoints):
@@ -294,11 +298,16 @@ class _Builder:
                 effort=float(model.effortLimit[v]), velocity=float(model.velocityLimit[v]),
                 damping=0.0 if drive is None else float(drive.fv),
                 friction=0.0 if drive is None else float(drive.fs),
+                spring_stiffness=float(springs[name].stiffness) if name in springs else 0.0,
+                spring_reference=float(springs[name].reference) - q if name in springs else 0.0,
                 role="guide" if joint_id in virtual else "tree",
             ))
         return link_of
 
     def closure(self, closure, link_of: dict[int, str]) -> None:
+        if closure.type == "coupling":
+            raise ExportError(f"{self.where()}: closure {closure.name!r}: a joint coupling (q_b = c0 + c1 q_a) has "
+                              "no SDF 1.9 joint (gearbox joints are not exported yet)")
         model, data = self.model, self.data
         frame_a, frame_b = (model.getFrameId(name) for name in closure.frames)
         link_a = link_of[model.frames[frame_a].parentJoint]

@@ -90,8 +90,8 @@ def _axis(parent: ET.Element, tag: str, joint: Joint, axis: np.ndarray) -> None:
     dynamics = _sub(element, "dynamics")
     _sub(dynamics, "damping", repr(float(joint.damping)))
     _sub(dynamics, "friction", repr(float(joint.friction)))
-    _sub(dynamics, "spring_reference", "0")
-    _sub(dynamics, "spring_stiffness", "0")
+    _sub(dynamics, "spring_reference", repr(float(joint.spring_reference)))
+    _sub(dynamics, "spring_stiffness", repr(float(joint.spring_stiffness)))
 
 
 def _joint(parent: ET.Element, joint: Joint) -> None:

@@ -88,6 +88,7 @@ def supports(robot: Robot) -> bool:
     return (
         closures.size > 0
         and all(c.type != "distance" for c in closures.closures)
+        and not closures.couplings
         and differential._task_is_chart
         and differential.internal == 0
     )
@@ -101,8 +102,8 @@ class BatchClosures:
     """
 
     def __init__(self, closures: LoopClosures) -> None:
-        if any(c.type == "distance" for c in closures.closures):
-            raise ValueError("distance closures are not batched")
+        if any(c.type == "distance" for c in closures.closures) or closures.couplings:
+            raise ValueError("distance closures and joint couplings are not batched")
         model = closures.model
         self.closures = closures
         self.model = model

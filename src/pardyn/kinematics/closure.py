@@ -50,7 +50,18 @@ class LoopClosures:
     def __init__(self, model: pin.Model, closures: Sequence[Closure]) -> None:
         self.model = model
         self.data = model.createData()
-        self.closures = tuple(closures)
+        # joint couplings q_b = c0 + c1 q_a: linear rows C q - c after the frame closures' (constant C)
+        self.couplings = tuple(c for c in closures if c.type == "coupling")
+        self.closures = tuple(c for c in closures if c.type != "coupling")
+        self._coupling_rows = np.zeros((len(self.couplings), model.nv))
+        self._coupling_offsets = np.zeros(len(self.couplings))
+        for k, closure in enumerate(self.couplings):
+            joint_a, joint_b = (model.joints[model.getJointId(name)].idx_v for name in closure.joints)
+            c0, c1 = closure.coefficients
+            self._coupling_rows[k, joint_b] += 1.0
+            self._coupling_rows[k, joint_a] -= c1
+            self._coupling_offsets[k] = c0
+        self._q = np.zeros(model.nq)  # the configuration of the last evaluation (the coupling rows read it)
         self._frame_ids = [
             (model.getFrameId(c.frames[0]), model.getFrameId(c.frames[1])) for c in self.closures
         ]
@@ -61,7 +72,8 @@ class LoopClosures:
             self._rows.append(slice(start, start + closure.size))
             self._components.append(np.asarray(closure.components, dtype=int))
             start += closure.size
-        self.size = start  # m
+        self.frame_size = start
+        self.size = start + len(self.couplings)  # m
         count = len(self.closures)
         # Flat indices into the stacked (n_closures, 6) errors / (n_closures * 6, nv) Jacobians.
         self._picked = np.array(
@@ -105,6 +117,12 @@ class LoopClosures:
         self._bind_views()
 
     def _placement_errors(self) -> np.ndarray:
+        """Residual (m,): the frame closures' (:meth:`_frame_errors`), then the couplings' ``q_b - c0 - c1 q_a``."""
+        if not len(self.couplings):
+            return self._frame_errors()
+        return np.concatenate([self._frame_errors(), self._coupling_rows @ self._q - self._coupling_offsets])
+
+    def _frame_errors(self) -> np.ndarray:
         """Residual (m,) from the frame placements already in ``self.data``.
 
         Rotation error ``R_a log3(R_a^T R_b) = log3(R_b R_a^T)`` (conjugation), one matrix product per closure.
@@ -120,7 +138,7 @@ class LoopClosures:
             errors[self._rotation_rows] = [pin.log3(r) for r in relative]
         if not self._distance:
             return errors.ravel()[self._picked]
-        residual = np.empty(self.size)
+        residual = np.empty(self.frame_size)
         residual[self._picked_rows] = errors.ravel()[self._picked]
         for c, row, length in self._distance:
             residual[row] = math.sqrt(delta[c] @ delta[c]) - length
@@ -137,11 +155,13 @@ class LoopClosures:
 
     def residual(self, q: np.ndarray) -> np.ndarray:
         """Closure residual ``phi(q)``, shape (m,), in m and rad."""
+        self._q = q
         pin.framesForwardKinematics(self.model, self.data, q)
         return self._placement_errors()
 
     def residual_and_jacobian(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``phi(q)`` (m,) and ``K(q)`` (m, nv) from one kinematic pass."""
+        self._q = q
         pin.computeJointJacobians(self.model, self.data, q)
         pin.updateFramePlacements(self.model, self.data)
         return self._placement_errors(), self._jacobian_from_data()
@@ -151,6 +171,7 @@ class LoopClosures:
 
         Newton evaluates the residual first and the Jacobian only when it steps again.
         """
+        self._q = q
         pin.computeJointJacobians(self.model, self.data, q)
         pin.updateFramePlacements(self.model, self.data)
         return self._placement_errors()
@@ -177,6 +198,7 @@ class LoopClosures:
         pin.updateFramePlacements(model, data)
         jacobian = np.empty((self.size, model.nv))
         rate = np.empty((self.size, model.nv))
+        jacobian[self.frame_size:], rate[self.frame_size:] = self._coupling_rows, 0.0  # linear: no rate
         for closure, (ia, ib), rows, components in zip(
             self.closures, self._frame_ids, self._rows, self._components
         ):
@@ -197,10 +219,15 @@ class LoopClosures:
         return jacobian, rate
 
     def _jacobian_from_data(self) -> np.ndarray:
+        if not len(self.couplings):
+            return self._frame_jacobian()
+        return np.vstack([self._frame_jacobian(), self._coupling_rows])
+
+    def _frame_jacobian(self) -> np.ndarray:
         relative = self._relative_jacobians()  # (n_closures * 6, nv)
         if not self._distance:
             return relative[self._picked]
-        jacobian = np.empty((self.size, self.model.nv))
+        jacobian = np.empty((self.frame_size, self.model.nv))
         jacobian[self._picked_rows] = relative[self._picked]
         delta = np.array(self._positions_b) - np.array(self._positions_a)
         for c, row, _ in self._distance:
@@ -215,7 +242,7 @@ class LoopClosures:
         """
         pin.forwardKinematics(self.model, self.data, q, v, np.zeros(self.model.nv))
         pin.updateFramePlacements(self.model, self.data)
-        out = np.empty(self.size)
+        out = np.zeros(self.size)  # the couplings' rows are linear: no drift
         for closure, (ia, ib), rows, components in zip(
             self.closures, self._frame_ids, self._rows, self._components
         ):

@@ -208,6 +208,15 @@ class ClosureSolver:
             serial = _condition(jacobian[:, self._non_task])
         return {"serial": serial, "parallel": _condition(jacobian[:, self._non_actuated])}
 
+    def loop_conditioning(self, jacobian: np.ndarray, q: np.ndarray) -> dict[str, float]:
+        """:meth:`conditioning` without the joints no closure row involves (zero columns of ``K``: a serial
+        appendage such as an unactuated spinning link is no singularity of the loops)."""
+        touched = np.any(jacobian != 0.0, axis=0)
+        if self.frame_task is not None:
+            return self.conditioning(jacobian, q)
+        return {"serial": _condition(jacobian[:, self._non_task[touched[self._non_task]]]),
+                "parallel": _condition(jacobian[:, self._non_actuated[touched[self._non_actuated]]])}
+
     # ------------------------------------------------------------------- Newton
     def _partition(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """Dependent coordinates, the KKT matrix buffer of the over-determined case, and which
@@ -247,7 +256,8 @@ class ClosureSolver:
         closures = self.closures
         m, nv = closures.size, self.nv
         tolerance = self.tolerance
-        residual_norm = offset_norm = math.inf
+        residual_norm = offset_norm = best_norm = math.inf
+        best = q0
         for iteration in range(self.max_iterations + 1):
             residual = closures.linearize(q)
             offset = values - q[indices]  # angle differences wrapped to (-pi, pi]
@@ -261,6 +271,8 @@ class ClosureSolver:
             offset_norm = _max_abs(offset)
             if residual_norm <= tolerance and offset_norm <= GIVEN_TOLERANCE:
                 return q, iteration, residual, closures.last_jacobian() if with_jacobian else None
+            if residual_norm + offset_norm < best_norm:  # kept for the diagnosis of a failure
+                best_norm, best = residual_norm + offset_norm, q.copy()
             if iteration == self.max_iterations:
                 break
             jacobian = closures.last_jacobian()
@@ -290,8 +302,24 @@ class ClosureSolver:
             + ("the loops close but the given coordinates are not reached" if closed
                else "the loops do not close")
             + f" (closure residual {residual_norm:.3g}, tolerance {tolerance:.3g} m/rad; given coordinates "
-            f"off by {offset_norm:.3g}, tolerance {GIVEN_TOLERANCE:.3g}); last configuration {self.describe(q)}"
+            f"off by {offset_norm:.3g}, tolerance {GIVEN_TOLERANCE:.3g}); {self.diagnosis(np.asarray(q0), best)}"
         )
+
+    def diagnosis(self, start: np.ndarray, best: np.ndarray) -> str:
+        """Why a solve failed: the condition numbers of the closure Jacobian blocks (:meth:`conditioning`) at the
+        start and at the closest configuration reached, the worse one named (a singularity on the way)."""
+        figures = {}
+        for label, q in (("start", start), ("closest configuration reached", best)):
+            self.closures.linearize(q)
+            figures[label] = self.conditioning(self.closures.last_jacobian(), q)
+        kind, where = max(((k, w) for w, c in figures.items() for k in c), key=lambda kw: figures[kw[1]][kw[0]])
+        worst = figures[where][kind]
+        near = (f"near a {kind} singularity (condition number {worst:.3g} at the {where}, limit "
+                f"{self.max_condition:.3g})" if worst >= self.max_condition else
+                f"no singularity at the start or the closest configuration (worst condition number {worst:.3g}, "
+                f"{kind}): the values may be out of reach")
+        shown = "; ".join(f"{w}: " + ", ".join(f"{k} {c:.3g}" for k, c in cond.items()) for w, cond in figures.items())
+        return f"{near}; condition numbers {shown}; closest configuration {self.describe(best)}"
 
     def _newton_frame(
         self, task: FrameTask, values: np.ndarray, q: np.ndarray

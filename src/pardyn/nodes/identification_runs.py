@@ -101,7 +101,7 @@ def record_through_nodes(
         bag = out_dir / run.name
         if bag.exists():
             raise FileExistsError(f"{bag} exists: choose another output directory or remove it")
-        sim = {**(sim_parameters or {}), "robot": robot.name, "parameters_file": str(truth_path), "seed": run.seed,
+        sim = {**(sim_parameters or {}), "robot": robot.reference, "parameters_file": str(truth_path), "seed": run.seed,
                "lockstep": True}
         if run.payload is not None:
             inertia = run.payload.inertia  # ixx iyy izz ixy ixz iyz
@@ -109,8 +109,8 @@ def record_through_nodes(
                        payload_inertia=[float(inertia[i, j]) for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))])
         figures[run.name] = _run(bringup, {
             "sim": sim,
-            "controller": {"robot": robot.name, "kp": [float(k) for k in law.kp], "kd": [float(k) for k in law.kd]},
-            "trajectory": {"robot": robot.name, "kind": "exciting", "seed": run.seed, "duration": run.duration_s,
+            "controller": {"robot": robot.reference, "kp": [float(k) for k in law.kp], "kd": [float(k) for k in law.kd]},
+            "trajectory": {"robot": robot.reference, "kind": "exciting", "seed": run.seed, "duration": run.duration_s,
                            "start_time": start_s},
             "recorder": {"bag_path": str(bag), "autostart": True},
         }, end_s=start_s + run.duration_s + SETTLE_S, label=run.name, show_progress=show_progress)

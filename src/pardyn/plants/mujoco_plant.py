@@ -176,7 +176,9 @@ def build_mjcf(
             definite (kg m^2), > 1e-15.
         solver_tolerance: MuJoCo constraint solver tolerance.
     """
-    model = (robot.nominal_parameters if params is None else params).apply(robot.model.copy())
+    params = robot.nominal_parameters if params is None else params
+    model = params.apply(robot.model.copy())
+    springs = {spring.joint: spring for spring in params.springs}  # stiffness, springref (qpos = q)
     timeconst = 2.0 * timestep if constraint_timeconst is None else float(constraint_timeconst)
     bodies = link_names(model)
     counterweights = counterweight_joints(robot, model)
@@ -215,7 +217,7 @@ def build_mjcf(
         elements.append(body)
         kind, axis = _joint_kind(model, joint_id)
         v = model.joints[joint_id].idx_v
-        ET.SubElement(
+        joint = ET.SubElement(
             body,
             "joint",
             name=model.names[joint_id],
@@ -225,6 +227,10 @@ def build_mjcf(
             damping=repr(float(model.damping[v])),
             frictionloss=repr(float(model.friction[v])),
         )
+        spring = springs.get(model.names[joint_id])
+        if spring is not None:
+            joint.set("stiffness", repr(float(spring.stiffness)))
+            joint.set("springref", repr(float(spring.reference)))
         inertia = model.inertias[joint_id]
         mass = float(inertia.mass)
         rotational = np.array(inertia.inertia)
@@ -282,6 +288,10 @@ def build_mjcf(
     data = model.createData()
     pin.framesForwardKinematics(model, data, pin.neutral(model))  # MuJoCo's qpos0: every joint at 0
     for closure in robot.description.closures:
+        if closure.type == "coupling":  # q_b = c0 + c1 q_a; the plant's qpos0 is q = 0
+            ET.SubElement(equality, "joint", name=closure.name, joint1=closure.joints[1], joint2=closure.joints[0],
+                          polycoef=_numbers([*closure.coefficients, 0.0, 0.0, 0.0]))
+            continue
         site_a, site_b = closure.frames
         if closure.type == "distance":
             if tendon is None:

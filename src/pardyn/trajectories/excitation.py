@@ -5,50 +5,98 @@
 :func:`pardyn.identification.exciting.design_exciting_trajectory` needs to know about a
 robot: the largest deviation from the centre, the velocity and acceleration bounds per
 task coordinate, and the fundamental frequency. A robot's defaults are its YAML's
-section, else :data:`DEFAULT_EXCITATION` for the shipped robots (a robot with neither
-must be given them); :func:`excitation_settings` overrides them.
+section (every shipped robot that is identified has one), else derived from its limits
+and home by :func:`derived_excitation` (said once per robot, as a warning);
+:func:`excitation_settings` overrides them value by value.
 """
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pardyn.description.excitation import ExcitationSettings
+import numpy as np
+
+from pardyn.description.excitation import EXCITATION_BOUNDS, ExcitationSettings
 from pardyn.errors import InputError
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["DEFAULT_EXCITATION", "ExcitationSettings", "excitation_settings"]
+__all__ = ["DERIVED_FREQUENCY_HZ", "ExcitationSettings", "derived_excitation", "excitation_settings"]
+
+DERIVED_FREQUENCY_HZ = 0.5
+"""Fundamental of the derived defaults (Hz); with the design's 5 harmonics the fastest is 2.5 Hz."""
+_HARMONICS = 5
+_SIZE_FRACTION = 0.1  # a translation's amplitude: this fraction of the robot's size at home
+_ANGLE = 0.2  # rad: a rotation's amplitude
+_LIMIT_FRACTION = 0.5  # of the distance from home to the nearest position limit, of a velocity limit
+_KEYS = (*EXCITATION_BOUNDS, "base_frequency_hz")
 
 
-DEFAULT_EXCITATION: dict[str, ExcitationSettings] = {
-    # Fourier trajectories around home: amplitude (m, rad), rate bounds, 5 harmonics of f_0.
-    "dualv": ExcitationSettings(amplitude=(0.08, 0.06, 0.3), max_velocity=(6.7, 6.7, 26.7),
-                                max_acceleration=(40.0, 40.0, 160.0), base_frequency_hz=1.0),
-    "rrr3": ExcitationSettings(amplitude=(0.08, 0.08, 0.2), max_velocity=(5.0, 5.0, 15.0),
-                               max_acceleration=(30.0, 30.0, 100.0), base_frequency_hz=1.0),
-    "five_bar": ExcitationSettings(amplitude=(0.06, 0.06), max_velocity=(5.0, 5.0),
-                                   max_acceleration=(30.0, 30.0), base_frequency_hz=1.0),
-    # Wu 2009 machine (x, y in m, alpha in rad) around home (0, 2.8 m, 0.5 rad): a heavy machine tool.
-    "wu3r": ExcitationSettings(amplitude=(0.15, 0.15, 0.3), max_velocity=(1.0, 1.0, 2.0),
-                               max_acceleration=(8.0, 8.0, 16.0), base_frequency_hz=0.5),
-    # UR5e joints (rad): the ur5e_calibration experiment's limits.
-    "ur5e": ExcitationSettings(amplitude=(1.0, 0.5, 0.7, 1.0, 1.0, 1.5), max_velocity=(1.5, 1.5, 1.5, 2.0, 2.0, 2.0),
-                               max_acceleration=(4.0, 4.0, 4.0, 6.0, 6.0, 6.0), base_frequency_hz=0.2),
-    # Delta (x, y, z in m) around home (0, 0, -1.2 m): +-0.15 m across, +-0.08 m in height (working
-    # mode |q_i| < 90 deg everywhere; the closure-Jacobian condition bound keeps it off singularities).
-    "delta": ExcitationSettings(amplitude=(0.15, 0.15, 0.08), max_velocity=(2.0, 2.0, 1.5),
-                                max_acceleration=(25.0, 25.0, 20.0), base_frequency_hz=1.0),
-    # Hexapod (x, y, z in m; yaw, pitch, roll in rad) around home (z = 0.15 m): legs within
-    # [0.13, 0.21] m, leg speed <= 0.2 m/s (Wolfram maxSpeed), universal-joint tilt <= 45 deg.
-    "hexapod": ExcitationSettings(amplitude=(0.02, 0.02, 0.015, 0.2, 0.2, 0.2),
-                                  max_velocity=(0.12, 0.12, 0.1, 1.0, 1.0, 1.0),
-                                  max_acceleration=(3.0, 3.0, 3.0, 25.0, 25.0, 25.0), base_frequency_hz=1.0),
-}
-"""Default excitation of the shipped robots, by robot name."""
+def _size(robot: Robot) -> float:
+    """Largest distance between two joint origins at home (m): the robot's size."""
+    import pinocchio as pin  # noqa: PLC0415
+
+    data = robot.model.createData()
+    pin.forwardKinematics(robot.model, data, robot.home)
+    points = np.array([data.oMi[j].translation for j in range(robot.model.njoints)])
+    return float(np.max(np.linalg.norm(points[:, None, :] - points[None, :, :], axis=2)))
+
+
+def derived_excitation(robot: Robot) -> ExcitationSettings:
+    """Excitation bounds derived from the robot's home and limits, for robots without an ``excitation:`` section.
+
+    Per task coordinate: an amplitude of 10 % of the robot's size (m) or 0.2 rad, shrunk so that, to first order
+    (the task-to-actuated velocity map ``J_a`` (n_a, n) at home), every actuated joint keeps within half its
+    distance from home to its nearest position limit; the velocity bound ``a w`` and the acceleration bound
+    ``a w^2`` with ``w = 2 pi f_0 H`` (``f_0`` = :data:`DERIVED_FREQUENCY_HZ`, ``H`` = 5 harmonics), the velocity
+    bound shrunk so that ``|J_a| v`` keeps within half of each actuated joint's velocity limit (URDF or
+    ``limits: velocity:``).
+
+    Raises:
+        InputError: a bound cannot be derived (home on a position limit, a robot of zero size); names the YAML
+            section and its keys.
+    """
+    source = robot.description.source
+    remedy = (f"set them in {source}: excitation: {{amplitude: {{...}}, max_velocity: {{...}}, "
+              f"max_acceleration: {{...}}, base_frequency_hz: ...}} (one value per task coordinate "
+              f"{list(robot.task_names)})")
+    units = robot.task_units
+    size = _size(robot)
+    amplitude = np.array([_ANGLE if unit == "rad" else _SIZE_FRACTION * size for unit in units])
+    velocity_map = np.array([robot.differential.velocities_from_task(robot.home, unit_vector)
+                             for unit_vector in np.eye(len(units))]).T[robot.actuated_indices]  # (n_a, n)
+    home = robot.home[robot.actuated_indices]
+    lower = robot.model.lowerPositionLimit[robot.actuated_indices]
+    upper = robot.model.upperPositionLimit[robot.actuated_indices]
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # unbounded joints: limits of +-1e308, inf
+        margin = _LIMIT_FRACTION * np.minimum(home - lower, upper - home)
+        reach = np.abs(velocity_map) @ amplitude
+        amplitude = amplitude * min(1.0, float(np.min(np.where(reach > 0.0, margin / reach, np.inf))))
+    if not np.all(amplitude > 0.0) or not np.all(np.isfinite(amplitude)):
+        at_limit = [robot.actuated_names[k] for k in np.flatnonzero(margin <= 0.0)]
+        why = f"home of {at_limit} on a position limit" if at_limit else f"robot size {size:g} m"
+        raise InputError(f"{robot.name}: cannot derive the excitation defaults ({why}); {remedy}")
+    omega = 2.0 * math.pi * DERIVED_FREQUENCY_HZ * _HARMONICS
+    velocity = amplitude * omega
+    limit = robot.model.velocityLimit[robot.actuated_indices]
+    speed = np.abs(velocity_map) @ velocity
+    bounded = (limit > 0.0) & np.isfinite(limit) & (speed > 0.0)
+    if np.any(bounded):
+        with np.errstate(over="ignore"):
+            velocity = velocity * min(1.0, float(np.min(_LIMIT_FRACTION * limit[bounded] / speed[bounded])))
+    settings = ExcitationSettings(amplitude=tuple(float(a) for a in amplitude),
+                                  max_velocity=tuple(float(v) for v in velocity),
+                                  max_acceleration=tuple(float(v * omega) for v in velocity),
+                                  base_frequency_hz=DERIVED_FREQUENCY_HZ)
+    shown = ", ".join(f"{name} {a:.3g} {unit}" for name, a, unit in zip(robot.task_names, amplitude, units))
+    warnings.warn(f"{robot.name}: no excitation: section in {source.name}; derived from its limits and home: "
+                  f"amplitude {shown}, base_frequency_hz {DERIVED_FREQUENCY_HZ}", stacklevel=3)
+    return settings
 
 
 def excitation_settings(
@@ -61,22 +109,26 @@ def excitation_settings(
 ) -> ExcitationSettings:
     """The robot's default excitation with the given values in place of the defaults (empty or 0: the default).
 
-    ``robot``: a :class:`~pardyn.Robot` (its YAML's ``excitation:`` section first) or a robot name.
-
-    Raises:
-        InputError: the robot has no default for a value that is not given (names the values).
+    ``robot``: a :class:`~pardyn.Robot` or what :func:`~pardyn.load_robot` takes. The defaults: the YAML's
+    ``excitation:`` section, else :func:`derived_excitation` (not computed when every value is given).
     """
     given: dict[str, Any] = {
         "amplitude": tuple(amplitude), "max_velocity": tuple(max_velocity),
         "max_acceleration": tuple(max_acceleration), "base_frequency_hz": base_frequency_hz,
     }
     given = {key: value for key, value in given.items() if value}
-    robot_name = robot if isinstance(robot, str) else robot.name
-    default = None if isinstance(robot, str) else robot.description.excitation
-    default = DEFAULT_EXCITATION.get(robot_name) if default is None else default
-    if default is not None:
-        return replace(default, **given)
-    missing = [key for key in ("amplitude", "max_velocity", "max_acceleration", "base_frequency_hz") if key not in given]
-    if missing:
-        raise InputError(f"parameters {missing}: {robot_name} has no default excitation; set them")
-    return ExcitationSettings(**given)
+    if len(given) == len(_KEYS):
+        return ExcitationSettings(**given)
+    if isinstance(robot, str):
+        from pardyn.description.formats import load_description  # noqa: PLC0415
+
+        section = load_description(robot).excitation
+        if section is not None:
+            return replace(section, **given)
+        from pardyn.robot import load_robot  # noqa: PLC0415
+
+        robot = load_robot(robot)
+    default = robot.description.excitation
+    if default is None:
+        default = derived_excitation(robot)
+    return replace(default, **given)

@@ -1,0 +1,105 @@
+"""Joint couplings (issue 26): an MJCF ``joint`` equality ``q_b = c0 + c1 q_a`` is a closure row; the kinematics
+against the hand relation, the dynamics against MuJoCo's inverse dynamics of the unedited file's tree mapped
+through the coupling (virtual work: ``tau_a = tau_t,a + c1 tau_t,b``), the MuJoCo plant keeps the coupling."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+
+import pardyn
+from pardyn.dynamics import InverseDynamics
+
+# a finger: proximal link driven by 'drive', distal link coupled to it (q_tip - 0.1 = 0.05 + 0.8 (q_drive - 0.2)
+# about qpos0 = (0.2, 0.1) from the joints' ref), a spring on the distal joint, gravity in the finger's plane
+FINGER = """
+<mujoco model="finger">
+  <compiler angle="radian"/>  <option gravity="0 0 -9.81"/>
+  <worldbody>
+    <body name="proximal">
+      <joint name="drive" type="hinge" axis="0 1 0" ref="0.2" damping="0.05"/>
+      <inertial pos="0.03 0 0" mass="0.05" diaginertia="1e-5 2e-5 1.5e-5"/>
+      <body name="distal" pos="0.06 0 0">
+        <joint name="tip" type="hinge" axis="0 1 0" ref="0.1" stiffness="0.4" springref="0.3"/>
+        <inertial pos="0.02 0 0.005" mass="0.03" diaginertia="5e-6 8e-6 6e-6"/>
+      </body>
+    </body>
+  </worldbody>
+  <equality><joint joint1="tip" joint2="drive" polycoef="0.05 0.8 0 0 0"/></equality>
+  <actuator><motor joint="drive"/></actuator>
+</mujoco>
+"""
+C1 = 0.8
+C0 = 0.05 + 0.1 - C1 * 0.2  # q_tip = C0 + C1 q_drive in qpos
+
+
+@pytest.fixture
+def finger(tmp_path):
+    (tmp_path / "finger.xml").write_text(FINGER)  # the unedited file, as a vendor ships it
+    return tmp_path / "finger.xml"
+
+
+def test_a_joint_equality_is_a_closure_row(finger):
+    robot = pardyn.load_robot(finger)
+    assert robot.structure.rank == 1 and robot.summary()["closures"][0]["type"] == "coupling"
+    for drive in (-0.5, 0.1, 0.9):
+        q = robot.solve_forward([drive]).q
+        assert q[robot.joint_names.index("tip")] == pytest.approx(C0 + C1 * drive, abs=1e-12)
+
+
+def test_dynamics_through_the_coupling_agree_with_mujoco(finger):
+    robot = pardyn.load_robot(finger)
+    reference = mujoco.MjModel.from_xml_path(str(finger))
+    reference.eq_active0[:] = 0  # the tree alone: its inverse dynamics, springs and damping included
+    data = mujoco.MjData(reference)
+    dynamics = InverseDynamics(robot)
+    rng = np.random.default_rng(1)
+    drive, tip = robot.joint_names.index("drive"), robot.joint_names.index("tip")
+    for _ in range(5):
+        a, a_dot, a_ddot = rng.uniform(-1.0, 1.0, 3)
+        q, qdot, qddot = np.zeros(2), np.zeros(2), np.zeros(2)
+        q[drive], qdot[drive], qddot[drive] = a, a_dot, a_ddot
+        q[tip], qdot[tip], qddot[tip] = C0 + C1 * a, C1 * a_dot, C1 * a_ddot
+        data.qpos[:], data.qvel[:], data.qacc[:] = q, qdot, qddot
+        mujoco.mj_inverse(reference, data)
+        expected = data.qfrc_inverse[drive] + C1 * data.qfrc_inverse[tip]
+        assert dynamics.torques(q, qdot, qddot)[0] == pytest.approx(expected, rel=1e-10, abs=1e-13)
+
+
+def test_the_mujoco_plant_keeps_the_coupling(finger):
+    from pardyn.plants.mujoco_plant import MujocoPlant
+
+    robot = pardyn.load_robot(finger)
+    plant = MujocoPlant(robot)
+    assert "polycoef" in plant.mjcf()
+    drive, tip = robot.joint_names.index("drive"), robot.joint_names.index("tip")
+    state = plant.step(np.array([0.02]), 0.2)
+    assert abs(state.q[tip] - C0 - C1 * state.q[drive]) < 1e-6
+    assert abs(state.q[drive] - robot.home[drive]) > 1e-3  # it moved
+
+
+def test_a_fixed_tendon_actuator_is_a_transmission_to_the_driving_joint(tmp_path):
+    """The gripper's idiom: one actuator pulls a fixed tendon over both coupled joints. Through the coupling its
+    generalized force on ``drive`` is ``ratio f`` with ``ratio = gear (k_drive + c1 k_tip)``; MuJoCo's actuator
+    forces (``qfrc_actuator``) mapped by virtual work, and its tendon length, say the same."""
+    text = FINGER.replace('<actuator><motor joint="drive"/></actuator>',
+                          '<tendon><fixed name="pull"><joint joint="drive" coef="1.0"/><joint joint="tip" coef="0.5"/>'
+                          '</fixed></tendon><actuator><motor name="pull_motor" tendon="pull" gear="2"/></actuator>')
+    path = tmp_path / "finger_tendon.xml"
+    path.write_text(text)
+    robot = pardyn.load_robot(path)
+    assert robot.actuated_names == ("drive",)
+    transmission = robot.description.transmissions
+    ratio = 2.0 * (1.0 + 0.5 * C1)
+    assert transmission.motors == ("pull_motor",) and transmission.ratio[0, 0] == pytest.approx(ratio, rel=1e-12)
+    model = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(model)
+    drive, tip = robot.joint_names.index("drive"), robot.joint_names.index("tip")
+    data.qpos[drive] = 0.4
+    data.qpos[tip] = C0 + C1 * 0.4
+    data.ctrl[:] = 0.3
+    mujoco.mj_forward(model, data)
+    generalized = data.qfrc_actuator[drive] + C1 * data.qfrc_actuator[tip]
+    assert generalized == pytest.approx(ratio * 0.3, rel=1e-10)
+    assert transmission.joint_positions(np.array([[2.0 * data.ten_length[0]]]))[0, 0] == pytest.approx(0.4, abs=1e-12)
