@@ -32,13 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pardyn.cli.console import add_verbose_argument, node_log
+from pardyn.cli.engine import add_engine_arguments, engine_from_arguments
+from pardyn.cli.options import number
 from pardyn.registry import Registry
 
 EXPERIMENTS: Registry[Callable[[argparse.Namespace], dict]] = Registry("experiment")
 """Name -> function running it from the parsed arguments and printing its figures; returns the report."""
-
-from pardyn.cli.engine import add_engine_arguments, engine_from_arguments
-from pardyn.cli.options import number
 
 HELP = "run an experiment of the papers (see the list of names); writes <out>/<name>.json"
 
