@@ -56,6 +56,9 @@ setup(
         "physical": ["cvxpy>=1.5"],
         # hypothesis: the bad-input fuzz suite (test/reliability/test_fuzz.py, bench/fuzz.py)
         "test": ["pytest", "hypothesis"],
+        # Studies, sweeps and fleets on more than one process or machine (pardyn.parallel);
+        # dask-jobqueue (not installed) starts the workers on SLURM/PBS clusters.
+        "distributed": ["dask[distributed]>=2024.1"],
         # make bench: FIGAROH's own identification of the Staubli TX40 beside pardyn's (bench/tx40.py), MuJoCo's
         # system identification beside pardyn's on the DualV and the Delta (bench/peers.py).
         "bench": ["figaroh", "mujoco[sysid]"],

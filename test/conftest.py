@@ -42,3 +42,20 @@ def random_task():
 def angle_distance():
     """``angle_distance(a, b, angles)``: |a - b| with angle differences taken modulo 2 pi."""
     return _angle_distance
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_engine():
+    """One engine for every parallel map of the session (pardyn.parallel): a ``LocalCluster`` of two worker
+    processes (loopback, no dashboard, quiet logs), started by the first map that needs it, not per call."""
+    from pardyn.parallel import Engine
+
+    with Engine(2) as engine:
+        yield engine
+
+
+@pytest.fixture(scope="session")
+def dask_engine(_session_engine):
+    """The session's engine, started: a real Dask ``LocalCluster`` of two worker processes."""
+    _session_engine.client(2)  # start it now: the tests time what they run, not the start
+    return _session_engine

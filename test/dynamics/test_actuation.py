@@ -156,3 +156,18 @@ def test_regressor_of_one_state_is_the_batch_of_one(load, name, projection):
         one, gamma = regressor.equations(q[k], qdot[k], qddot[k], tau[k])
         np.testing.assert_allclose(one, batch[k], rtol=0, atol=1e-11 * np.abs(batch[k]).max())
         np.testing.assert_allclose(gamma, measured[k], rtol=0, atol=1e-11 * np.abs(measured[k]).max())
+
+
+@pytest.mark.parametrize("name", ["five_bar", "delta"])
+def test_a_pickled_copy_still_matches_the_frame_jacobians(load, name):
+    """Copies sent to other processes (pardyn.parallel's workers) rebind their views of pinocchio's data: a copy that
+    read the placements of its original's data would answer the home configuration's map everywhere."""
+    import pickle  # noqa: PLC0415
+
+    robot = load(name)
+    maps = ActuationMaps(robot)
+    maps.velocity_map(robot.home)  # the original's data now holds the home placements
+    copy = pickle.loads(pickle.dumps(maps))
+    for sample in _states(robot, 3)[0]:
+        reference = robot.differential.task_velocity_map(sample)
+        np.testing.assert_allclose(copy.velocity_map(sample), reference, rtol=0, atol=1e-10 * np.abs(reference).max())

@@ -186,3 +186,20 @@ def test_design_keeps_the_passive_joints_within_their_cones(load, tmp_path):
         unconstrained = cones.angles(joint_trajectory(robot, free.trajectory, rate_hz=40.0).q)
         assert unconstrained.max() > limit  # the cones changed the choice
         assert design.candidates_feasible < free.candidates_feasible
+
+
+def test_optimisation_restarts_on_the_cluster_equal_the_serial_ones(load, dask_engine):
+    """The ``optimize_starts`` restarts are tasks of pardyn.parallel: a two-process LocalCluster gives the serial
+    restarts bit for bit, and the design keeps the best of them."""
+    robot = load("five_bar")
+    options = dict(amplitude=[0.05, 0.05], max_velocity=[0.3, 0.3], max_acceleration=[3.0, 3.0], duration_s=6.0,
+                   base_frequency_hz=0.5, harmonics=2, candidates=3, seed=3, check_rate_hz=20.0, optimize=True,
+                   optimize_starts=2, max_iterations=3)
+    serial = design_exciting_trajectory(robot, workers=1, **options)
+    distributed = design_exciting_trajectory(robot, **options)  # the session's engine
+    assert len(distributed.optimization) == 2
+    for a, b in zip(serial.optimization, distributed.optimization):
+        assert a.condition_after == b.condition_after and a.condition_before == b.condition_before
+        assert np.array_equal(a.trajectory.sine, b.trajectory.sine)
+    assert distributed.condition_number == min(min(r.condition_after for r in serial.optimization),
+                                               serial.random_condition_number)

@@ -28,7 +28,8 @@ from pardyn.errors import PardynError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS = ("robots", "kinematics", "dynamics", "identify", "bag", "bringup", "demo", "experiment", "animate", "export")
+COMMANDS = ("robots", "kinematics", "dynamics", "identify", "bag", "bringup", "demo", "experiment", "animate", "export",
+            "fleet")
 
 
 NEGATIVE_LIST = re.compile(r"^-\.?\d[\d.eE+\-,\s]*$")

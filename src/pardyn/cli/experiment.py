@@ -32,12 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pardyn.cli.console import add_verbose_argument, node_log
+from pardyn.cli.engine import add_engine_arguments, engine_from_arguments
+from pardyn.cli.options import number
 from pardyn.registry import Registry
 
 EXPERIMENTS: Registry[Callable[[argparse.Namespace], dict]] = Registry("experiment")
 """Name -> function running it from the parsed arguments and printing its figures; returns the report."""
-
-from pardyn.cli.options import number
 
 HELP = "run an experiment of the papers (see the list of names); writes <out>/<name>.json"
 
@@ -45,7 +45,7 @@ HELP = "run an experiment of the papers (see the list of names); writes <out>/<n
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", choices=tuple(EXPERIMENTS), help="the experiment")
     parser.add_argument("--out", type=Path, default=Path("experiments"), help="output directory (default experiments)")
-    parser.add_argument("--workers", type=number(1, 1024, integer=True), help="parallel runs (default: one per core)")
+    add_engine_arguments(parser, workers_help="parallel runs (default: one per core)")
     parser.add_argument("--templates", type=number(1, 100_000, integer=True), help="rrr3_robustness: sign templates per level (default 10)")
     parser.add_argument("--identification-s", type=number(0.0, 1e6, low_open=True, unit="s"),
                         help="dualv_tracking: length of the identification run in s (default 30); "
@@ -244,7 +244,11 @@ def _hexapod(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     with node_log(args.out / f"{args.name}.log", verbose=args.verbose):
-        report = EXPERIMENTS.get(args.name)(args)
+        if args.scheduler is None:
+            report = EXPERIMENTS.get(args.name)(args)
+        else:  # every map of the experiment on that scheduler
+            with engine_from_arguments(args):
+                report = EXPERIMENTS.get(args.name)(args)
     print(f"paper claim: {report['paper_claim']}")
     definition = report["claim_definition"]
     if isinstance(definition, dict):  # one definition per finding

@@ -28,7 +28,7 @@ from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.control.pd import JointPD
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
-from pardyn.parallel import fork_map
+from pardyn.parallel import parallel_map
 from pardyn.closedloop.runner import run_closed_loop
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
@@ -168,21 +168,24 @@ def record_runs(
     candidates: int = 6,
     show_progress: bool = True,
     workers: int | None = None,
+    truth: DynamicParameters | None = None,
 ) -> RecordedRuns:
     """Record ``runs`` of ``robot_name`` on the MuJoCo plant as bags in ``out_dir``.
 
     Writes ``out_dir/<run>/`` bags and ``out_dir/truth.json`` (as-built parameters
     and payloads, for comparison). Existing bags are not overwritten (BagError).
-    Runs are simulated ``workers`` at a time (forked processes; one per core by default).
+    Runs are simulated ``workers`` at a time (:mod:`pardyn.parallel`; one per core by default).
+    ``truth``: the plant's parameters (default: :func:`as_built_parameters` of ``truth_seed``).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     robot = load_robot(robot_name)
-    truth = as_built_parameters(robot.nominal_parameters, seed=truth_seed)  # the plant, as built
+    if truth is None:
+        truth = as_built_parameters(robot.nominal_parameters, seed=truth_seed)  # the plant, as built
     law = controller(robot)
     shared = (robot, truth, law, out_dir, rate_hz, counts_per_revolution, torque_noise,
               candidates, show_progress)
-    recorded = fork_map(_record_job, shared, list(runs), workers=workers)
+    recorded = parallel_map(_record_job, shared, list(runs), workers=workers)
     bags = {run.name: path for run, (path, _, _) in zip(runs, recorded)}
     figures = {run.name: numbers for run, (_, numbers, _) in zip(runs, recorded)}
     references = {run.name: reference for run, (_, _, reference) in zip(runs, recorded)}

@@ -134,10 +134,7 @@ class ActuationMaps:
                                        for k, c in enumerate(comps) if c < 3], dtype=int)
         self._point_source = np.array([3 * i + c for i, (_, comps, _, _) in enumerate(points)
                                        for c in comps if c < 3], dtype=int)
-        # live views of the joints' placements in self.data (pinocchio writes them in place)
-        self._placement_owners = self.data.oMi.tolist()
-        self._point_rotations = [self._placement_owners[joint].rotation for joint in self._point_joints]
-        self._point_origins = [self._placement_owners[joint].translation for joint in self._point_joints]
+        self._bind_views()
         self._point_offsets = np.array(self._point_placements).reshape(-1, 3, 1)  # frame origin in its joint, (c, 3, 1)
         self._point_scatter = np.zeros((m, 3 * len(points)))  # K'[target] += mixed[source] as one product
         self._point_scatter[self._point_target, self._point_source] = 1.0
@@ -163,6 +160,23 @@ class ActuationMaps:
         self._maps_rhs = np.zeros((m, self.n + 1))
         self.point_free = not self._point_joints  # :meth:`maps` applies
 
+
+    _VIEWS = ("_placement_owners", "_point_rotations", "_point_origins")
+
+    def _bind_views(self) -> None:
+        """Live views of the joints' placements in ``self.data`` (pinocchio writes them in place)."""
+        self._placement_owners = self.data.oMi.tolist()
+        self._point_rotations = [self._placement_owners[joint].rotation for joint in self._point_joints]
+        self._point_origins = [self._placement_owners[joint].translation for joint in self._point_joints]
+
+    def __getstate__(self) -> dict:
+        # views of this process's data: a copy would read a stale placement (workers of pardyn.parallel)
+        return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self.supported:
+            self._bind_views()
     def _needs_point(self, components: list[int]) -> bool:
         """Whether ``X(p)`` mixes an unselected, not identically zero angular row into a selected linear one."""
         partners = {row for c in components if c < 3 for row in _CROSS_PARTNERS[c]} - set(components)

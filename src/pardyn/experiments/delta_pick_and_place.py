@@ -43,7 +43,7 @@ from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.lumped import split_bar_masses
 from pardyn.experiments.plots import joint_panels, write_json
 from pardyn.closedloop.runner import run_closed_loop
-from pardyn.parallel import fork_map
+from pardyn.parallel import parallel_map
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.plants.payload import Payload
@@ -199,7 +199,7 @@ def delta_pick_and_place(out_dir: Path | str, options: DeltaOptions | None = Non
     differences = {case: model_difference(robot, nominal, simplified, q, qdot, qddot,
                                           options.payload_kg if case == "payload" else 0.0) for case in cases}
     items = [(case, kind) for case in cases for kind in laws]
-    results = fork_map(_job, (robot, nominal, simplified, reference, (t, x), limits, options), items,
+    results = parallel_map(_job, (robot, nominal, simplified, reference, (t, x), limits, options), items,
                        workers=options.workers, label=f"{NAME}: {len(items)} runs" if options.show_progress else None)
     by_item = dict(zip(items, results))
     joints = list(robot.actuated_names)

@@ -46,7 +46,7 @@ from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS
 from pardyn.identification.pipeline import identify
 from pardyn.identification.settings import IdentificationSettings
 from pardyn.identification.simulation import ClosedLoopSetup
-from pardyn.parallel import fork_map
+from pardyn.parallel import parallel_map
 from pardyn.robot import load_robot
 
 __all__ = ["EstimatorsOptions", "estimators_study"]
@@ -144,7 +144,7 @@ def estimators_study(out: Path | str, options: EstimatorsOptions | None = None) 
     recorded = {robot: _record(robot, out / "bags", options) for robot in options.robots}
     jobs = [(robot, level, 1.0) for robot in options.robots for level in options.noise_levels]
     jobs += [(robot, options.mistuned_noise, factor) for robot in options.robots for factor in options.cutoff_factors]
-    entries = fork_map(_condition_job, (recorded, options), jobs, workers=options.workers,
+    entries = parallel_map(_condition_job, (recorded, options), jobs, workers=options.workers,
                        label="estimators" if options.show_progress else None)
     plots = _plots(out, entries, options)
     lowest = min(options.noise_levels)

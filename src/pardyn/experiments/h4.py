@@ -56,7 +56,7 @@ from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import joint_panels, write_json
 from pardyn.closedloop.runner import run_closed_loop
-from pardyn.parallel import fork_map
+from pardyn.parallel import parallel_map
 from pardyn.plants import Plant, PlantState
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
@@ -289,7 +289,7 @@ def h4_pfc_vs_ctc(out_dir: Path | str, options: H4Options | None = None) -> dict
     end_q = robot.solve_inverse(goal).q[robot.actuated_indices]
     reference = joint_quintic(start_q, end_q, duration_s=options.duration_s, start_s=options.start_s)
     items = [(case, level, kind) for case, level in cases for kind in COMPARED_LAWS]
-    results = fork_map(_job, (robot, nominal, reference, limits, options), items, workers=options.workers,
+    results = parallel_map(_job, (robot, nominal, reference, limits, options), items, workers=options.workers,
                        label=f"{NAME}: {len(items)} runs" if options.show_progress else None)
     by_item = {(case, kind): result for (case, _, kind), result in zip(items, results)}
     joints = list(robot.actuated_names)

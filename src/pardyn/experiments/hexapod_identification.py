@@ -32,7 +32,7 @@ import numpy as np
 from pardyn.errors import KinematicsError
 from pardyn.experiments.plots import joint_panels, write_json
 from pardyn.closedloop.runner import run_closed_loop
-from pardyn.parallel import fork_map
+from pardyn.parallel import parallel_map
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.robot import load_robot
@@ -135,7 +135,7 @@ def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None =
             "ctc_identified": ComputedTorque(robot, result.parameters.without_payload(), kp=kp, kd=kd,
                                              space="actuated")}
     cases = list(laws)
-    outcomes = fork_map(_control_job, (robot, truth, laws, samples, options), cases, workers=options.workers)
+    outcomes = parallel_map(_control_job, (robot, truth, laws, samples, options), cases, workers=options.workers)
     control = dict(zip(cases, outcomes))
     joints = list(robot.actuated_names)
     ran = [case for case in cases if control[case]["diverged"] is None]

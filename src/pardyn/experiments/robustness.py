@@ -59,7 +59,7 @@ from pardyn.errors import InputError, KinematicsError
 from pardyn.control.gains import gains_from_step_response
 from pardyn.experiments.plots import error_indices, law_joints, line_plot, write_json
 from pardyn.closedloop.runner import run_closed_loop
-from pardyn.parallel import fork_map
+from pardyn.parallel import parallel_map
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.robot import Robot, load_robot
@@ -224,7 +224,7 @@ def rrr3_robustness(out_dir: Path | str, options: RobustnessOptions | None = Non
     levels = [float(level) for level in options.levels]
     items = [(kind, 0.0, 0) for kind in options.laws]
     items += [(kind, level, k) for kind in options.laws for level in levels for k in range(options.templates)]
-    results = fork_map(_job, (robot, nominal, templates, laws, samples, circle, options), items,
+    results = parallel_map(_job, (robot, nominal, templates, laws, samples, circle, options), items,
                        workers=options.workers,
                        label=f"rrr3_robustness: {len(items)} runs" if options.show_progress else None)
     by_item = dict(zip(items, results))

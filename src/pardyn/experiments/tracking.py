@@ -56,7 +56,7 @@ from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import law_joints, line_plot, write_json
 from pardyn.closedloop.runner import run_closed_loop
-from pardyn.parallel import fork_map
+from pardyn.parallel import parallel_map
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.robot import Robot, load_robot
@@ -83,7 +83,7 @@ class TrackingOptions:
         seed: measurement noise seed.
         cases: the laws run (subset of ``CASES``); ``ctc_identified`` needs the identification.
         pd_gain_scale: factor on the PD gains (tests: 0 gives an uncontrolled robot).
-        workers: parallel runs (forked processes; default one per core).
+        workers: parallel runs (:mod:`pardyn.parallel`; default one per core).
         show_progress: progress lines on stderr.
     """
 
@@ -228,7 +228,7 @@ def dualv_tracking(out_dir: Path | str, options: TrackingOptions | None = None) 
     }
     laws = {case: factories[case]() for case in options.cases}
     items = [(name, case) for name in trajectories for case in options.cases]
-    results = fork_map(_job, (robot, truth, laws, trajectories, options), items, workers=options.workers,
+    results = parallel_map(_job, (robot, truth, laws, trajectories, options), items, workers=options.workers,
                        label="dualv_tracking runs" if options.show_progress else None)
     by_item = dict(zip(items, results))
     joints = list(robot.actuated_names)

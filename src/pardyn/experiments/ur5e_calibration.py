@@ -70,7 +70,7 @@ from pardyn.identification.preparation import prepare_bag
 from pardyn.identification.result import IdentificationResult
 from pardyn.identification.settings import IdentificationSettings
 from pardyn.identification.rotor_compensation import MOTOR_TOPIC
-from pardyn.parallel import fork_map
+from pardyn.parallel import parallel_map
 from pardyn.plants.flexible_joint import FlexibleJointPlant
 from pardyn.progress import progress
 from pardyn.robot import Robot, load_robot
@@ -402,7 +402,7 @@ def ur5e_calibration(out: Path | str, options: CalibrationOptions | None = None)
             shutil.rmtree(bag_dir, ignore_errors=True)
             bag_dir.mkdir(parents=True)
         shared = (robot, true_params, true_rotors, cad, nominal_rotors, gains, options, bag_dir)
-        recorded = fork_map(_record_job, shared, jobs, workers=options.workers,
+        recorded = parallel_map(_record_job, shared, jobs, workers=options.workers,
                             label="recording runs" if options.show_progress else None)
         timings["record_s"] = time.perf_counter() - clock
         (identification_run, (random_condition, design_condition), identification_bag), *validation_runs = recorded

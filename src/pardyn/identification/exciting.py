@@ -54,6 +54,7 @@ from scipy import optimize
 from pardyn.errors import InputError, KinematicsError
 from pardyn.identification.base_parameters import base_parameters, symmetric_order
 from pardyn.identification.filtering import stack_equations
+from pardyn.parallel import parallel_map
 from pardyn.trajectories.fourier import FourierTrajectory
 from pardyn.trajectories.task import _vector
 
@@ -321,6 +322,34 @@ def _period_observation(
     return (observation if columns is None else observation[:, columns]), worst, q
 
 
+def _optimize_start(shared: tuple, start: FourierTrajectory) -> FourierOptimization:
+    """One restart of the optimisation (a task of :mod:`pardyn.parallel`): SLSQP from ``start``."""
+    robot, regressor, columns, times, max_condition, cones, bounds, max_iterations = shared
+    warm: list[np.ndarray | None] = [None]  # the last feasible evaluation's states: finite
+    # differences move the coefficients by ~1e-8, so Newton starts next to the solution
+    last: dict[str, object] = {}
+
+    def observe(candidate: FourierTrajectory) -> np.ndarray:
+        # no condition bound here: the constraints below see the worst value (a gradient, not a wall)
+        observation, worst_kappa, warm[0] = _period_observation(robot, regressor, columns, candidate, times,
+                                                                math.inf, starts=warm[0])
+        last.update(trajectory=candidate, kappa=worst_kappa, q=warm[0])
+        return observation
+
+    def margins(candidate: FourierTrajectory) -> np.ndarray:
+        """``log max_condition - log kappa`` and ``1 - angle / max`` per cone group (>= 0 within the limits)."""
+        if last.get("trajectory") is not candidate:  # called right after observe (optimize_fourier_coefficients)
+            observe(candidate)
+        values = [math.log(max_condition) - math.log(last["kappa"])]
+        if cones is not None and len(cones):
+            values += [1.0 - ratio for ratio in cones.worst_ratios(last["q"]).values()]
+        return np.array(values)
+
+    return optimize_fourier_coefficients(start, observe, amplitude=bounds[0], max_velocity=bounds[1],
+                                         max_acceleration=bounds[2], max_iterations=max_iterations,
+                                         constraints=margins)
+
+
 def _ranked_candidates(
     robot: Robot, regressor: Regressor, trajectories: Sequence[FourierTrajectory], times: np.ndarray,
     max_condition: float, cones: ConeAngles | None, *, amplitude: np.ndarray,
@@ -378,6 +407,7 @@ def design_exciting_trajectory(
     optimize_starts: int = 1,
     max_iterations: int = 50,
     joint_cones: bool = True,
+    workers: int | None = None,
 ) -> ExcitingDesign:
     """Draw ``candidates`` Fourier trajectories, keep the best-exciting feasible one, optionally optimise it.
 
@@ -400,6 +430,8 @@ def design_exciting_trajectory(
             and keep the best result; ``max_condition`` and the cones are then SLSQP constraints.
         joint_cones: keep the passive U/S joints within the robot YAML's ``limits: cones:``
             (:class:`pardyn.kinematics.cones.ConeAngles`), for the draws and the optimisation.
+        workers: the ``optimize_starts`` restarts run as tasks of :mod:`pardyn.parallel` (``None``: one
+            worker per core, or the enclosing engine; 1: one after the other in this process).
 
     Raises:
         KinematicsError: no candidate stayed feasible (smaller amplitudes needed).
@@ -432,33 +464,10 @@ def design_exciting_trajectory(
     random_condition = condition
     runs = None
     if optimize:
-        warm: list[np.ndarray | None] = [None]  # the last feasible evaluation's states: finite
-        # differences move the coefficients by ~1e-8, so Newton starts next to the solution
-        last: dict[str, object] = {}
-
-        def observe(candidate: FourierTrajectory) -> np.ndarray:
-            # no condition bound here: the constraints below see the worst value (a gradient, not a wall)
-            observation, worst_kappa, warm[0] = _period_observation(robot, regressor, columns, candidate, times,
-                                                                    math.inf, starts=warm[0])
-            last.update(trajectory=candidate, kappa=worst_kappa, q=warm[0])
-            return observation
-
-        def margins(candidate: FourierTrajectory) -> np.ndarray:
-            """``log max_condition - log kappa`` and ``1 - angle / max`` per cone group (>= 0 within the limits)."""
-            if last.get("trajectory") is not candidate:  # called right after observe (optimize_fourier_coefficients)
-                observe(candidate)
-            values = [math.log(max_condition) - math.log(last["kappa"])]
-            if cones is not None and len(cones):
-                values += [1.0 - ratio for ratio in cones.worst_ratios(last["q"]).values()]
-            return np.array(values)
-
-        runs = []
-        for _, start, _ in ranked[:max(1, optimize_starts)]:
-            warm[0] = None
-            runs.append(optimize_fourier_coefficients(start, observe, amplitude=bounds[0], max_velocity=bounds[1],
-                                                      max_acceleration=bounds[2], max_iterations=max_iterations,
-                                                      constraints=margins))
-        runs = tuple(runs)
+        starts = [start for _, start, _ in ranked[:max(1, optimize_starts)]]
+        shared = (robot, regressor, columns, times, max_condition, cones, bounds, max_iterations)
+        runs = tuple(parallel_map(_optimize_start, shared, starts, workers=workers,
+                                  label=f"optimising {len(starts)} starts" if len(starts) > 1 else None))
         chosen = min(runs, key=lambda run: run.condition_after)
         if chosen.condition_after < condition:
             condition, trajectory = chosen.condition_after, chosen.trajectory

@@ -120,11 +120,23 @@ class BatchClosures:
                     start = model.joints[joint].idx_v
                     masks[k, start : start + model.joints[joint].nv] = 1.0
         self._masks = masks
+        self._frames = frames
+        self._bind_views()
+
+    def _bind_views(self) -> None:
+        """Live views of the frames' placements in ``self.data`` (pinocchio writes them in place)."""
         placements = self.data.oMf.tolist()
         self._placements = placements  # owners of the live views below
-        self._positions = [placements[f].translation for f in frames]
-        self._rotations = [placements[f].rotation for f in frames]
-        self._frames = frames
+        self._positions = [placements[f].translation for f in self._frames]
+        self._rotations = [placements[f].rotation for f in self._frames]
+
+    def __getstate__(self) -> dict:
+        # views of this process's data: a copy would read stale placements (workers of pardyn.parallel)
+        return {k: v for k, v in self.__dict__.items() if k not in ("_placements", "_positions", "_rotations")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._bind_views()
 
     def _gather(self, q: np.ndarray, qdot: np.ndarray | None = None):
         """One pinocchio pass per sample: ``p`` (N, F, 3), ``R`` (N, F, 3, 3), ``J`` (N, 6, nv), ``Jdot`` or None."""
