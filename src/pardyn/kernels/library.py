@@ -83,69 +83,80 @@ class KernelLibrary:
         self.n_actuated = len(robot.actuated_indices)
         prefix = f"pardyn_{c_name(robot.name)}_"
         self._lib = lib = ctypes.CDLL(str(folder / "libkernels.so"))
-        pointer = ctypes.POINTER(ctypes.c_double)
-        self._closure = getattr(lib, prefix + "closure")
-        self._closure.argtypes = [pointer, pointer, pointer]
-        self._solve = getattr(lib, prefix + "solve")
-        self._solve.argtypes = [ctypes.c_int, pointer, pointer, ctypes.c_int, pointer, ctypes.POINTER(_Info)]
-        self._inverse = getattr(lib, prefix + "inverse_dynamics")
-        self._inverse.argtypes = [pointer, pointer, pointer, pointer, pointer, pointer]
-        self._tree = getattr(lib, prefix + "tree_torques")
-        self._tree.argtypes = [pointer, pointer, pointer, pointer, pointer]
-        self._project = getattr(lib, prefix + "project")
-        self._project.argtypes = [pointer, pointer, pointer]
+        address = ctypes.c_void_p
+        self._functions = {}
+        for name, count in (("closure", 3), ("solve", 6), ("inverse_dynamics", 6), ("tree_torques", 5), ("project", 3)):
+            function = getattr(lib, prefix + name)
+            function.argtypes = [address] * count
+            function.restype = ctypes.c_int
+            self._functions[name] = function
+        self._solve_function = self._functions["solve"]
+        # buffers with their addresses taken once: a call copies its inputs in (no ctypes object per call)
+        nv, m = self.nv, self.m
+        self._q_in, self._v_in, self._a_in, self._out = (np.zeros(nv) for _ in range(4))
+        self._values = np.zeros(nv)
+        self._stress = np.zeros(max(self.n_actuated, 1))
         self._info = _Info()
-        self._info_ref = ctypes.byref(self._info)
-        self._pointer = pointer
+        self._addresses = {name: getattr(self, name).ctypes.data
+                           for name in ("_q_in", "_v_in", "_a_in", "_out", "_values", "_stress")}
+        self._info_address = ctypes.addressof(self._info)
 
-    def _ptr(self, array: np.ndarray):
-        return array.ctypes.data_as(self._pointer)
+    def __reduce__(self):  # ctypes handles do not pickle: reload the library in the other process
+        return (KernelLibrary, (self.robot, self.folder, self.built_s, self.load_s))
 
     @staticmethod
-    def _vector(values, size: int) -> np.ndarray:
-        array = np.ascontiguousarray(values, dtype=float)
-        if array.shape != (size,):
-            raise ValueError(f"expected ({size},), got {array.shape}")
-        return array
+    def _address(array: np.ndarray) -> int:
+        return array.ctypes.data
 
     def closure(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``phi`` (m,) and ``K`` (m, nv) at ``q`` (nv,)."""
-        q = self._vector(q, self.nv)
+        self._q_in[:] = q
         phi = np.empty(self.m)
         jacobian = np.empty((self.m, self.nv), order="F")
-        self._closure(self._ptr(q), self._ptr(phi), jacobian.ctypes.data_as(self._pointer))
+        self._functions["closure"](self._addresses["_q_in"], phi.ctypes.data, jacobian.ctypes.data)
         return phi, jacobian
 
     def solve(self, problem: int, values: np.ndarray, start: np.ndarray, checks: bool) -> tuple[np.ndarray, _Info]:
         """The C Newton solve (``problem``: 0 inverse, 1 forward, 2 forward with sensed joints);
         returns ``q`` (nv,) and the info struct (``status`` 0 when it holds)."""
         q = np.empty(self.nv)
-        values = np.ascontiguousarray(values, dtype=float)
-        start = np.ascontiguousarray(start, dtype=float)
-        self._solve(problem, self._ptr(values), self._ptr(start), int(checks), self._ptr(q), self._info_ref)
+        addresses = self._addresses
+        self._values[: len(values)] = values
+        self._q_in[:] = start
+        self._solve_function(problem, addresses["_values"], addresses["_q_in"], 1 if checks else 0, q.ctypes.data,
+                             self._info_address)
         return q, self._info
 
+    def _state(self, q, qdot, qddot) -> None:
+        self._q_in[:] = q
+        self._v_in[:] = qdot
+        self._a_in[:] = qddot
+
     def tree_torques(self, q, qdot, qddot, params: np.ndarray) -> np.ndarray:
-        """Tree efforts (nv,) with the drive terms (eq. 1, 5)."""
+        """Tree efforts (nv,) with the drive terms (eq. 1, 5); ``params`` C-contiguous (n_params,)."""
+        self._state(q, qdot, qddot)
         out = np.empty(self.nv)
-        q, qdot, qddot = (np.ascontiguousarray(a, dtype=float) for a in (q, qdot, qddot))
-        self._tree(self._ptr(q), self._ptr(qdot), self._ptr(qddot), self._ptr(params), self._ptr(out))
+        a = self._addresses
+        self._functions["tree_torques"](a["_q_in"], a["_v_in"], a["_a_in"], params.ctypes.data, out.ctypes.data)
         return out
 
     def inverse_dynamics(self, q, qdot, qddot, params: np.ndarray, stress: np.ndarray | None = None) -> np.ndarray | None:
         """Minimum-norm actuator torques (n_a,) plus the projected internal stress; None if singular."""
+        self._state(q, qdot, qddot)
         out = np.empty(self.n_actuated)
-        q, qdot, qddot = (np.ascontiguousarray(a, dtype=float) for a in (q, qdot, qddot))
-        stress_ptr = None if stress is None else self._ptr(np.ascontiguousarray(stress, dtype=float))
-        status = self._inverse(self._ptr(q), self._ptr(qdot), self._ptr(qddot), self._ptr(params), stress_ptr,
-                               self._ptr(out))
+        a = self._addresses
+        if stress is not None:
+            self._stress[:] = stress
+        status = self._functions["inverse_dynamics"](a["_q_in"], a["_v_in"], a["_a_in"], params.ctypes.data,
+                                                      None if stress is None else a["_stress"], out.ctypes.data)
         return None if status else out
 
     def project(self, q, tau) -> np.ndarray | None:
         """Eq. (50): ``J (J^T J)^-1 J^T tau`` (n_a,); None if singular."""
+        self._q_in[:] = q
+        self._stress[:] = tau
         out = np.empty(self.n_actuated)
-        q, tau = (np.ascontiguousarray(a, dtype=float) for a in (q, tau))
-        status = self._project(self._ptr(q), self._ptr(tau), self._ptr(out))
+        status = self._functions["project"](self._addresses["_q_in"], self._addresses["_stress"], out.ctypes.data)
         return None if status else out
 
 
