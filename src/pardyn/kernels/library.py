@@ -81,8 +81,13 @@ class KernelLibrary:
         self.nv = robot.nv
         self.m = robot.closures.size
         self.n_actuated = len(robot.actuated_indices)
-        prefix = f"pardyn_{c_name(robot.name)}_"
-        self._lib = lib = ctypes.CDLL(str(folder / "libkernels.so"))
+        self._prefix = f"pardyn_{c_name(robot.name)}_"
+        self._bind()
+
+    def _bind(self) -> None:
+        """Load the library and take the buffers' addresses (again after unpickling)."""
+        prefix = self._prefix
+        self._lib = lib = ctypes.CDLL(str(self.folder / "libkernels.so"))
         address = ctypes.c_void_p
         self._functions = {}
         for name, count in (("closure", 3), ("solve", 6), ("inverse_dynamics", 6), ("tree_torques", 5), ("project", 3)):
@@ -101,8 +106,14 @@ class KernelLibrary:
                            for name in ("_q_in", "_v_in", "_a_in", "_out", "_values", "_stress")}
         self._info_address = ctypes.addressof(self._info)
 
-    def __reduce__(self):  # ctypes handles do not pickle: reload the library in the other process
-        return (KernelLibrary, (self.robot, self.folder, self.built_s, self.load_s))
+    _UNPICKLED = ("_lib", "_functions", "_solve_function", "_info", "_addresses", "_info_address")
+
+    def __getstate__(self) -> dict:  # ctypes handles do not pickle: the other process reloads the library
+        return {k: v for k, v in self.__dict__.items() if k not in self._UNPICKLED}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._bind()
 
     @staticmethod
     def _address(array: np.ndarray) -> int:
