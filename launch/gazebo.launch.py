@@ -22,6 +22,7 @@ ROS 2 + Gazebo install (``ros-<distro>-ros-gz``, ``ros-<distro>-gz-ros2-control`
 import os
 
 from pardyn.nodes.bringup import load_bringup
+from pardyn.nodes.launch import launch_nodes
 from pardyn.export import export
 from pardyn.robot import load_robot
 
