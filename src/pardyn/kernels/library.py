@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pardyn.kernels.codegen import c_name, description_hash, generate_sources
+from pardyn.kernels.codegen import c_name, check_supported, description_hash, generate_sources
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -179,6 +179,7 @@ def load_kernels(robot: Robot, *, cache: Path | None = None) -> KernelLibrary:
         CompileError: no compiler, or compilation failed.
     """
     start = time.perf_counter()
+    check_supported(robot)  # before the cache: a cached build never serves an unsupported robot
     root = cache or cache_root()
     folder = root / f"{c_name(robot.name)}-{description_hash(robot)}"
     built = 0.0
