@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GENERATOR_VERSION", "check_supported", "description_hash", "generate_sources", "parameter_vector"]
 
-GENERATOR_VERSION = "2"
+GENERATOR_VERSION = "3"
 """Bumped when the generated code changes: part of the cache key."""
 
 SOLVER_SOURCE = Path(__file__).with_name("solver.c")
