@@ -103,6 +103,7 @@ class Robot:
         library, self.kernel_note = select_kernels(self, kernels)
         self.kernels = library  # pardyn.kernels.library.KernelLibrary or None (the Python path)
         self._compiled = CompiledSolver(self, library) if library is not None else None
+        self.differential.compiled = self._compiled  # velocity and acceleration maps (eqs. 9-10, 21-24)
 
     @property
     def task_indices(self) -> np.ndarray:

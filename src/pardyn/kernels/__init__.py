@@ -57,6 +57,19 @@ class CompiledSolver:
         self.robot = robot
         self.library = library
         self.fallbacks = 0  # calls re-run on the Python path
+        self._problems = {  # given coordinates -> the C problem that has them
+            np.asarray(indices, dtype=int).tobytes(): problem
+            for problem, indices in ((self.FORWARD_SENSED, robot.measured_indices),
+                                     (self.FORWARD, robot.actuated_indices), (self.INVERSE, robot.task_indices))
+        }
+
+    def states(self, indices, q, rates, accelerations=None, velocity_map: bool = False):
+        """``(qdot, qddot, W)`` from the rates (and accelerations) of the coordinates ``indices`` (k,), or None
+        when they are not the task, actuated or measured joints or the C path declines (a singular system)."""
+        problem = self._problems.get(np.asarray(indices, dtype=int).tobytes())
+        if problem is None:
+            return None
+        return self.library.states(problem, q, rates, accelerations, velocity_map)
 
     def solve(self, problem: int, values: np.ndarray, start: np.ndarray, checks: bool = True):
         """A :class:`pardyn.kinematics.solver.Solution`, or None when the Python path must decide."""

@@ -5,10 +5,11 @@
 * ``pardyn_NAME.h``: the public API (sizes, index lists, the functions below);
 * ``pardyn_NAME_data.h``: the constants the solver reads (sizes, indices, tolerances, home,
   mode signs, nominal parameters) and the model functions' prototypes;
-* ``pardyn_NAME_model.c``: CasADi's C of three functions of the symbolic tree
+* ``pardyn_NAME_model.c``: CasADi's C of four functions of the symbolic tree
   (:mod:`pardyn.kernels.symbolic`):
   ``closure(q) -> (phi (m,), K (m, nv) column-major)``,
   ``modes(q) -> signed values of the working then assembly mode conditions``,
+  ``drift(q, v) -> Kdot v (m,)`` (the forward-mode derivative of ``K(q) v`` along ``v``),
   ``rnea(q, qdot, qddot, params) -> tau_t (nv,)`` with the drive terms of eq. (5);
 * ``pardyn_NAME.c``: the generic solver (``solver.c`` of this package) bound to the data header.
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GENERATOR_VERSION", "check_supported", "description_hash", "generate_sources", "parameter_vector"]
 
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "5"
 """Bumped when the generated code changes: part of the cache key."""
 
 SOLVER_SOURCE = Path(__file__).with_name("solver.c")
@@ -194,8 +195,11 @@ def generate_sources(robot: Robot, out: Path) -> dict[str, Path]:
     drive = [params[n_inertial + k * nv: n_inertial + (k + 1) * nv] for k in range(4)]
     tau = (tree.rnea(qdot, qddot, params[:n_inertial], params[n_params - 3:])
            + drive[0] * qddot + drive[1] * qdot + drive[2] * ca.sign(qdot) + drive[3])
+    velocity = ca.SX.sym("v", nv)
+    drift = ca.jtimes(jacobian @ velocity, q, velocity) if m else ca.SX.zeros(0)  # Kdot v: d(K(q) v)/dq v
     functions = [
         ca.Function(f"{prefix}_closure_cg", [q], [ca.densify(phi), ca.densify(jacobian)]),
+        ca.Function(f"{prefix}_drift_cg", [q, velocity], [ca.densify(drift)]),
         ca.Function(f"{prefix}_modes_cg", [q], [ca.densify(modes)]),
         ca.Function(f"{prefix}_rnea_cg", [q, qdot, qddot, params], [ca.densify(tau)]),
     ]
@@ -250,6 +254,11 @@ typedef struct pardyn_info {{
 int {prefix}_closure(const double *q, double *phi, double *jacobian);
 /* Newton from start (NV,) with q[given] = values; checks: mode conditions and conditioning. */
 int {prefix}_solve(int problem, const double *values, const double *start, int checks, double *q, pardyn_info *info);
+/* qdot (NV,) and qddot (NV,) from the given coordinates' rates (n_given,) and accelerations (n_given,) or NULL,
+ * eqs. (9)-(10), (21)-(24): K qdot = 0, K qddot + Kdot qdot = 0 (least squares with redundant readings);
+ * velocity_map: W (NV x n_given, column-major) with qdot = W rates, or NULL (square problems only). */
+int {prefix}_states(int problem, const double *q, const double *rates, const double *accelerations,
+                    double *qdot, double *qddot, double *velocity_map);
 /* Tree efforts tau_t (NV,) by RNEA with the drive terms of eq. (5); params (N_PARAMS,). */
 int {prefix}_tree_torques(const double *q, const double *qdot, const double *qddot, const double *params, double *tau);
 /* Minimum-norm actuator torques (N_ACTUATED,) of a closed state, eqs. (19), (26); stress (N_ACTUATED,) or NULL. */
@@ -281,7 +290,7 @@ void {prefix}_nominal_parameters(double *params);
         f"#define PD_MAX_CONDITION {solver.max_condition!r}\n"
         + "".join(f"#define PD_STATUS_{k} {v}\n" for k, v in STATUS.items())
         + f"#define PD_CLOSURE_FN {prefix}_closure_cg\n#define PD_MODES_FN {prefix}_modes_cg\n"
-        f"#define PD_RNEA_FN {prefix}_rnea_cg\n"
+        f"#define PD_RNEA_FN {prefix}_rnea_cg\n#define PD_DRIFT_FN {prefix}_drift_cg\n"
         + model_prototypes
         + _array("pd_task", "int", robot.task_indices)
         + _array("pd_actuated", "int", robot.actuated_indices)

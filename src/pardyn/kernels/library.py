@@ -90,7 +90,7 @@ class KernelLibrary:
         self._lib = lib = ctypes.CDLL(str(self.folder / "libkernels.so"))
         address = ctypes.c_void_p
         self._functions = {}
-        for name, count in (("closure", 3), ("solve", 6), ("inverse_dynamics", 6), ("tree_torques", 5), ("project", 3)):
+        for name, count in (("closure", 3), ("solve", 6), ("states", 7), ("inverse_dynamics", 6), ("tree_torques", 5), ("project", 3)):
             function = getattr(lib, prefix + name)
             function.argtypes = [address] * count
             function.restype = ctypes.c_int
@@ -100,10 +100,11 @@ class KernelLibrary:
         nv, m = self.nv, self.m
         self._q_in, self._v_in, self._a_in, self._out = (np.zeros(nv) for _ in range(4))
         self._values = np.zeros(nv)
+        self._accelerations = np.zeros(nv)
         self._stress = np.zeros(max(self.n_actuated, 1))
         self._info = _Info()
         self._addresses = {name: getattr(self, name).ctypes.data
-                           for name in ("_q_in", "_v_in", "_a_in", "_out", "_values", "_stress")}
+                           for name in ("_q_in", "_v_in", "_a_in", "_out", "_values", "_stress", "_accelerations")}
         self._info_address = ctypes.addressof(self._info)
 
     _UNPICKLED = ("_lib", "_functions", "_solve_function", "_info", "_addresses", "_info_address")
@@ -137,6 +138,24 @@ class KernelLibrary:
         self._solve_function(problem, addresses["_values"], addresses["_q_in"], 1 if checks else 0, q.ctypes.data,
                              self._info_address)
         return q, self._info
+
+    def states(self, problem: int, q, rates, accelerations=None, velocity_map: bool = False):
+        """``(qdot, qddot, W)`` (nv,), (nv,) or None, (nv, k) or None from the rates (k,) and accelerations (k,)
+        of the problem's given coordinates (0 task, 1 actuated, 2 measured); None if the C path declines."""
+        a = self._addresses
+        count = len(rates)
+        self._q_in[:] = q
+        self._values[:count] = rates
+        qdot = np.empty(self.nv)
+        qddot = None if accelerations is None else np.empty(self.nv)
+        if accelerations is not None:
+            self._accelerations[:count] = accelerations
+        matrix = np.empty((self.nv, count), order="F") if velocity_map else None
+        status = self._functions["states"](problem, a["_q_in"], a["_values"],
+                                           None if qddot is None else a["_accelerations"], qdot.ctypes.data,
+                                           None if qddot is None else qddot.ctypes.data,
+                                           None if matrix is None else matrix.ctypes.data)
+        return None if status else (qdot, qddot, matrix)
 
     def _state(self, q, qdot, qddot) -> None:
         self._q_in[:] = q

@@ -26,37 +26,49 @@ static double pd_max_abs(const double *x, int n) {
   return out;
 }
 
-/* Solve A x = b in place (A column-major n x n, b overwritten by x, nrhs columns of length n):
- * LU with partial pivoting (LAPACK dgesv's algorithm). Returns 0, or 1 on an exactly zero pivot. */
-static int pd_lu_solve(double *a, int n, double *b, int nrhs) {
+/* LU factorization with partial pivoting of A (column-major n x n) in place, row swaps in piv
+ * (LAPACK dgetrf's algorithm). Returns 0, or 1 on an exactly zero pivot. */
+static int pd_lu_factor(double *a, int n, int *piv) {
   for (int k = 0; k < n; ++k) {
     int p = k;
     double best = fabs(a[k + n * k]);
     for (int i = k + 1; i < n; ++i) { double v = fabs(a[i + n * k]); if (v > best) { best = v; p = i; } }
+    piv[k] = p;
     if (best == 0.0) return 1;
-    if (p != k) {
-      for (int j = 0; j < n; ++j) { double t = a[k + n * j]; a[k + n * j] = a[p + n * j]; a[p + n * j] = t; }
-      for (int r = 0; r < nrhs; ++r) { double t = b[k + n * r]; b[k + n * r] = b[p + n * r]; b[p + n * r] = t; }
-    }
+    if (p != k) for (int j = 0; j < n; ++j) { double t = a[k + n * j]; a[k + n * j] = a[p + n * j]; a[p + n * j] = t; }
     double inv = 1.0 / a[k + n * k];
     for (int i = k + 1; i < n; ++i) a[i + n * k] *= inv;
     for (int j = k + 1; j < n; ++j) {
       double f = a[k + n * j];
       if (f != 0.0) for (int i = k + 1; i < n; ++i) a[i + n * j] -= a[i + n * k] * f;
     }
-    for (int r = 0; r < nrhs; ++r) {
-      double f = b[k + n * r];
-      if (f != 0.0) for (int i = k + 1; i < n; ++i) b[i + n * r] -= a[i + n * k] * f;
-    }
   }
+  return 0;
+}
+
+/* b (n x nrhs, column-major) <- A^-1 b from pd_lu_factor's output. */
+static void pd_lu_apply(const double *a, int n, const int *piv, double *b, int nrhs) {
   for (int r = 0; r < nrhs; ++r) {
     double *x = b + n * r;
+    for (int k = 0; k < n; ++k) /* P b: the row swaps in order (the stored L is in the final row order) */
+      if (piv[k] != k) { double t = x[k]; x[k] = x[piv[k]]; x[piv[k]] = t; }
+    for (int k = 0; k < n; ++k) {
+      double f = x[k];
+      if (f != 0.0) for (int i = k + 1; i < n; ++i) x[i] -= a[i + n * k] * f;
+    }
     for (int k = n - 1; k >= 0; --k) {
       x[k] /= a[k + n * k];
       double f = x[k];
       if (f != 0.0) for (int i = 0; i < k; ++i) x[i] -= a[i + n * k] * f;
     }
   }
+}
+
+/* Solve A x = b in place (b overwritten by x, nrhs columns). Returns 0, or 1 if A is exactly singular. */
+static int pd_lu_solve(double *a, int n, double *b, int nrhs) {
+  int piv[PD_NV + PD_M + 1];
+  if (pd_lu_factor(a, n, piv)) return 1;
+  pd_lu_apply(a, n, piv, b, nrhs);
   return 0;
 }
 
@@ -364,6 +376,101 @@ int PD_API(project)(const double *q, const double *tau, double *tau_star) {
   for (int i = 0; i < PD_N_ACTUATED; ++i) rhs[pd_actuated[i]] = tau[i];
   pd_closure_eval(q, phi, jac);
   return pd_actuation_solve(jac, rhs, 1, tau_star);
+}
+
+/* The given coordinates of a problem (PARDYN_INVERSE: task, PARDYN_FORWARD: actuated, _SENSED: measured). */
+static int pd_given(int problem, const int **given) {
+  if (problem == PARDYN_INVERSE) { *given = pd_task; return PD_N_TASK; }
+  if (problem == PARDYN_FORWARD) { *given = pd_actuated; return PD_N_ACTUATED; }
+  if (problem == PARDYN_FORWARD_SENSED) { *given = pd_measured; return PD_N_MEASURED; }
+  return -1;
+}
+
+/* Joint velocities and accelerations of a closed configuration from those of the given coordinates
+ * (eqs. 9-10, 21-24 of Briot et al. 2015 in generic form):
+ *   K qdot = 0,  K qddot + Kdot qdot = 0,  qdot[given] = rates, qddot[given] = accelerations     (square)
+ * or, with more given coordinates than degrees of freedom, the least-squares fit on those constraints
+ * (the KKT system of the Newton step). velocity_map (NV x n_given, column-major; square only, may be
+ * NULL): W with qdot = W rates. accelerations and qddot may be NULL. */
+int PD_API(states)(int problem, const double *q, const double *rates, const double *accelerations,
+                   double *qdot, double *qddot, double *velocity_map) {
+  const int *given;
+  int n_given = pd_given(problem, &given);
+  int nv = PD_NV, m = PD_M;
+  if (n_given < 0) return PD_STATUS_UNSUPPORTED;
+  int dependent[PD_NV + 1], n_dep = 0, piv[PD_NV + PD_M + 1];
+  char is_given[PD_NV + 1];
+  memset(is_given, 0, sizeof is_given);
+  for (int i = 0; i < n_given; ++i) is_given[given[i]] = 1;
+  for (int i = 0; i < nv; ++i) if (!is_given[i]) dependent[n_dep++] = i;
+  if (n_dep > m) return PD_STATUS_UNSUPPORTED;
+  double phi[PD_M + 1], jac[PD_M * PD_NV + 1], drift[PD_M + 1];
+  double matrix[(PD_NV + PD_M) * (PD_NV + PD_M) + 1];
+  double rhs[(PD_NV + PD_M) * (PD_NV + 1) + 1];
+  pd_closure_eval(q, phi, jac);
+  int square = n_dep == m, n = square ? m : nv + m;
+  if (square) {
+    for (int j = 0; j < n_dep; ++j) memcpy(matrix + m * j, jac + m * dependent[j], sizeof(double) * m);
+  } else {
+    if (velocity_map) return PD_STATUS_UNSUPPORTED;
+    memset(matrix, 0, sizeof(double) * n * n);
+    for (int i = 0; i < n_given; ++i) matrix[given[i] + n * given[i]] = 1.0;
+    for (int c = 0; c < nv; ++c) for (int r = 0; r < m; ++r) {
+      matrix[(nv + r) + n * c] = jac[r + m * c];
+      matrix[c + n * (nv + r)] = jac[r + m * c];
+    }
+  }
+  if (pd_lu_factor(matrix, n, piv)) return PD_STATUS_SINGULAR;
+  /* velocities (and W's columns: the responses to unit given rates) */
+  int nrhs = 1 + (velocity_map ? n_given : 0);
+  memset(rhs, 0, sizeof(double) * n * nrhs);
+  if (square) {
+    for (int r = 0; r < m; ++r) {
+      double s = 0.0;
+      for (int i = 0; i < n_given; ++i) s += jac[r + m * given[i]] * rates[i];
+      rhs[r] = -s;
+      if (velocity_map) for (int i = 0; i < n_given; ++i) rhs[r + n * (1 + i)] = -jac[r + m * given[i]];
+    }
+  } else {
+    for (int i = 0; i < n_given; ++i) rhs[given[i]] = rates[i];
+  }
+  pd_lu_apply(matrix, n, piv, rhs, nrhs);
+  if (square) {
+    for (int i = 0; i < n_given; ++i) qdot[given[i]] = rates[i];
+    for (int j = 0; j < n_dep; ++j) qdot[dependent[j]] = rhs[j];
+    if (velocity_map) for (int c = 0; c < n_given; ++c) {
+      double *column = velocity_map + nv * c;
+      for (int i = 0; i < n_given; ++i) column[given[i]] = i == c ? 1.0 : 0.0;
+      for (int j = 0; j < n_dep; ++j) column[dependent[j]] = rhs[j + n * (1 + c)];
+    }
+  } else {
+    memcpy(qdot, rhs, sizeof(double) * nv);
+  }
+  if (!accelerations || !qddot) return PD_STATUS_OK;
+  {
+    const double *arg[2] = {q, qdot};
+    double *res[1] = {drift};
+    PD_DRIFT_FN(arg, res, 0, 0, 0);
+  }
+  memset(rhs, 0, sizeof(double) * n);
+  if (square) {
+    for (int r = 0; r < m; ++r) {
+      double s = drift[r];
+      for (int i = 0; i < n_given; ++i) s += jac[r + m * given[i]] * accelerations[i];
+      rhs[r] = -s;
+    }
+  } else {
+    for (int i = 0; i < n_given; ++i) rhs[given[i]] = accelerations[i];
+    for (int r = 0; r < m; ++r) rhs[nv + r] = -drift[r];
+  }
+  pd_lu_apply(matrix, n, piv, rhs, 1);
+  if (square) {
+    for (int i = 0; i < n_given; ++i) qddot[given[i]] = accelerations[i];
+    for (int j = 0; j < n_dep; ++j) qddot[dependent[j]] = rhs[j];
+  } else {
+    memcpy(qddot, rhs, sizeof(double) * nv);
+  }
+  return PD_STATUS_OK;
 }
 
 void PD_API(nominal_parameters)(double *params) {
