@@ -22,7 +22,7 @@ SPATIAL = ("delta", "hexapod", "h4", "wu3r")  # 3D/6D closures, distance closure
 @pytest.mark.parametrize("name", SPATIAL)
 def test_closure_and_tree_torques_match_pinocchio(load, name):
     """phi and K (pinocchio's LOCAL_WORLD_ALIGNED frame Jacobians), tree torques (pinocchio's RNEA with the
-    drive terms) at random configurations off the closed manifold."""
+    drive terms), joint regressors (pinocchio's) at random configurations off the closed manifold."""
     python, compiled = load(name), load(name, "compiled")
     rng = np.random.default_rng(3)
     inverse = InverseDynamics(python)
@@ -37,6 +37,10 @@ def test_closure_and_tree_torques_match_pinocchio(load, name):
         expected = inverse.tree_torques(q, qdot, qddot)  # pinocchio's rnea + fv qdot + fs sign + offset
         np.testing.assert_allclose(compiled.kernels.tree_torques(q, qdot, qddot, params), expected,
                                    rtol=1e-12, atol=1e-11)
+        regressor = pin.computeJointTorqueRegressor(inverse.model, inverse.data, q, qdot, qddot)
+        gravity = compiled.nominal_parameters.gravity
+        np.testing.assert_allclose(compiled.kernels.joint_regressors(q[None], qdot[None], qddot[None], gravity)[0],
+                                   regressor, atol=1e-11)
 
 
 @pytest.mark.parametrize("name", ("delta", "hexapod"))

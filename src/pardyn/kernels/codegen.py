@@ -5,11 +5,12 @@
 * ``pardyn_NAME.h``: the public API (sizes, index lists, the functions below);
 * ``pardyn_NAME_data.h``: the constants the solver reads (sizes, indices, tolerances, home,
   mode signs, nominal parameters) and the model functions' prototypes;
-* ``pardyn_NAME_model.c``: CasADi's C of four functions of the symbolic tree
+* ``pardyn_NAME_model.c``: CasADi's C of five functions of the symbolic tree
   (:mod:`pardyn.kernels.symbolic`):
   ``closure(q) -> (phi (m,), K (m, nv) column-major)``,
   ``modes(q) -> signed values of the working then assembly mode conditions``,
   ``drift(q, v) -> Kdot v (m,)`` (the forward-mode derivative of ``K(q) v`` along ``v``),
+  ``regressor(q, qdot, qddot, gravity) -> d tau_t / d inertial`` (nv, 10 (njoints - 1)), exact (RNEA is linear),
   ``rnea(q, qdot, qddot, params) -> tau_t (nv,)`` with the drive terms of eq. (5);
 * ``pardyn_NAME.c``: the generic solver (``solver.c`` of this package) bound to the data header.
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GENERATOR_VERSION", "check_supported", "description_hash", "generate_sources", "parameter_vector"]
 
-GENERATOR_VERSION = "5"
+GENERATOR_VERSION = "6"
 """Bumped when the generated code changes: part of the cache key."""
 
 SOLVER_SOURCE = Path(__file__).with_name("solver.c")
@@ -197,8 +198,12 @@ def generate_sources(robot: Robot, out: Path) -> dict[str, Path]:
            + drive[0] * qddot + drive[1] * qdot + drive[2] * ca.sign(qdot) + drive[3])
     velocity = ca.SX.sym("v", nv)
     drift = ca.jtimes(jacobian @ velocity, q, velocity) if m else ca.SX.zeros(0)  # Kdot v: d(K(q) v)/dq v
+    gravity = ca.SX.sym("gravity", 3)
+    inertial = ca.SX.sym("inertial", n_inertial)
+    joint_regressor = ca.jacobian(tree.rnea(qdot, qddot, inertial, gravity), inertial)  # exact: RNEA is linear
     functions = [
         ca.Function(f"{prefix}_closure_cg", [q], [ca.densify(phi), ca.densify(jacobian)]),
+        ca.Function(f"{prefix}_regressor_cg", [q, qdot, qddot, gravity], [ca.densify(joint_regressor)]),
         ca.Function(f"{prefix}_drift_cg", [q, velocity], [ca.densify(drift)]),
         ca.Function(f"{prefix}_modes_cg", [q], [ca.densify(modes)]),
         ca.Function(f"{prefix}_rnea_cg", [q, qdot, qddot, params], [ca.densify(tau)]),
@@ -259,6 +264,10 @@ int {prefix}_solve(int problem, const double *values, const double *start, int c
  * velocity_map: W (NV x n_given, column-major) with qdot = W rates, or NULL (square problems only). */
 int {prefix}_states(int problem, const double *q, const double *rates, const double *accelerations,
                     double *qdot, double *qddot, double *velocity_map);
+/* Joint regressors of N states (q, qdot, qddot: N x NV row-major): out (N, 10 (njoints - 1), NV) row-major, i.e.
+ * each state's Y (NV x 10 (njoints - 1), tau_t = Y inertial, without drive terms) column-major. */
+int {prefix}_joint_regressors(int count, const double *q, const double *qdot, const double *qddot,
+                              const double *gravity, double *out);
 /* Tree efforts tau_t (NV,) by RNEA with the drive terms of eq. (5); params (N_PARAMS,). */
 int {prefix}_tree_torques(const double *q, const double *qdot, const double *qddot, const double *params, double *tau);
 /* Minimum-norm actuator torques (N_ACTUATED,) of a closed state, eqs. (19), (26); stress (N_ACTUATED,) or NULL. */
@@ -291,6 +300,7 @@ void {prefix}_nominal_parameters(double *params);
         + "".join(f"#define PD_STATUS_{k} {v}\n" for k, v in STATUS.items())
         + f"#define PD_CLOSURE_FN {prefix}_closure_cg\n#define PD_MODES_FN {prefix}_modes_cg\n"
         f"#define PD_RNEA_FN {prefix}_rnea_cg\n#define PD_DRIFT_FN {prefix}_drift_cg\n"
+        f"#define PD_REGRESSOR_FN {prefix}_regressor_cg\n#define PD_N_INERTIAL {n_inertial}\n"
         + model_prototypes
         + _array("pd_task", "int", robot.task_indices)
         + _array("pd_actuated", "int", robot.actuated_indices)

@@ -90,9 +90,11 @@ class KernelLibrary:
         self._lib = lib = ctypes.CDLL(str(self.folder / "libkernels.so"))
         address = ctypes.c_void_p
         self._functions = {}
-        for name, count in (("closure", 3), ("solve", 6), ("states", 7), ("inverse_dynamics", 6), ("tree_torques", 5), ("project", 3)):
+        integer_first = {"solve", "states", "joint_regressors"}  # (int problem or count, pointers...)
+        for name, count in (("closure", 3), ("solve", 6), ("states", 7), ("inverse_dynamics", 6),
+                            ("tree_torques", 5), ("project", 3), ("joint_regressors", 6)):
             function = getattr(lib, prefix + name)
-            function.argtypes = [address] * count
+            function.argtypes = ([ctypes.c_int] if name in integer_first else [address]) + [address] * (count - 1)
             function.restype = ctypes.c_int
             self._functions[name] = function
         self._solve_function = self._functions["solve"]
@@ -156,6 +158,17 @@ class KernelLibrary:
                                            None if qddot is None else qddot.ctypes.data,
                                            None if matrix is None else matrix.ctypes.data)
         return None if status else (qdot, qddot, matrix)
+
+    def joint_regressors(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray, gravity) -> np.ndarray:
+        """Joint regressors of N states (N, nv) each: (N, nv, 10 (njoints - 1)) (a transposed view), as
+        pinocchio's ``computeJointTorqueRegressor`` per state, in one C loop."""
+        q, qdot, qddot = (np.ascontiguousarray(a, dtype=float) for a in (q, qdot, qddot))
+        count = q.shape[0]
+        gravity = np.ascontiguousarray(gravity, dtype=float)
+        out = np.empty((count, (self.robot.model.njoints - 1) * 10, self.nv))
+        self._functions["joint_regressors"](count, q.ctypes.data, qdot.ctypes.data, qddot.ctypes.data,
+                                            gravity.ctypes.data, out.ctypes.data)
+        return out.transpose(0, 2, 1)
 
     def _state(self, q, qdot, qddot) -> None:
         self._q_in[:] = q

@@ -473,6 +473,16 @@ int PD_API(states)(int problem, const double *q, const double *rates, const doub
   return PD_STATUS_OK;
 }
 
+int PD_API(joint_regressors)(int count, const double *q, const double *qdot, const double *qddot,
+                             const double *gravity, double *out) {
+  for (int k = 0; k < count; ++k) {
+    const double *arg[4] = {q + PD_NV * k, qdot + PD_NV * k, qddot + PD_NV * k, gravity};
+    double *res[1] = {out + (long)PD_NV * PD_N_INERTIAL * k};
+    PD_REGRESSOR_FN(arg, res, 0, 0, 0);
+  }
+  return PD_STATUS_OK;
+}
+
 void PD_API(nominal_parameters)(double *params) {
   memcpy(params, pd_nominal, sizeof(double) * PD_N_PARAMS);
 }
