@@ -161,7 +161,7 @@ def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, kernels="auto")  # compiled joint regressors when they build (pardyn.kernels)
     if not args.bag and not args.csv:
         raise InputError("give the data: --bag BAG (repeat) or --csv FILE (repeat)")
     runs: list = list(args.bag)
