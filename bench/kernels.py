@@ -9,6 +9,9 @@ hexapod it prints microseconds per call (best of 7 rounds, :func:`dynamics.per_c
   max |q_compiled - q_python| over 100 states;
 * closed-loop inverse dynamics (``InverseDynamics.torques``, minimum norm), Python and compiled, beside
   pinocchio's ``constraintDynamics`` and RNEA; accuracy: max relative error against the Python path;
+* the task states ``(W, qdot, qddot)`` of eqs. (9)-(10) (``differential.task_states``), Python and compiled;
+* the joint regressors of a 100-state batch (the identification's tree regressor before its body map),
+  pinocchio's ``computeJointTorqueRegressor`` per state against one C loop, beside RNEA;
 * the eq. (50) projection from the actuated readings (forward solve + projection, the controller's
   model term), Python and compiled (redundant robots);
 * generation + compilation at first use (a fresh cache) and loading when cached.
@@ -34,6 +37,7 @@ from dynamics import STATES, loop_constraints, per_call  # noqa: E402
 import pardyn  # noqa: E402
 from pardyn.control.redundancy import InternalStressProjection  # noqa: E402
 from pardyn.dynamics import InverseDynamics  # noqa: E402
+from pardyn.dynamics.regressor import Regressor  # noqa: E402
 from pardyn.kernels.library import load_kernels  # noqa: E402
 
 ROBOTS = ("dualv", "delta", "hexapod")
@@ -99,6 +103,25 @@ def run() -> None:
         print(f"{name:8s} {'closed-loop inverse dynamics':44s} {timing['python']:10.1f} {timing['compiled']:12.1f} "
               f"{constrained:10.2f} {timing['compiled'] / constrained:14.2f}x  rel {error:.1e} "
               f"(anchor constraintDynamics; rnea {rnea:.2f} us)")
+        xdot = [rng.uniform(-0.3, 0.3, n) for _ in range(STATES)]
+        xddot = [rng.uniform(-1, 1, n) for _ in range(STATES)]
+        timing = {label: per_call(lambda k, r=robot: r.differential.task_states(q[k], xdot[k], xddot[k]), 2000)
+                  for label, robot in (("python", python), ("compiled", compiled))}
+        error = max(max(float(np.abs(a - b).max() / max(np.abs(a).max(), 1e-300)) for a, b in zip(
+            python.differential.task_states(q[k], xdot[k], xddot[k]),
+            compiled.differential.task_states(q[k], xdot[k], xddot[k]))) for k in range(STATES))
+        print(f"{name:8s} {'task states (W, qdot, qddot), eqs. 9-10':44s} {timing['python']:10.1f} "
+              f"{timing['compiled']:12.1f} {jacobians:10.2f} {timing['compiled'] / jacobians:14.1f}x  rel {error:.1e}")
+        batch = [np.array(x) for x in (q, qdot, qddot)]
+        regressors = {label: Regressor(robot) for label, robot in (("python", python), ("compiled", compiled))}
+        timing = {label: per_call(lambda k, g=g: g._joint_regressors(*batch), 5) / STATES  # noqa: SLF001
+                  for label, g in regressors.items()}
+        reference = regressors["python"]._joint_regressors(*batch)  # noqa: SLF001 (pinocchio's, per state)
+        error = float(np.abs(regressors["compiled"]._joint_regressors(*batch) - reference).max()  # noqa: SLF001
+                      / np.abs(reference).max())
+        print(f"{name:8s} {'joint regressors (per state of 100)':44s} {timing['python']:10.2f} {timing['compiled']:12.2f} "
+              f"{rnea:10.2f} {timing['compiled'] / rnea:14.2f}x  rel {error:.1e} (anchor rnea; python: "
+              "computeJointTorqueRegressor)")
         if len(python.actuated_indices) > n:
             projections = {label: InternalStressProjection(robot) for label, robot in
                            (("python", python), ("compiled", compiled))}
