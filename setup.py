@@ -56,8 +56,9 @@ setup(
         # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
         "physical": ["cvxpy>=1.5"],
         "test": ["pytest"],
-        # make bench: FIGAROH's own identification of the Staubli TX40 beside pardyn's (bench/tx40.py).
-        "bench": ["figaroh"],
+        # make bench: FIGAROH's own identification of the Staubli TX40 beside pardyn's (bench/tx40.py), MuJoCo's
+        # system identification beside pardyn's on the DualV and the Delta (bench/peers.py).
+        "bench": ["figaroh", "mujoco[sysid]"],
     },
     entry_points={
         "console_scripts": [

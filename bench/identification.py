@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
 import pardyn
-from pardyn.experiments.identification_runs import record_runs, standard_runs
+from pardyn.closedloop.identification_runs import record_runs, standard_runs
 from pardyn.identification.pipeline import IdentificationSettings, identify
 
 DATA = Path(__file__).resolve().parents[1] / "out" / "bench" / "dualv"
@@ -43,7 +42,7 @@ def main() -> None:
         result = identify(robot, [DATA / "unloaded"], loaded_bags=[DATA / "loaded"], show_progress=False)
         walls.append(time.perf_counter() - start)
     best = min(walls)
-    reference_settings = replace(IdentificationSettings(), batch_kinematics=False)
+    reference_settings = IdentificationSettings(batch_kinematics=False)
     start = time.perf_counter()
     reference = identify(robot, [DATA / "unloaded"], loaded_bags=[DATA / "loaded"], settings=reference_settings,
                          show_progress=False)

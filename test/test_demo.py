@@ -32,3 +32,8 @@ def test_demo_identifies_the_dualv_through_the_ros_nodes(tmp_path):
     assert abs(result["payload"]["mass"] - 5.37) < 0.05 * 5.37  # 5 s runs: a loose bound
     assert result["validation"]["relative_error_norm"] < result["validation"]["nominal"]["relative_error_norm"]
     assert (out / "report" / "report.md").is_file() and (out / "kinematics" / "kinematics.png").is_file()
+    # the truth is known here: each base parameter against its true value, the truth's own held-out error
+    truth = result["truth"]
+    assert len(truth["base_parameters"]) == len(result["base_parameters"])
+    assert 0 < truth["validation_floor"][0] < result["validation"]["nominal"]["relative_error_norm"]
+    assert "## Against the truth" in (out / "report" / "report.md").read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -57,3 +58,157 @@ def test_kinematics_never_imports_dynamics():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             offenders += [f"{path.relative_to(ROOT)}: {name}" for name in names if name.startswith("pardyn.dynamics")]
     assert not offenders, offenders
+
+
+# --------------------------------------------------------------------------- layering
+PACKAGE = ROOT / "src" / "pardyn"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _resolve(module: str, name: str) -> str:
+    """``from module import name``: the submodule ``module.name`` if there is one, else ``module``."""
+    return f"{module}.{name}" if f"{module}.{name}" in MODULES else module
+
+
+@functools.lru_cache(maxsize=None)
+def _imports(path: Path) -> list[tuple[int, str, str, bool]]:
+    """Every import of pardyn in ``path`` (function-local and TYPE_CHECKING ones included, found by ast):
+    ``(line, imported module, the statement's text, at module level)``; module level = executed on import
+    (not in a function, not under ``if TYPE_CHECKING:``)."""
+    import ast  # noqa: PLC0415
+
+    tree = ast.parse(path.read_text())
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rsplit(".", 1)[0]
+    found = []
+
+    def visit(node: ast.AST, top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, False)
+            elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                visit(child, False)
+            elif isinstance(child, ast.Import):
+                found.extend((child.lineno, alias.name, ast.unparse(child), top) for alias in child.names
+                             if alias.name.split(".")[0] == "pardyn")
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:  # relative: from the package, up level - 1 packages
+                    base = ".".join(package.split(".")[: len(package.split(".")) - child.level + 1] + ([base] if base else []))
+                if base.split(".")[0] == "pardyn":
+                    found.extend((child.lineno, _resolve(base, alias.name), ast.unparse(child), top)
+                                 for alias in child.names)
+            else:
+                visit(child, top)
+
+    visit(tree, True)
+    return found
+
+
+def _violations(rule) -> list[str]:
+    """``file:line: import`` of every import for which ``rule(importer, imported)`` is true."""
+    out = []
+    for name, path in MODULES.items():
+        for line, target, text, _ in _imports(path):
+            if rule(name, target):
+                out.append(f"{path.relative_to(ROOT)}:{line}: {text}")
+    return out
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_identification_never_imports_experiments_or_nodes():
+    offenders = _violations(lambda importer, imported: _inside(importer, "pardyn.identification") and (
+        _inside(imported, "pardyn.experiments") or _inside(imported, "pardyn.nodes")))
+    assert not offenders, "identification reaches up:\n" + "\n".join(offenders)
+
+
+def test_the_closed_loop_runner_sits_below_identification():
+    """identification may host its model in :mod:`pardyn.closedloop.runner`, nothing else of closedloop; the
+    runner never imports identification."""
+    offenders = _violations(lambda importer, imported: (
+        _inside(importer, "pardyn.identification") and _inside(imported, "pardyn.closedloop")
+        and imported != "pardyn.closedloop.runner") or (
+        importer == "pardyn.closedloop.runner" and _inside(imported, "pardyn.identification")))
+    assert not offenders, "\n".join(offenders)
+
+
+CLI_RUNS_NODES = {
+    ("pardyn.cli.bringup", "pardyn.nodes.bringup"),  # pardyn bringup: the nodes in one process
+    ("pardyn.cli.demo", "pardyn.nodes.identification_runs"),  # pardyn demo --nodes: records through the nodes
+}
+"""The CLI's imports of nodes: each runs nodes."""
+
+
+def test_the_cli_imports_nodes_only_to_run_them():
+    offenders = _violations(lambda importer, imported: _inside(importer, "pardyn.cli") and _inside(
+        imported, "pardyn.nodes") and (importer, imported) not in CLI_RUNS_NODES)
+    assert not offenders, "the CLI imports nodes without running them:\n" + "\n".join(offenders)
+
+
+CORE_RUNS_NODES = {
+    ("pardyn.experiments.hexapod_identification", "pardyn.nodes.identification_runs"),  # records through the nodes
+}
+"""The core's imports of nodes (outside nodes/ and cli/): each runs nodes."""
+
+
+def test_the_core_imports_nodes_only_to_run_them():
+    offenders = _violations(lambda importer, imported: not _inside(importer, "pardyn.nodes")
+                            and not _inside(importer, "pardyn.cli") and _inside(imported, "pardyn.nodes")
+                            and (importer, imported) not in CORE_RUNS_NODES)
+    assert not offenders, "the core imports nodes without running them:\n" + "\n".join(offenders)
+
+
+def test_only_the_cli_imports_the_cli():
+    offenders = _violations(lambda importer, imported: not _inside(importer, "pardyn.cli")
+                            and _inside(imported, "pardyn.cli"))
+    assert not offenders, "\n".join(offenders)
+
+
+def test_no_import_circle_at_module_level():
+    """Tarjan's strongly connected components of the module-level import graph: none larger than one module."""
+    edges: dict[str, dict[str, str]] = {name: {} for name in MODULES}
+    for name, path in MODULES.items():
+        for line, target, text, top in _imports(path):
+            if top and target in MODULES and target != name:
+                edges[name].setdefault(target, f"{path.relative_to(ROOT)}:{line}: {text}")
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def connect(node: str) -> None:  # recursive Tarjan; the graph is a few hundred modules deep at most
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in edges[node]:
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for name in MODULES:
+        if name not in index:
+            connect(name)
+    report = []
+    for component in circles:
+        report.append(" <-> ".join(component))
+        report += [f"    {edges[a][b]}" for a in component for b in component if b in edges[a]]
+    assert not circles, "import circles at module level:\n" + "\n".join(report)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pardyn.bags.csv_series import csv_source, read_csv_series
+from pardyn.bags.csv_series import column_schema, csv_source, read_csv_series
 from pardyn.bags.errors import BagError
 
 
@@ -85,3 +85,55 @@ def test_a_cell_that_is_not_a_number_and_files_that_disagree(tmp_path):
     with pytest.raises(BagError, match=r"which field is it"):
         read_csv_series([write_csv(tmp_path / "log.csv", ["t", "j1"], np.zeros((5, 2)) + [[0.0, 1.0]] * 5
                                    + np.arange(5)[:, None] * [0.01, 0])])
+
+
+def vendor_file(tmp_path: Path, time: np.ndarray) -> Path:
+    """A maker's layout: ``Time``, ``Position<k>``, ``Torque<k>`` and columns the reader must ignore."""
+    q = np.column_stack([np.sin(np.arange(len(time)) * 0.01), np.cos(np.arange(len(time)) * 0.01)])
+    header = ["Time", "Position1", "Position2", "Current1", "Current2", "Torque1", "Torque2", "Temperature1"]
+    return write_csv(tmp_path / "run_3.csv", header, np.column_stack([time, q, 8 * q, q, np.full(len(time), 35.0)]))
+
+
+@pytest.mark.parametrize(("unit", "scale", "rate"), [("samples", 1.0, 500.0), ("ms", 2.0, None),
+                                                     ("us", 2000.0, None), ("ns", 2e6, None), ("s", 0.002, None)])
+def test_a_vendor_layout_by_column_patterns_and_time_units(tmp_path, unit, scale, rate):
+    path = vendor_file(tmp_path, np.arange(40) * scale + 7 * scale)  # 2 ms samples, from sample 7
+    schema = column_schema("position=Position{i},effort=Torque{i}")
+    series = read_csv_series([path], schema=schema, joints=("a", "b"), time_unit=unit, rate_hz=rate)
+    assert series.names == ("a", "b")
+    np.testing.assert_allclose(np.diff(series.t), 0.002, rtol=1e-9)
+    assert series.t[0] == pytest.approx(0.014)
+    np.testing.assert_array_equal(series.effort, np.loadtxt(path, delimiter=",", skiprows=1)[:, 5:7])
+    assert np.isnan(series.velocity).all()
+
+
+def test_a_column_schema_file_with_its_own_joints_and_time_column(tmp_path):
+    path = vendor_file(tmp_path, np.arange(30) * 1e-3)
+    spec = tmp_path / "layout.yaml"
+    spec.write_text("time: Time\nfirst_index: 0\njoints: [x, y]\nposition: 'Position{i}'\neffort: 'Torque{i}'\n")
+    with pytest.raises(BagError, match=r"run_3\.csv: no column 'Position0' of the column schema \(2 missing; the file "
+                                       r"has Time, Position1, Position2,"):
+        read_csv_series([path], schema=column_schema(spec))
+    spec.write_text("time: Time\njoints: [x, y]\nposition: 'Position{i}'\neffort: 'Torque{i}'\n")
+    series = read_csv_series([path], schema=column_schema(spec), joints=("ignored", "too"))
+    assert series.names == ("x", "y")
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("position=Position{k}", r"may only use \{i\} and \{joint\}"),
+    ("effort=Torque{i}", r"no position pattern"),
+    ("position", r"FIELD=PATTERN pairs"),
+    ("position=P{i},torque=T{i}", r"unknown keys \['torque'\]"),
+])
+def test_bad_column_schemas_are_named(text, match):
+    with pytest.raises(BagError, match=match):
+        column_schema(text)
+
+
+def test_a_sample_index_needs_the_rate_and_seconds_are_questioned(tmp_path):
+    path = vendor_file(tmp_path, np.arange(20.0))
+    schema = column_schema("position=Position{i}")
+    with pytest.raises(BagError, match=r"column 'Time' counts samples: give the sample rate \(--rate HZ\)"):
+        read_csv_series([path], schema=schema, joints=("a", "b"), time_unit="samples")
+    with pytest.raises(BagError, match=r"median interval 1 .*--time-unit ms, us, ns, or samples with --rate"):
+        read_csv_series([path], schema=schema, joints=("a", "b"))

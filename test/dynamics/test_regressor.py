@@ -7,7 +7,7 @@ import pytest
 
 from pardyn.dynamics.inverse import InverseDynamics, null_space_projector
 from pardyn.dynamics.regressor import Regressor
-from pardyn.identification.estimation import payload_system
+from pardyn.identification.least_squares import payload_system
 from pardyn.identification.filtering import stack_equations
 from pardyn.errors import InputError
 

@@ -19,7 +19,7 @@ import pytest
 
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import base_parameters, symmetric_order
-from pardyn.identification.estimation import LinearSystem
+from pardyn.identification.least_squares import LinearSystem
 
 BODY_NAMES = ("xx", "xy", "xz", "yy", "yz", "zz", "mx", "my", "mz", "m")
 # pinocchio's regressor columns per joint: [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]

@@ -15,7 +15,7 @@ import pytest
 
 from pardyn.dynamics.regressor import Regressor
 from pardyn.identification.base_parameters import base_parameters, symmetric_order
-from pardyn.identification.estimation import LinearSystem, essential_parameters, wls
+from pardyn.identification.least_squares import LinearSystem, essential_parameters, wls
 
 
 def fourier_motion(nv: int, rng: np.random.Generator, *, samples: int = 1500, duration_s: float = 30.0):

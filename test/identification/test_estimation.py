@@ -17,7 +17,7 @@ import pytest
 
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import base_parameters
-from pardyn.identification.estimation import (
+from pardyn.identification.least_squares import (
     LinearSystem,
     condition_number,
     essential_parameters,

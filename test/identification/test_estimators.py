@@ -18,9 +18,9 @@ import pardyn
 from pardyn.bags.joint_states import write_joint_states
 from pardyn.cli import main
 from pardyn.errors import InputError
-from pardyn.experiments.identification_runs import Run, record_runs
+from pardyn.closedloop.identification_runs import Run, record_runs
 from pardyn.identification.errors import MissingRecordingError
-from pardyn.identification.estimation import LinearSystem, ols
+from pardyn.identification.least_squares import LinearSystem, ols
 from pardyn.identification.estimators import estimate, instrumental_variables
 from pardyn.identification.pipeline import IdentificationSettings, identify
 from pardyn.identification.simulation import ClosedLoopSetup

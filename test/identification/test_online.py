@@ -16,7 +16,7 @@ from pardyn.dynamics.parameters import read_parameter_file, write_parameter_file
 from pardyn.errors import InputError
 from pardyn.trajectories.excitation import excitation_settings
 from pardyn.identification.online import OnlineIdentifier, check_estimate_file
-from pardyn.trajectories.exciting import design_exciting_trajectory
+from pardyn.identification.exciting import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 
 RATE = 200.0

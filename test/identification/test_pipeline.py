@@ -1,7 +1,7 @@
 """Identification end to end, on bags recorded from the MuJoCo plant (not from the model itself).
 
 The plant is the robot *as built*: its parameters differ from the nominal
-(YAML, "CAD") ones by a seeded draw (pardyn.experiments.identification_runs),
+(YAML, "CAD") ones by a seeded draw (pardyn.closedloop.identification_runs),
 so the tests know the truth and the nominal model is a genuine baseline.
 """
 
@@ -18,7 +18,7 @@ import pardyn
 from pardyn.bags import BagError, write_joint_states
 from pardyn.errors import InputError
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.experiments.identification_runs import DUALV_PAYLOAD, Run, record_runs, standard_runs
+from pardyn.closedloop.identification_runs import DUALV_PAYLOAD, Run, record_runs, standard_runs
 from pardyn.identification.pipeline import IdentificationSettings, identify
 
 
@@ -163,7 +163,7 @@ def test_too_short_record_is_rejected(tmp_path):
     t = np.arange(300) * 1e-3
     positions = robot.home[robot.actuated_indices] + 0.01 * np.sin(2 * np.pi * t)[:, None]
     bag = write_joint_states(tmp_path / "short", t, list(robot.actuated_names), positions, effort=np.ones((300, 2)))
-    with pytest.raises(BagError, match="too short"):
+    with pytest.raises((BagError, InputError), match="too short"):  # to trim, or to give enough equations
         identify(robot, [bag], show_progress=False)
 
 

@@ -46,6 +46,9 @@ def test_tiago_identified_with_a_held_out_quarter_and_its_problems_reported(tmp_
     for joint in ("arm_5_joint", "arm_6_joint", "arm_7_joint"):
         assert f"{joint}: effort exactly 0 in" in notes
     assert "torso_lift_joint: recorded efforts are 0.00" in notes  # not N: the unit is said
+    # values no drive can have are named (real data: the elbow's viscous friction comes out negative)
+    assert "fv_arm_3_joint = -" in notes and ": negative friction (--physical gives the physically" in notes
+    assert "align best" not in notes  # no effort delay claimed: a shift explains little on these data
     validation = result["validation"]
     assert validation["bags"][0]["bag"].endswith("(held out)")
     # held out: far better than the nominal model in the recorded effort unit, and reported

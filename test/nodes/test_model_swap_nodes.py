@@ -33,7 +33,7 @@ from pardyn.dynamics.parameters import read_parameter_file, write_parameter_file
 from pardyn.nodes.common import LATCHED_QOS
 from pardyn.nodes.messages import reference_from_message, trajectory_message
 from pardyn.trajectories.excitation import excitation_settings
-from pardyn.trajectories.exciting import design_exciting_trajectory
+from pardyn.identification.exciting import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 from pardyn.trajectories.task import Circle
 

@@ -1,4 +1,4 @@
-"""The node parameter tables (pardyn.nodes.parameters) against every shipped YAML and the README.
+"""The node parameter tables (pardyn.node_parameters) against every shipped YAML and the README.
 
 The check is independent of the nodes' own reading: an unknown key in a ROS
 parameters file is silently ignored by rclpy, a typo would go unnoticed; here
@@ -16,13 +16,13 @@ import pytest
 import yaml
 
 from pardyn.errors import DescriptionError
-from pardyn.nodes.parameters import (
+from pardyn.node_parameters import (
     NODE_PARAMETERS,
-    check_bringup_file,
     check_parameters_file,
     markdown,
     table,
 )
+from pardyn.nodes.bringup import check_bringup_file
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULTS = sorted((REPO / "config").glob("*.yaml"))
@@ -71,13 +71,13 @@ def test_errors_name_the_file_and_the_key(tmp_path):
 
 def test_readme_documents_the_tables():
     text = (REPO / "README.md").read_text()
-    begin, end = "<!-- node-parameters: begin (python -m pardyn.nodes.parameters) -->\n", "<!-- node-parameters: end -->"
+    begin, end = "<!-- node-parameters: begin (python -m pardyn.node_parameters) -->\n", "<!-- node-parameters: end -->"
     assert begin in text and end in text
-    assert text.split(begin, 1)[1].split(end, 1)[0] == markdown(), "regenerate: python -m pardyn.nodes.parameters"
+    assert text.split(begin, 1)[1].split(end, 1)[0] == markdown(), "regenerate: python -m pardyn.node_parameters"
 
 
 def test_tables_import_without_rclpy():
-    code = "import sys, pardyn.nodes.parameters; print('rclpy' in sys.modules)"
+    code = "import sys, pardyn.node_parameters; print('rclpy' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"

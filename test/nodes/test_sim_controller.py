@@ -311,7 +311,7 @@ def test_controller_answers_states_then_zero_torque_without_them_and_drops_bad_s
 def test_config_file_sets_every_declared_parameter(executable, ros_client, in_process):
     from rclpy.exceptions import ParameterUninitializedException
 
-    from pardyn.nodes.parameters import NODE_PARAMETERS
+    from pardyn.node_parameters import NODE_PARAMETERS
     from pardyn.nodes.registry import node_class
 
     config = REPO / "config" / f"{executable}.yaml"

@@ -16,7 +16,8 @@ import pytest
 import pardyn
 from pardyn.dynamics.forward import ForwardDynamics, simulate
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.plants.mujoco_plant import MujocoPlant, Payload
+from pardyn.plants.mujoco_plant import MujocoPlant
+from pardyn.plants.payload import Payload
 
 
 @pytest.fixture(scope="module")

@@ -42,7 +42,8 @@ from pardyn.dynamics.forward import ForwardDynamics, simulate
 from pardyn.dynamics import InverseDynamics
 from pardyn.dynamics.parameters import DynamicParameters, parameters_from_model
 from pardyn.errors import DescriptionError, InputError
-from pardyn.plants.mujoco_plant import MujocoPlant, Payload
+from pardyn.plants.mujoco_plant import MujocoPlant
+from pardyn.plants.payload import Payload
 
 ROBOTS = ["dualv", "rrr3", "five_bar"]
 PERIOD = 1e-3  # s, control period

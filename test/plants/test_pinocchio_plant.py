@@ -22,7 +22,8 @@ import pardyn
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.plants.mujoco_plant import MujocoPlant
-from pardyn.plants.pinocchio_plant import Payload, PinocchioPlant
+from pardyn.plants.payload import Payload
+from pardyn.plants.pinocchio_plant import PinocchioPlant
 
 PERIOD = 1e-3  # s
 

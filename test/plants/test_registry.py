@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pardyn.errors import InputError
-from pardyn.plants.pinocchio_plant import Payload, PinocchioPlant
+from pardyn.plants.payload import Payload
+from pardyn.plants.pinocchio_plant import PinocchioPlant
 from pardyn.plants.registry import PLANTS, make_plant
 
 

@@ -11,11 +11,18 @@ What a vendor controller logs, in one file or several:
   ``effort``/``torque``/``current``/``curr``); the columns are the joints
   (``<joint>`` or ``<joint>_<field>``).
 
+* **a vendor's layout**, described by a :class:`ColumnSchema`: a pattern per
+  field such as ``position: Position{i}``, ``effort: Torque{i}`` (``{i}`` the
+  joint's index in the schema's joint list, from ``first_index``, 1 by default;
+  ``{joint}`` its name), other columns (currents, temperatures, commands) ignored.
+
 Column names are stripped of spaces and of a leading ``-`` (as some exporters
 write them); ``joint_map`` renames them to the robot's joints (or motors, for a
 robot with a ``transmission:``). Time: a column ``t``, ``time``, ``time_s``,
-``timestamp`` or ``stamp`` in seconds, the same in every file; or, without one,
-``rate_hz`` (the TX40's logs are sampled at 5 kHz and have no time column).
+``timestamp`` or ``stamp`` (or the schema's ``time``), the same in every file,
+in seconds or in ``time_unit`` (``ms``, ``us``, ``ns``, or ``samples``: a sample
+index, with ``rate_hz``); or, without one, ``rate_hz`` (the TX40's logs are
+sampled at 5 kHz and have no time column).
 Non-uniform stamps are resampled (:func:`pardyn.bags.resample.resample_uniform`),
 missing velocities stay NaN (identification derives them from the positions).
 
@@ -37,7 +44,8 @@ from pardyn.bags.errors import BagError
 from pardyn.bags.joint_states import JointStateSeries
 from pardyn.bags.resample import DEFAULT_MAX_GAP, resample_uniform
 
-__all__ = ["FIELDS", "TIME_COLUMNS", "CsvSource", "csv_source", "read_csv_series"]
+__all__ = ["FIELDS", "TIME_COLUMNS", "TIME_UNITS", "ColumnSchema", "CsvSource", "column_schema", "csv_source",
+           "read_csv_series"]
 
 FIELDS = ("position", "velocity", "effort")
 TIME_COLUMNS = ("t", "time", "time_s", "timestamp", "stamp")
@@ -47,6 +55,89 @@ _WORDS = {
     "effort": ("effort", "efforts", "torque", "torques", "tau", "current", "curr", "eff"),
 }
 _TIME_TOLERANCE_S = 1e-6
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "samples": None}
+"""Units of a time column: seconds per unit (``samples``: a sample index, times from the sample rate)."""
+
+
+@dataclass(frozen=True)
+class ColumnSchema:
+    """Which column holds which field of which joint: a vendor's CSV layout.
+
+    Attributes:
+        patterns: ``((field, pattern), ...)``, e.g. ``(("position", "Position{i}"), ("effort", "Torque{i}"))``;
+            ``{i}`` is the joint's index in ``joints`` counted from ``first_index``, ``{joint}`` its name.
+        joints: the joints in index order; empty: the reader's (the robot's measured joints, or its motors).
+        time: the time column's name; None: one of :data:`TIME_COLUMNS`, or none.
+        first_index: the index of the first joint (1: ``Position1`` is the first joint's position).
+    """
+
+    patterns: tuple[tuple[str, str], ...]
+    joints: tuple[str, ...] = ()
+    time: str | None = None
+    first_index: int = 1
+
+    def columns(self, joints: Sequence[str]) -> dict[tuple[str, str], str]:
+        """``{(field, joint): column name}`` for ``joints`` (the schema's own list when it has one)."""
+        joints = self.joints or tuple(joints)
+        return {(field, joint): pattern.format(i=k + self.first_index, joint=joint)
+                for field, pattern in self.patterns for k, joint in enumerate(joints)}
+
+
+def column_schema(text: str | Path) -> ColumnSchema:
+    """A schema from a YAML file or an inline ``position=Position{i},effort=Torque{i}``.
+
+    The YAML file maps ``position``, ``velocity``, ``effort`` to patterns and may give
+    ``joints`` (list), ``time`` (column name) and ``first_index``.
+
+    Raises:
+        BagError: kind ``"format"``, naming the file or text and what is wrong.
+    """
+    import yaml  # noqa: PLC0415 - only for schema files
+
+    text = str(text)
+    where = text
+    if text.endswith((".yaml", ".yml")):
+        try:
+            document = yaml.safe_load(Path(text).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as error:
+            raise BagError(f"cannot read the column schema: {error}", bag=text, kind="format") from None
+        if not isinstance(document, dict):
+            raise BagError("a column schema is a mapping: position: Position{i}, effort: Torque{i}, ...",
+                           bag=text, kind="format")
+    else:
+        document = {}
+        for item in text.split(","):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise BagError(f"expected FIELD=PATTERN pairs separated by commas, got {item!r}",
+                               bag="--columns", kind="format")
+            document[key.strip()] = value.strip()
+        where = "--columns"
+    unknown = sorted(set(document) - {*FIELDS, "joints", "time", "first_index"})
+    if unknown:
+        raise BagError(f"unknown keys {unknown} (known: {[*FIELDS, 'joints', 'time', 'first_index']})",
+                       bag=where, kind="format")
+    patterns = []
+    for field in FIELDS:
+        pattern = document.get(field)
+        if pattern is None:
+            continue
+        try:
+            pattern.format(i=1, joint="j")
+        except (AttributeError, KeyError, IndexError, ValueError):
+            raise BagError(f"{field}: pattern {pattern!r} may only use {{i}} and {{joint}}", bag=where,
+                           kind="format") from None
+        patterns.append((field, pattern))
+    if not any(field == "position" for field, _ in patterns):
+        raise BagError("no position pattern (e.g. position: Position{i})", bag=where, kind="format")
+    joints = document.get("joints") or ()
+    if not isinstance(joints, (list, tuple)) or not all(isinstance(j, str) for j in joints):
+        raise BagError("joints: a list of joint names", bag=where, kind="format")
+    first = document.get("first_index", 1)
+    if not isinstance(first, int):
+        raise BagError(f"first_index: an integer, got {first!r}", bag=where, kind="format")
+    time = document.get("time")
+    return ColumnSchema(tuple(patterns), tuple(joints), None if time is None else str(time), first)
 
 
 @dataclass(frozen=True)
@@ -129,9 +220,17 @@ def _loadtxt_message(error: ValueError) -> str:
     return text
 
 
-def _time(path: Path, names: list[str], values: np.ndarray, rate_hz: float | None) -> tuple[np.ndarray, int | None]:
+def _time(path: Path, names: list[str], values: np.ndarray, rate_hz: float | None, time_unit: str | None = None,
+          time_column: str | None = None) -> tuple[np.ndarray, int | None]:
     """Times (N,) s and the time column's index (None when built from ``rate_hz``)."""
-    found = [k for k, name in enumerate(names) if name.lower() in TIME_COLUMNS]
+    if time_unit is not None and time_unit not in TIME_UNITS:
+        raise BagError(f"time unit {time_unit!r}: one of {list(TIME_UNITS)}", bag=path, kind="stamps")
+    if time_column is not None:
+        found = [k for k, name in enumerate(names) if name == time_column]
+        if not found:
+            raise BagError(f"no time column {time_column!r} (the columns: {_some(names)})", bag=path, kind="names")
+    else:
+        found = [k for k, name in enumerate(names) if name.lower() in TIME_COLUMNS]
     if len(found) > 1:
         raise BagError(f"several time columns {[names[k] for k in found]}", bag=path, kind="format")
     if not found:
@@ -145,6 +244,13 @@ def _time(path: Path, names: list[str], values: np.ndarray, rate_hz: float | Non
         return np.arange(values.shape[0]) / float(rate_hz), None
     column = found[0]
     t = values[:, column]
+    if time_unit == "samples":
+        if rate_hz is None or not rate_hz > 0:
+            raise BagError(f"column {names[column]!r} counts samples: give the sample rate (--rate HZ)",
+                           bag=path, kind="stamps")
+        t = t / float(rate_hz)
+    elif time_unit is not None:
+        t = t * TIME_UNITS[time_unit]
     bad = np.flatnonzero(~np.isfinite(t))
     if bad.size:
         raise BagError(f"column {names[column]!r}: {t[bad[0]]} at line {bad[0] + 2}", bag=path, kind="non_finite")
@@ -159,13 +265,51 @@ def _time(path: Path, names: list[str], values: np.ndarray, rate_hz: float | Non
             bag=path, kind="stamps", t_s=float(t[k]),
         )
     median = float(np.median(dt))
-    if median >= 0.5:
+    if median >= 0.5 and time_unit is None:
         raise BagError(
             f"column {names[column]!r}: median interval {median:g} between samples: is the time in seconds? "
-            "(milliseconds or nanoseconds would explain it)",
+            "(give its unit: --time-unit ms, us, ns, or samples with --rate HZ)",
             bag=path, kind="stamps",
         )
     return t, column
+
+
+def _some(names: Sequence[str], count: int = 8) -> str:
+    """The first ``count`` names, for messages about a file of many columns."""
+    shown = ", ".join(names[:count])
+    return shown + (f", ... ({len(names)} columns)" if len(names) > count else "")
+
+
+def _columns(source: CsvSource, names: list[str], time_column: int | None, schema: ColumnSchema | None,
+             joints: Sequence[str]) -> list[tuple[int, str, str, str | None]]:
+    """``(index, column name, joint, field)`` of the file's data columns (field None: unknown).
+
+    With a schema, exactly its columns (of ``source.field`` only, when the file holds one field), each
+    required; without, every column but the time, its field from its name's suffix or from the file.
+    """
+    if schema is not None:
+        wanted = [(column, joint, field) for (field, joint), column in schema.columns(joints).items()
+                  if source.field in (None, field)]
+        if not wanted:
+            raise BagError("the column schema has no joints (give its joints: list)", bag=source.path,
+                           kind="names")
+        index = {name: k for k, name in enumerate(names)}
+        missing = [column for column, _, _ in wanted if column not in index]
+        if missing:
+            raise BagError(f"no column {missing[0]!r} of the column schema ({len(missing)} missing; the file has "
+                           f"{_some(names)})", bag=source.path, kind="names")
+        return [(index[column], column, joint, field) for column, joint, field in wanted]
+    out = []
+    for k, column in enumerate(names):
+        if k == time_column:
+            continue
+        joint, field = _split_field(column)
+        if source.field is not None:
+            if field not in (None, source.field):
+                joint = column  # a joint name that happens to end like a field
+            field = source.field
+        out.append((k, column, joint, field))
+    return out
 
 
 def read_csv_series(
@@ -175,12 +319,19 @@ def read_csv_series(
     joint_map: Mapping[str, str] | None = None,
     max_gap: float = DEFAULT_MAX_GAP,
     resample: bool = True,
+    time_unit: str | None = None,
+    schema: ColumnSchema | None = None,
+    joints: Sequence[str] = (),
 ) -> JointStateSeries:
     """One joint-state series from CSV files (module docstring for the conventions).
 
     Args:
         sources: the files (:func:`csv_source` strings or :class:`CsvSource`).
-        rate_hz: sample rate when the files have no time column (Hz).
+        rate_hz: sample rate when the files have no time column, or when ``time_unit`` is ``samples`` (Hz).
+        time_unit: unit of the time column (:data:`TIME_UNITS`); None: seconds, and a median interval
+            of 0.5 or more is refused as probably another unit.
+        schema: the vendor's column layout (:class:`ColumnSchema`); None: the naming conventions.
+        joints: the joints a schema without its own list indexes (the robot's measured joints or motors).
         joint_map: column joint name -> robot joint (or motor) name.
         max_gap: longest interval resampled, in median intervals (:func:`resample_uniform`).
         resample: False keeps the stamps as they are (to write them into a bag).
@@ -198,7 +349,7 @@ def read_csv_series(
     first = sources[0].path
     for source in sources:
         names, values = _read_table(source.path)
-        t, time_column = _time(source.path, names, values, rate_hz)
+        t, time_column = _time(source.path, names, values, rate_hz, time_unit, schema.time if schema else None)
         if times is None:
             times = t
         elif len(t) != len(times) or np.max(np.abs(t - times)) > _TIME_TOLERANCE_S:
@@ -207,24 +358,19 @@ def read_csv_series(
                 f"{times[0]:.6g} to {times[-1]:.6g} s: the files must share their time stamps",
                 bag=source.path, kind="stamps",
             )
-        for k, column in enumerate(names):
-            if k == time_column:
-                continue
-            joint, field = _split_field(column)
-            if source.field is not None:
-                if field not in (None, source.field):
-                    joint = column  # a joint name that happens to end like a field
-                field = source.field
-            elif field is None:
+        for k, column, joint, field in _columns(source, names, time_column, schema, joints):
+            if field is None:
                 raise BagError(
                     f"column {column!r}: which field is it? name it <joint>_position, _velocity or _effort, "
-                    "or give one file per field as position=FILE, velocity=FILE, effort=FILE",
+                    "give one file per field as position=FILE, velocity=FILE, effort=FILE, or describe the "
+                    "columns (--columns position=Position{i},effort=Torque{i})",
                     bag=source.path, kind="names",
                 )
             joint = joint_map.get(joint, joint)
             if joint in fields[field]:
                 raise BagError(f"column {column!r}: {field} of {joint!r} given twice (also in "
-                               f"{origin[(field, joint)].name})", bag=source.path, kind="names")
+                               f"{origin[(field, joint)].name}; several runs: give each as --run FILE)",
+                               bag=source.path, kind="names")
             data = values[:, k]
             bad = np.flatnonzero(~np.isfinite(data))
             if bad.size:

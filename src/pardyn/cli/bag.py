@@ -16,7 +16,7 @@ import numpy as np
 from pardyn.bags.csv_series import read_csv_series
 from pardyn.bags import bag_status, repair_bag
 from pardyn.bags.joint_states import write_joint_states
-from pardyn.cli.data import add_data_arguments, joint_map
+from pardyn.cli.data import add_data_arguments, csv_options, joint_map
 from pardyn.errors import InputError
 from pardyn.identification.sources import rename_joints
 
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("bag from-csv: give the bag to create: --out DIR")
     if not args.csv:
         raise InputError("give the CSV files: --csv FILE (repeat)")
-    series = rename_joints(read_csv_series(args.csv, rate_hz=args.rate, resample=False), joint_map(args.joint_map))
+    series = rename_joints(read_csv_series(args.csv, resample=False, **csv_options(args)), joint_map(args.joint_map))
     for note in series.notes:
         print(f"note: {note}")
     fields = {}

@@ -1,4 +1,5 @@
-"""Options shared by the commands that read measured data: CSV files, sample rate, joint-name map, held-out part."""
+"""Options shared by the commands that read measured data: CSV files and their layout, sample rate and time unit,
+joint-name map, runs (CSV files, bags, folders of them), held-out part."""
 
 from __future__ import annotations
 
@@ -9,19 +10,36 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from pardyn.bags.csv_series import csv_source
+from pardyn.bags.csv_series import TIME_UNITS, CsvSource, column_schema, csv_source, read_csv_series
 from pardyn.bags.joint_states import JointStateSeries, read_joint_states
+from pardyn.bags.resample import DEFAULT_MAX_GAP
 from pardyn.errors import InputError
 
-__all__ = ["add_data_arguments", "joint_map", "split_holdout"]
+__all__ = ["add_data_arguments", "csv_options", "joint_map", "read_runs", "split_holdout"]
+
+BAG_SUFFIXES = (".mcap", ".db3")
 
 
-def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+def add_data_arguments(parser: argparse.ArgumentParser, *, runs: bool = False) -> None:
+    """The data options; ``runs``: also ``--run`` and ``--validate`` (several runs, CSV files or bags)."""
     parser.add_argument("--csv", action="append", default=[], type=csv_source,
                         help="CSV file of one run (repeat for one file per field: position=FILE, velocity=FILE, "
                              "effort=FILE, or a file name saying pos/vel/effort/torque/current); see README "
                              "'Your own data'")
-    parser.add_argument("--rate", type=float, help="sample rate in Hz of CSV files without a time column")
+    if runs:
+        parser.add_argument("--run", action="append", default=[], type=Path,
+                            help="one run (repeat): a CSV file with every field, a bag, or a folder of runs "
+                                 "(each CSV file and bag in it a run)")
+        parser.add_argument("--validate", action="append", default=[], type=Path,
+                            help="held-out run (repeat): a CSV file, a bag or a folder of runs")
+    parser.add_argument("--rate", type=float,
+                        help="sample rate in Hz of CSV files without a time column, or whose time counts samples")
+    parser.add_argument("--time-unit", choices=tuple(TIME_UNITS),
+                        help="unit of the CSV time column (default s); samples: a sample index, with --rate")
+    parser.add_argument("--columns",
+                        help="the CSV column layout: 'position=Position{i},velocity=Velocity{i},effort=Torque{i}' "
+                             "({i}: the joint's index from 1, {joint}: its name) or a YAML file of that mapping, "
+                             "optionally with joints: [...], time: COLUMN, first_index: 0; other columns ignored")
     parser.add_argument("--joint-map",
                         help="names in the data -> the robot's joints (or transmission motors): "
                              "'a=joint_1,b=joint_2' or a YAML file of such a mapping")
@@ -47,6 +65,50 @@ def joint_map(text: str | None) -> dict[str, str]:
         if not sep or not name.strip() or not target.strip():
             raise InputError(f"--joint-map: expected NAME=JOINT pairs separated by commas, got {item!r}")
         out[name.strip()] = target.strip()
+    return out
+
+
+def csv_options(args: argparse.Namespace, joints: tuple[str, ...] = ()) -> dict:
+    """Keyword arguments of :func:`~pardyn.bags.csv_series.read_csv_series` from the data options.
+
+    ``joints``: what a ``--columns`` schema without its own joint list indexes ({i} = 1 is the first).
+    """
+    from pardyn.bags.errors import BagError  # noqa: PLC0415
+
+    try:
+        schema = column_schema(args.columns) if args.columns else None
+    except BagError as error:
+        raise InputError(f"--columns: {error}") from None
+    return {"rate_hz": args.rate, "time_unit": args.time_unit, "schema": schema, "joints": joints,
+            "max_gap": getattr(args, "max_gap", DEFAULT_MAX_GAP)}
+
+
+def _is_bag(path: Path) -> bool:
+    return path.suffix in BAG_SUFFIXES or (path.is_dir() and (
+        (path / "metadata.yaml").exists() or any(p.suffix in BAG_SUFFIXES for p in path.iterdir())))
+
+
+def read_runs(paths: list[Path], options: dict) -> list:
+    """Runs from paths: a CSV file (every field in it) is read into a series, a bag stays a path, a folder
+    of runs gives each CSV file and bag in it (name order).
+
+    Raises:
+        InputError: a path that does not exist, or a folder without runs.
+        BagError: a CSV file that cannot be read (naming file, column, line).
+    """
+    out: list = []
+    for path in paths:
+        if not path.exists():
+            raise InputError(f"{path}: no such file or folder (a run is a CSV file, a bag or a folder of runs)")
+        if _is_bag(path):
+            out.append(path)
+        elif path.is_dir():
+            inside = sorted(p for p in path.iterdir() if p.suffix.lower() == ".csv" or _is_bag(p))
+            if not inside:
+                raise InputError(f"{path}: a folder without runs (no CSV file, no bag in it)")
+            out += read_runs(inside, options)
+        else:
+            out.append(read_csv_series([CsvSource(path)], **options))
     return out
 
 

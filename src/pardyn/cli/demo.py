@@ -9,7 +9,7 @@
 2. **Identification through the ROS 2 system** (``config/bringup/identification.yaml``,
    the nodes ``sim`` (MuJoCo plant, lockstep), ``controller`` (PD + eq. 50),
    ``trajectory`` (exciting) and ``recorder`` in one process): the robot *as
-   built* (nominal parameters perturbed, :mod:`pardyn.experiments.identification_runs`)
+   built* (nominal parameters perturbed, :mod:`pardyn.closedloop.identification_runs`)
    follows an exciting trajectory without, then with a payload (DualV: the
    paper's 5.37 kg; Delta 1 kg, hexapod 2 kg: ``PAYLOADS``), then a validation trajectory, each recorded to a bag;
    ``pardyn identify`` then identifies the parameters. Writes ``bags/``,
@@ -171,7 +171,7 @@ def _plot(robot, times, poses, joints, path: Path) -> None:
 
 def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dict:
     """Part 2 (module docstring); the identification result as JSON."""
-    from pardyn.experiments.identification_runs import PAYLOADS, Run  # noqa: PLC0415
+    from pardyn.closedloop.identification_runs import PAYLOADS, Run  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
     from pardyn.identification.report import write_report  # noqa: PLC0415
     from pardyn.nodes.identification_runs import record_through_nodes  # noqa: PLC0415 - imports rclpy
@@ -183,9 +183,10 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
     if payload is not None:
         runs.append(Run("loaded", 2, duration_s, payload))
     runs.append(Run("validation", 3, max(duration_s / 2, 5.0)))
-    bags = record_through_nodes(robot.name, runs, out / "bags", truth_path=out / "truth.json", truth_seed=7).bags
+    recorded = record_through_nodes(robot.name, runs, out / "bags", truth_path=out / "truth.json", truth_seed=7)
+    bags = recorded.bags
     result = identify(robot, [bags["unloaded"]], loaded_bags=[bags["loaded"]] if "loaded" in bags else [],
-                      validate_bags=[bags["validation"]])
+                      validate_bags=[bags["validation"]], truth=recorded.truth.as_dict())
     data = result.as_json()
     (out / "result.json").write_text(json.dumps(data, indent=2) + "\n")
     report = write_report(result, out / "report")
@@ -195,7 +196,8 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path) -> dic
     if data["payload"]:
         print(f"  payload mass {data['payload']['mass']:.4f} kg (true {payload.mass} kg)")
     print(f"  held-out torques: relative error {100 * validation['relative_error_norm']:.2f} % "
-          f"(nominal CAD model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
+          f"(nominal CAD model {100 * validation['nominal']['relative_error_norm']:.2f} %, the true parameters "
+          f"{100 * data['truth']['validation_floor'][0]:.2f} %: the floor)")
     print(f"bags: {out / 'bags'}\nresult: {out / 'result.json'}\nreport: {report}")
     return data
 

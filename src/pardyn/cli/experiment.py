@@ -11,7 +11,7 @@
 * ``ur5e_calibration`` (:mod:`pardyn.experiments.ur5e_calibration`): UR5e paper, sections 3-5:
   base parameter counts, identification with and without rotor dynamics compensation on the
   flexible-joint plant, NMSE of CAD vs calibrated models on three held-out trajectories.
-* ``estimators`` (:mod:`pardyn.experiments.estimators`): IDIM-WLS vs IDIM-IV vs DIDIM on the DualV and
+* ``estimators`` (:mod:`pardyn.experiments.estimator_comparison`): the registered estimators (IDIM-WLS, -OLS, -IV, DIDIM) on the DualV and
   the UR5e as the torque noise grows and the derivative filter is mistuned (UR5e paper, section 1).
 * ``online_identification`` (:mod:`pardyn.experiments.online_identification`): the windowed online
   estimate follows a payload attached mid-run on the DualV; the CTC takes the estimate (blended swap).
@@ -28,9 +28,13 @@ this run) and PNG plots, and prints a summary.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
-from typing import Callable
+from pardyn.registry import Registry
+
+EXPERIMENTS: Registry[Callable[[argparse.Namespace], dict]] = Registry("experiment")
+"""Name -> function running it from the parsed arguments and printing its figures; returns the report."""
 
 HELP = "run an experiment of the papers (see the list of names); writes <out>/<name>.json"
 
@@ -54,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
+@EXPERIMENTS.register("dualv_tracking")
 def _tracking(args: argparse.Namespace) -> dict:
     from pardyn.experiments.tracking import TrackingOptions, dualv_tracking  # noqa: PLC0415
 
@@ -69,6 +74,7 @@ def _tracking(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("rrr3_robustness")
 def _robustness(args: argparse.Namespace) -> dict:
     from pardyn.experiments.robustness import RobustnessOptions, rrr3_robustness  # noqa: PLC0415
 
@@ -85,6 +91,7 @@ def _robustness(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("wu_redundancy")
 def _wu(args: argparse.Namespace) -> dict:
     from pardyn.experiments.wu_redundancy import wu_redundancy  # noqa: PLC0415
 
@@ -97,6 +104,7 @@ def _wu(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("h4_pfc_vs_ctc")
 def _h4(args: argparse.Namespace) -> dict:
     from pardyn.experiments.h4 import H4Options, h4_pfc_vs_ctc  # noqa: PLC0415
 
@@ -117,6 +125,7 @@ def _h4(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("ur5e_calibration")
 def _ur5e(args: argparse.Namespace) -> dict:
     from pardyn.experiments.ur5e_calibration import CalibrationOptions, ur5e_calibration  # noqa: PLC0415
 
@@ -140,8 +149,10 @@ def _ur5e(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("estimators")
 def _estimators(args: argparse.Namespace) -> dict:
-    from pardyn.experiments.estimators import EstimatorsOptions, estimators_study  # noqa: PLC0415
+    from pardyn.experiments.estimator_comparison import EstimatorsOptions, estimators_study  # noqa: PLC0415
+    from pardyn.identification.estimators import ESTIMATORS  # noqa: PLC0415
 
     given: dict = {"workers": args.workers, "show_progress": not args.quiet}
     if args.robots:
@@ -151,20 +162,23 @@ def _estimators(args: argparse.Namespace) -> dict:
     if args.validation_s is not None:
         given["validation_s"] = args.validation_s
     report = estimators_study(args.out, EstimatorsOptions(**given))
-    print("robot  noise  cut-off x  | base-parameter error (%) wls iv didim | held-out torque error (%) wls iv didim"
-          " | iterations iv didim")
+    names = ESTIMATORS.names
+    closed_loop = [name for name in names if ESTIMATORS.get(name).closed_loop]
+    print(f"robot  noise  cut-off x  | base-parameter error (%) {' '.join(names)} | held-out torque error (%) "
+          f"{' '.join(names)} | iterations {' '.join(closed_loop)}")
     for entry in report["results"]:
         def figure(name: str, key: str) -> str:
             value = entry[name].get(key)
             return "failed" if value is None else f"{100 * value:.3g}"
 
         print(f"{entry['robot']:6s} {100 * entry['noise']:4.0f} % {entry['cutoff_factor']:5.2g}     | "
-              + " ".join(figure(n, "parameter_error") for n in ("wls", "iv", "didim")) + " | "
-              + " ".join(figure(n, "torque_error") for n in ("wls", "iv", "didim")) + " | "
-              + " ".join(str(entry[n].get("iterations", "-")) for n in ("iv", "didim")))
+              + " ".join(figure(n, "parameter_error") for n in names) + " | "
+              + " ".join(figure(n, "torque_error") for n in names) + " | "
+              + " ".join(str(entry[n].get("iterations", "-")) for n in closed_loop))
     return report
 
 
+@EXPERIMENTS.register("online_identification")
 def _online(args: argparse.Namespace) -> dict:
     from pardyn.experiments.online_identification import online_identification  # noqa: PLC0415
 
@@ -183,6 +197,7 @@ def _online(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("delta_pick_and_place")
 def _delta(args: argparse.Namespace) -> dict:
     from pardyn.experiments.delta_pick_and_place import DeltaOptions, delta_pick_and_place  # noqa: PLC0415
 
@@ -202,6 +217,7 @@ def _delta(args: argparse.Namespace) -> dict:
     return report
 
 
+@EXPERIMENTS.register("hexapod_identification")
 def _hexapod(args: argparse.Namespace) -> dict:
     from pardyn.experiments.hexapod_identification import HexapodOptions, hexapod_identification  # noqa: PLC0415
 
@@ -222,22 +238,8 @@ def _hexapod(args: argparse.Namespace) -> dict:
     return report
 
 
-# name -> function running it from the parsed arguments and printing its figures; returns the report
-EXPERIMENTS: dict[str, Callable[[argparse.Namespace], dict]] = {
-    "dualv_tracking": _tracking,
-    "rrr3_robustness": _robustness,
-    "wu_redundancy": _wu,
-    "h4_pfc_vs_ctc": _h4,
-    "ur5e_calibration": _ur5e,
-    "estimators": _estimators,
-    "online_identification": _online,
-    "delta_pick_and_place": _delta,
-    "hexapod_identification": _hexapod,
-}
-
-
 def run(args: argparse.Namespace) -> int:
-    report = EXPERIMENTS[args.name](args)
+    report = EXPERIMENTS.get(args.name)(args)
     print(f"paper claim: {report['paper_claim']}")
     definition = report["claim_definition"]
     if isinstance(definition, dict):  # one definition per finding

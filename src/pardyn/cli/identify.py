@@ -7,14 +7,16 @@ import json
 from pathlib import Path
 
 from pardyn.bags.csv_series import read_csv_series
+from pardyn.bags.joint_states import JointStateSeries
 from pardyn.bags.resample import DEFAULT_MAX_GAP
-from pardyn.cli.data import add_data_arguments, joint_map, split_holdout
+from pardyn.cli.data import add_data_arguments, csv_options, joint_map, read_runs, split_holdout
 from pardyn.description.transmission import load_transmission
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.dynamics.rotor import load_rotor_model
-from pardyn.identification.estimators import ESTIMATORS
 from pardyn.errors import InputError
-from pardyn.identification.pipeline import MODELS, IdentificationSettings, identify
+from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS, STARTS
+from pardyn.identification.pipeline import identify
+from pardyn.identification.settings import MODELS, IdentificationSettings
 from pardyn.robot import load_robot
 
 HELP = "identify dynamic parameters from recorded bags or CSV files; writes RESULT.json (and a report)"
@@ -24,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", required=True, help="robot name or YAML path")
     parser.add_argument("--bag", action="append", default=[], type=Path,
                         help="bag without payload (repeat): pardyn's or any rosbag2 bag, MCAP or sqlite3")
-    add_data_arguments(parser)
+    add_data_arguments(parser, runs=True)
     parser.add_argument("--loaded-bag", action="append", default=[], type=Path,
                         help="bag with the payload fixed to the platform (repeat; eq. 49)")
     parser.add_argument("--validate-bag", action="append", default=[], type=Path, help="held-out bag (repeat)")
@@ -66,19 +68,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "computed from the motor-side encoders of --motor-topic (UR5e paper, section 3.1)")
     parser.add_argument("--motor-topic", default="motor_states",
                         help="JointState topic of the motor-side encoders (default motor_states)")
-    parser.add_argument("--estimator", choices=tuple(ESTIMATORS), default="wls",
-                        help="wls (IDIM-WLS, default), iv (IDIM-IV) or didim (DIDIM): the last two simulate the model "
-                             "in closed loop with the recorded controller and reference (--controller, "
-                             "--reference-topic)")
-    parser.add_argument("--estimator-start", choices=("wls", "nominal"), default="wls",
-                        help="iv/didim: first estimate of the iteration (default wls)")
-    parser.add_argument("--max-iterations", type=int, default=8, help="iv/didim: simulations at most (default 8)")
+    closed_loop = [name for name in ESTIMATORS.names if ESTIMATORS.get(name).closed_loop]
+    parser.add_argument("--estimator", choices=ESTIMATORS.names, default=DEFAULT_ESTIMATOR,
+                        help="; ".join(f"{name}: {ESTIMATORS.get(name).summary}" for name in ESTIMATORS.names)
+                             + f". {'/'.join(closed_loop)} simulate the model in closed loop with the recorded "
+                             "controller and reference (--controller, --reference-topic)")
+    parser.add_argument("--estimator-start", choices=STARTS, default=STARTS[0],
+                        help=f"{'/'.join(closed_loop)}: first estimate of the iteration (default {STARTS[0]})")
+    parser.add_argument("--max-iterations", type=int, default=8,
+                        help=f"{'/'.join(closed_loop)}: simulations at most (default 8)")
     parser.add_argument("--controller", action="append", type=Path, default=[],
-                        help="iv/didim: the controller node's parameter file(s) the bags were recorded with "
+                        help=f"{'/'.join(closed_loop)}: the controller node's parameter file(s) the bags were recorded with "
                              "(config/controller.yaml, then overrides; repeat): law and gains")
     parser.add_argument("--reference-topic", default="reference/trajectory",
-                        help="iv/didim: the reference the controller tracked (trajectory_msgs/JointTrajectory, "
+                        help=f"{'/'.join(closed_loop)}: the reference the controller tracked (trajectory_msgs/JointTrajectory, "
                              "default reference/trajectory)")
+    parser.add_argument("--truth", type=Path,
+                        help="truth.json of simulated runs (pardyn demo, record_runs): the identified base parameters "
+                             "against the true ones, and the truth's own held-out error (the floor)")
     parser.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     parser.add_argument("--report", type=Path, help="directory for report.md and its plots")
 
@@ -88,7 +95,7 @@ def _reference(robot, bag: Path, topic: str, estimator: str):
     from pardyn.bags.reader import read_messages  # noqa: PLC0415
     from pardyn.bags.errors import BagError  # noqa: PLC0415
     from pardyn.identification.errors import MissingRecordingError  # noqa: PLC0415
-    from pardyn.nodes.messages import reference_from_message  # noqa: PLC0415 - the controller's own reading
+    from pardyn.trajectories.joint import reference_from_message  # noqa: PLC0415 - the controller's own reading
 
     try:
         messages = read_messages(bag, topic)
@@ -112,8 +119,8 @@ def _controller_law(robot, files: list[Path]):
     import yaml  # noqa: PLC0415
 
     from pardyn.errors import InputError  # noqa: PLC0415
-    from pardyn.nodes.controller import law_from_parameters  # noqa: PLC0415 - the node's own construction
-    from pardyn.nodes.parameters import check_values, table  # noqa: PLC0415
+    from pardyn.control.laws import law_from_parameters  # noqa: PLC0415 - the node's own construction
+    from pardyn.node_parameters import check_values, table  # noqa: PLC0415
 
     values = {name: spec.default for name, spec in table("controller").items()}
     for path in files:
@@ -146,6 +153,8 @@ def _closed_loop_setups(robot, bags: list[Path], args: argparse.Namespace) -> li
     law, rate = _controller_law(robot, args.controller)
     return [ClosedLoopSetup(law, _reference(robot, bag, args.reference_topic, args.estimator), rate_hz=rate)
             for bag in bags]
+
+
 def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
     if not text:
         return None
@@ -160,20 +169,60 @@ def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
     return tuple(values)
 
 
+def _print_summary(robot_name: str, data: dict) -> None:
+    """RESULT.json's figures in a few lines: data notes, fit, estimator, motors, payload, validation, truth,
+    physical."""
+    fit = data["fit"]
+    for note in data["data_notes"]:
+        print(f"note: {note}")
+    print(f"{robot_name}: {len(data['base_parameters'])} base parameters ({len(data['essential_parameters'])} "
+          f"essential), fit error {100 * fit['relative_error_norm']:.2f} %, cond(W) {fit['condition_number']:.4g}")
+    estimator = data["estimator"]
+    if estimator["iterations"]:
+        print(f"{estimator['name']}: {estimator['iterations']} iterations, "
+              f"{'converged' if estimator['converged'] else 'NOT converged'} (last change {estimator['changes'][-1]:.3g})")
+    if data["motor_parameters"]:
+        print("coupled motors: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["motor_parameters"].items()))
+    if data["payload"]:
+        print("payload: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["payload"].items()))
+    if data["validation"]:
+        validation = data["validation"]
+        print(f"validation: relative error {100 * validation['relative_error_norm']:.2f} % "
+              f"(nominal model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
+    if data["truth"]:
+        rows = [row for row in data["truth"]["base_parameters"] if row["true"] is not None]
+        worst = max(rows, key=lambda row: abs(row["error_in_std"]))
+        floors = data["truth"]["validation_floor"]
+        print(f"against the truth: largest error {worst['name']} {worst['error_in_std']:.3g} std"
+              + (f"; held-out error of the true parameters {100 * floors[0]:.2f} % (the floor)" if floors else ""))
+    physical = data["physical"]
+    if physical:
+        line = (f"physical (SDP, min pseudo-inertia eigenvalue {physical['min_pseudo_inertia_eigenvalue']:.3g}): "
+                f"fit error {100 * physical['fit']['relative_error_norm']:.2f} % "
+                f"(unconstrained {100 * fit['relative_error_norm']:.2f} %)")
+        if physical.get("validation"):
+            line += (f", validation {100 * physical['validation']['relative_error_norm']:.2f} % "
+                     f"(unconstrained {100 * data['validation']['relative_error_norm']:.2f} %)")
+        print(line)
+
+
 def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot, kernels="auto")  # compiled joint regressors when they build (pardyn.kernels)
-    if not args.bag and not args.csv:
-        raise InputError("give the data: --bag BAG (repeat) or --csv FILE (repeat)")
+    if not args.bag and not args.csv and not args.run:
+        raise InputError("give the data: --run FILE_OR_FOLDER (repeat), --bag BAG (repeat) or --csv FILE (repeat)")
+    transmission = load_transmission(robot)
+    options = csv_options(args, tuple(transmission.motors if transmission is not None else robot.measured_names))
     runs: list = list(args.bag)
     if args.csv:
-        runs.append(read_csv_series(args.csv, rate_hz=args.rate, max_gap=args.max_gap))
-    validate: list = list(args.validate_bag)
+        runs.append(read_csv_series(args.csv, **options))
+    runs += read_runs(args.run, options)
+    validate: list = list(args.validate_bag) + read_runs(args.validate, options)
     if args.holdout:
         if args.rotor_compensation:
             raise InputError("--holdout and --rotor-compensation together are not supported: give --validate-bag")
         runs, held = split_holdout(runs, args.holdout, topic=args.topic)
         validate += held
-    csv_only = not args.bag and not args.validate_bag and not args.loaded_bag
+    csv_only = not args.loaded_bag and all(isinstance(r, JointStateSeries) for r in [*runs, *validate])
     settings = IdentificationSettings(
         model=args.model,
         dynamic_model=args.dynamic_model,
@@ -188,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
         rotor_model=load_rotor_model(robot) if args.rotor_compensation else None,
         motor_topic=args.motor_topic,
         joint_map=tuple(joint_map(args.joint_map).items()) or None,
-        transmission=load_transmission(robot),
+        transmission=transmission,
         min_speed=_speeds(args.min_speed, len(robot.actuated_names)),
         max_gap=args.max_gap,
         model_rate_hz=args.model_rate,
@@ -199,41 +248,21 @@ def run(args: argparse.Namespace) -> int:
         estimator_iterations=args.max_iterations,
     )
     closed_loop = None
-    if args.estimator != "wls":
-        if args.csv or args.holdout:
+    if ESTIMATORS.get(args.estimator).closed_loop:
+        if args.csv or args.run or args.holdout:
             raise InputError(f"--estimator {args.estimator} needs bags with the reference (--bag), not --csv/--holdout")
         closed_loop = _closed_loop_setups(robot, [*args.bag, *args.loaded_bag], args)
+    truth = None
+    if args.truth is not None:
+        from pardyn.identification.truth import load_truth_values  # noqa: PLC0415
+
+        truth = load_truth_values(args.truth)
     result = identify(robot, runs, loaded_bags=args.loaded_bag, validate_bags=validate, settings=settings,
-                      closed_loop=closed_loop)
+                      closed_loop=closed_loop, truth=truth)
     data = result.as_json()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2) + "\n")
-    fit = data["fit"]
-    for note in data["data_notes"]:
-        print(f"note: {note}")
-    print(f"{robot.name}: {len(data['base_parameters'])} base parameters ({len(data['essential_parameters'])} "
-          f"essential), fit error {100 * fit['relative_error_norm']:.2f} %, cond(W) {fit['condition_number']:.4g}")
-    estimator = data["estimator"]
-    if estimator["name"] != "wls":
-        print(f"{estimator['name']}: {estimator['iterations']} iterations, "
-              f"{'converged' if estimator['converged'] else 'NOT converged'} (last change {estimator['changes'][-1]:.3g})")
-    if data["motor_parameters"]:
-        print("coupled motors: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["motor_parameters"].items()))
-    if data["payload"]:
-        print("payload: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["payload"].items()))
-    if data["validation"]:
-        validation = data["validation"]
-        print(f"validation: relative error {100 * validation['relative_error_norm']:.2f} % "
-              f"(nominal model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
-    physical = data["physical"]
-    if physical:
-        line = (f"physical (SDP, min pseudo-inertia eigenvalue {physical['min_pseudo_inertia_eigenvalue']:.3g}): "
-                f"fit error {100 * physical['fit']['relative_error_norm']:.2f} % "
-                f"(unconstrained {100 * fit['relative_error_norm']:.2f} %)")
-        if physical.get("validation"):
-            line += (f", validation {100 * physical['validation']['relative_error_norm']:.2f} % "
-                     f"(unconstrained {100 * data['validation']['relative_error_norm']:.2f} %)")
-        print(line)
+    _print_summary(robot.name, data)
     print(f"wrote {args.out}")
     if result.physical is not None:
         physical_out = args.out.with_name(f"{args.out.stem}_physical.json")

@@ -172,6 +172,15 @@ class ControlLaw(ABC):
         velocity = finite_vector(velocity, self.inputs, "measured velocities")
         return saturate(self.unsaturated(position, velocity, reference), self.limits)
 
+    def describe(self) -> str:
+        """One line for the logs: the law and its gains (here the class name; laws with gains say more)."""
+        return type(self).__name__
+
+    def describe_gains(self) -> str:
+        """``Name, kp [...], kd [...], joints [...]``: the description of the laws with joint gains ``kp``, ``kd``."""
+        kp, kd = getattr(self, "kp"), getattr(self, "kd")
+        return f"{type(self).__name__}, kp {kp.tolist()}, kd {kd.tolist()}, joints {list(self.joints)}"
+
     @abstractmethod
     def unsaturated(self, position: np.ndarray, velocity: np.ndarray, reference: JointReference) -> np.ndarray:
         """The law itself, before saturation, (n_a,); inputs already checked."""

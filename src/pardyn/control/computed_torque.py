@@ -176,6 +176,9 @@ class ComputedTorque(ControlLaw):
         qdot = robot.differential.velocities_from(self.q, robot.actuated_indices, velocity)
         return self.q, qdot
 
+    def describe(self) -> str:
+        return self.describe_gains()
+
     def unsaturated(self, position: np.ndarray, velocity: np.ndarray, reference: JointReference) -> np.ndarray:
         robot = self.robot
         if self.space == "actuated":
@@ -242,6 +245,9 @@ class ExtendedComputedTorque(ControlLaw):
     def reset(self, start: np.ndarray | None = None) -> None:
         """Restart the warm start of the forward problem from ``start`` (nv,), home by default."""
         self.q = (self.robot.home if start is None else np.asarray(start, dtype=float)).copy()
+
+    def describe(self) -> str:
+        return self.describe_gains()
 
     def unsaturated(self, position: np.ndarray, velocity: np.ndarray, reference: JointReference) -> np.ndarray:
         robot = self.robot

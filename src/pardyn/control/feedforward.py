@@ -96,6 +96,9 @@ class AugmentedPD(ControlLaw):
         q, qdot, qddot = self._reference_state.state(reference)
         return self.inverse.torques(q, qdot, qddot)
 
+    def describe(self) -> str:
+        return self.describe_gains()
+
     def unsaturated(self, position: np.ndarray, velocity: np.ndarray, reference: JointReference) -> np.ndarray:
         error = finite_vector(reference.position, self.size, "reference positions") - position  # (n_a,)
         error_rate = self.differentiator.update(error)  # filtered, first-order low-pass at f_c

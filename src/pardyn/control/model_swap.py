@@ -62,6 +62,9 @@ class ModelSwap(ControlLaw):
             raise InputError(f"the new law reads {list(law.joints)}, the current one {list(self.joints)}")
         self._next, self._step = law, 0
 
+    def describe(self) -> str:
+        return self.law.describe()
+
     def unsaturated(self, position: np.ndarray, velocity: np.ndarray, reference: JointReference) -> np.ndarray:
         current = self.law.unsaturated(position, velocity, reference)
         if self._next is None:

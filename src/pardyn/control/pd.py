@@ -72,6 +72,9 @@ class JointPD(ControlLaw):
             raise InputError(f"PD gains {name}: must be >= 0, got {array.tolist()}")
         return array
 
+    def describe(self) -> str:
+        return self.describe_gains()
+
     def unsaturated(self, position: np.ndarray, velocity: np.ndarray, reference: JointReference) -> np.ndarray:
         q_ref = finite_vector(reference.position, self.size, "reference positions")
         qdot_ref = finite_vector(reference.velocity, self.size, "reference velocities")

@@ -260,6 +260,11 @@ class PredictiveFunctionalControl(ControlLaw):
         self.model_state = self.model_state @ self.f.T + np.outer(u, self.g)  # eq. (19)
         return u
 
+    def describe(self) -> str:
+        gains = self.gains
+        return (f"PFC, inner kp {self.kp:g}, kv {self.kv:g}, alpha {gains.alpha:.4f}, points {list(gains.points)}, "
+                f"k0 {gains.k0:.6g}, degree {gains.degree}")
+
     def unsaturated(self, position: np.ndarray, velocity: np.ndarray, reference: JointReference) -> np.ndarray:
         u = self.command(position, velocity, reference)
         v = self.kp * (u - position) - self.kv * velocity  # inner loop (Fig. 6)

@@ -23,9 +23,14 @@ import yaml
 from pardyn.description.config import CLOSURE_TYPES, COMPONENT_NAMES, Closure, RobotDescription, parse_description
 from pardyn.description.gepetto import is_gepetto, parse_gepetto
 from pardyn.errors import DescriptionError
+from pardyn.registry import Registry
 from pardyn.resources import robots_directory
 
 __all__ = ["FORMATS", "detect_format", "load_description"]
+
+
+FORMATS: Registry[Callable[[Path], RobotDescription]] = Registry("description format")
+"""Format name -> loader of a description file."""
 
 
 def _read_yaml(path: Path) -> Any:
@@ -35,14 +40,17 @@ def _read_yaml(path: Path) -> Any:
         raise DescriptionError(f"{path}: not valid YAML: {error}") from error
 
 
+@FORMATS.register("pardyn")
 def _load_pardyn(path: Path) -> RobotDescription:
     return parse_description(_read_yaml(path), source=path)
 
 
+@FORMATS.register("gepetto")
 def _load_gepetto(path: Path) -> RobotDescription:
     return parse_gepetto(_read_yaml(path), source=path)
 
 
+@FORMATS.register("mjcf")
 def _load_mjcf(path: Path) -> RobotDescription:
     from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
@@ -75,14 +83,6 @@ def _load_mjcf(path: Path) -> RobotDescription:
         home_task_given=False,
         description_format="mjcf",
     )
-
-
-FORMATS: dict[str, Callable[[Path], RobotDescription]] = {
-    "pardyn": _load_pardyn,
-    "gepetto": _load_gepetto,
-    "mjcf": _load_mjcf,
-}
-"""Format name -> loader of a description file."""
 
 
 def detect_format(path: Path) -> str:
@@ -121,4 +121,4 @@ def load_description(robot: str | Path, *, format: str | None = None) -> RobotDe
         format = detect_format(path)  # noqa: A001
     if format not in FORMATS:
         raise DescriptionError(f"{path}: unknown format {format!r}; known: {sorted(FORMATS)}")
-    return FORMATS[format](path)
+    return FORMATS.get(format)(path)

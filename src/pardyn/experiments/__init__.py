@@ -1,6 +1,5 @@
-"""Experiments: control laws run on a plant, recorded as a real robot would be.
+"""Experiments: the papers' studies and pardyn's own, each one module, run by ``pardyn experiment``.
 
-:mod:`pardyn.experiments.runner` runs a law on a plant in one process (no ROS:
-deterministic and fast, for tests, benchmarks and batch identification runs);
-the ROS nodes (``sim``, ``controller``, ``recorder``) run the same laws over DDS.
+They run control laws on the plants (:mod:`pardyn.closedloop`) and identify from recorded runs
+(:mod:`pardyn.identification`), write JSON and plots, and say whether the paper's claim held.
 """

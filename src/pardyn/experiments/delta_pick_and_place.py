@@ -42,10 +42,11 @@ from pardyn.control.pd import JointPD
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.lumped import split_bar_masses
 from pardyn.experiments.plots import joint_panels, write_json
-from pardyn.experiments.runner import run_closed_loop
+from pardyn.closedloop.runner import run_closed_loop
 from pardyn.parallel import fork_map
 from pardyn.plants.measurement import MeasurementModel
-from pardyn.plants.mujoco_plant import MujocoPlant, Payload
+from pardyn.plants.mujoco_plant import MujocoPlant
+from pardyn.plants.payload import Payload
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference
 

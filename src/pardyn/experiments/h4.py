@@ -55,11 +55,12 @@ from pardyn.control.laws import LawOptions, make_law
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import joint_panels, write_json
-from pardyn.experiments.runner import run_closed_loop
+from pardyn.closedloop.runner import run_closed_loop
 from pardyn.parallel import fork_map
 from pardyn.plants import Plant, PlantState
 from pardyn.plants.measurement import MeasurementModel
-from pardyn.plants.mujoco_plant import MujocoPlant, Payload
+from pardyn.plants.mujoco_plant import MujocoPlant
+from pardyn.plants.payload import Payload
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference, quintic_time_law
 

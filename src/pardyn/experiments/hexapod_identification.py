@@ -1,13 +1,13 @@
 """``hexapod_identification``: record, identify, validate, then computed torque with the nominal vs identified model.
 
 Protocol (the hexapod as built: the MuJoCo plant with its nominal parameters perturbed,
-:func:`pardyn.experiments.identification_runs.as_built_parameters`; 1 kHz, quantized
+:func:`pardyn.closedloop.identification_runs.as_built_parameters`; 1 kHz, quantized
 encoders, 1 % torque noise; bags written as a robot's recorder would):
 
 1. **Record** through the ROS 2 nodes (:func:`pardyn.nodes.identification_runs.record_through_nodes`:
    the ``sim``, ``controller`` (a joint PD tuned for 15 Hz), ``trajectory`` and ``recorder`` nodes of
    ``config/bringup/identification.yaml``; ``through_nodes=False``: in process with the same law,
-   :func:`pardyn.experiments.identification_runs.record_runs`): an exciting run without payload, one with the known payload
+   :func:`pardyn.closedloop.identification_runs.record_runs`): an exciting run without payload, one with the known payload
    (``PAYLOADS["hexapod"]``, 2 kg), and a held-out validation run, each on its own
    optimised-by-draw Fourier trajectory (:data:`~pardyn.trajectories.excitation.DEFAULT_EXCITATION`:
    within the working range, the closure-Jacobian condition bound keeping it off
@@ -31,7 +31,7 @@ import numpy as np
 
 from pardyn.errors import KinematicsError
 from pardyn.experiments.plots import joint_panels, write_json
-from pardyn.experiments.runner import run_closed_loop
+from pardyn.closedloop.runner import run_closed_loop
 from pardyn.parallel import fork_map
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
@@ -91,9 +91,9 @@ def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None =
     """Run the experiment of the module docstring; writes ``out_dir/hexapod_identification.json`` and PNGs."""
     from pardyn.control.computed_torque import ComputedTorque  # noqa: PLC0415
     from pardyn.control.gains import ctc_gains  # noqa: PLC0415
-    from pardyn.experiments.identification_runs import PAYLOADS, Run, as_built_parameters, record_runs  # noqa: PLC0415
+    from pardyn.closedloop.identification_runs import PAYLOADS, Run, as_built_parameters, record_runs  # noqa: PLC0415
     from pardyn.identification.pipeline import IdentificationSettings, identify  # noqa: PLC0415
-    from pardyn.trajectories.exciting import design_exciting_trajectory  # noqa: PLC0415
+    from pardyn.identification.exciting import design_exciting_trajectory  # noqa: PLC0415
     from pardyn.trajectories.excitation import excitation_settings  # noqa: PLC0415
     from pardyn.trajectories.joint import joint_trajectory  # noqa: PLC0415
 

@@ -36,16 +36,16 @@ from pardyn.control.computed_torque import ComputedTorque
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.control.gains import ctc_gains
 from pardyn.control.model_swap import ModelSwap
-from pardyn.experiments.identification_runs import DUALV_PAYLOAD, as_built_parameters
+from pardyn.closedloop.identification_runs import DUALV_PAYLOAD, as_built_parameters
 from pardyn.experiments.plots import line_plot, write_json
-from pardyn.experiments.runner import run_closed_loop
+from pardyn.closedloop.runner import run_closed_loop
 from pardyn.identification.online import OnlineIdentifier
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
-from pardyn.plants.pinocchio_plant import Payload
+from pardyn.plants.payload import Payload
 from pardyn.robot import load_robot
 from pardyn.trajectories.excitation import excitation_settings
-from pardyn.trajectories.exciting import design_exciting_trajectory
+from pardyn.identification.exciting import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 
 __all__ = ["OnlineOptions", "online_identification", "platform_mass_parameter"]

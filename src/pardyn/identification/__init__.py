@@ -6,12 +6,17 @@ Pure numerical core, arrays in and arrays out:
   parallel filtering and decimation of ``Y`` and ``W`` (eqs. 39-40);
 * :mod:`.base_parameters`: base parameters by QR (eqs. 42-43) with the
   symmetric column order of parallel robots, regrouping relations;
-* :mod:`.estimation`: OLS, WLS, standard deviations, essential parameters,
+* :mod:`.least_squares`: OLS, WLS, standard deviations, essential parameters,
   payload systems (eqs. 44-49);
 * :mod:`.metrics`: relative error norms, NMSE, RMS errors.
 * :mod:`.physical`: physically consistent standard parameters (pseudo-inertia
   LMIs, semidefinite program; imported on its own: it needs the parameter
   layout of :mod:`pardyn.dynamics.parameters` and cvxpy).
+
+From recordings to RESULT.json (:func:`pardyn.identification.pipeline.identify`, the story):
+:mod:`.settings` (five frozen groups), :mod:`.preparation` (read / derivatives / states /
+equations of one bag), :mod:`.estimators` (one module per estimator, one registry),
+:mod:`.validation`, :mod:`.result` (the result and its JSON).
 
 A typical composition::
 
@@ -26,7 +31,7 @@ A typical composition::
 """
 
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
-from pardyn.identification.estimation import (
+from pardyn.identification.least_squares import (
     EssentialParameters,
     Estimate,
     LinearSystem,

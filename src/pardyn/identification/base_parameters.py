@@ -49,7 +49,7 @@ import numpy as np
 from scipy import linalg
 
 from pardyn.errors import InputError
-from pardyn.identification.estimation import LinearSystem, triangular_factor
+from pardyn.identification.least_squares import LinearSystem, triangular_factor
 
 __all__ = [
     "BaseParameters",

@@ -42,7 +42,7 @@ import numpy as np
 from scipy import signal
 
 from pardyn.errors import InputError
-from pardyn.identification.estimation import LinearSystem
+from pardyn.identification.least_squares import LinearSystem
 
 __all__ = [
     "Derivatives",
@@ -419,7 +419,7 @@ def decimate(
         names: parameter names carried to the result (n_params,).
 
     Returns:
-        :class:`~pardyn.identification.estimation.LinearSystem` ordered row by
+        :class:`~pardyn.identification.least_squares.LinearSystem` ordered row by
         row (eq. 48): ``Y`` (rows*k,), ``W`` (rows*k, n_params), ``block_sizes``
         ``(k,) * rows`` with ``k = ceil(samples / n_d)``.
     """

@@ -58,8 +58,9 @@ from scipy.signal import savgol_coeffs
 
 from pardyn.dynamics.parameters import DynamicParameters, write_parameter_file
 from pardyn.dynamics.regressor import Regressor
-from pardyn.errors import InputError, PardynError
+from pardyn.errors import InputError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
+from pardyn.identification.identifiability import random_states
 from pardyn.identification.simulation import standard_from_base
 
 if TYPE_CHECKING:
@@ -92,23 +93,8 @@ def structural_base(robot: Robot, regressor: Regressor, *, samples: int = 60, se
     into the platform's (no loaded/unloaded split online: the estimate is the platform with
     whatever it carries).
     """
-    rng = np.random.default_rng(seed)
-    n_a = len(robot.actuated_names)
-    rows = []
-    home = robot.home[robot.measured_indices]
-    start = robot.home
-    for _ in range(samples):
-        readings = home + rng.uniform(-0.05, 0.05, home.shape)
-        try:
-            q = robot.solve_forward(readings[:n_a], sensed=readings[n_a:] if readings.size > n_a else None,
-                                    start=start).q
-        except PardynError:
-            continue
-        qdot, qddot = robot.differential.states_from(q, robot.measured_indices, rng.standard_normal(home.size),
-                                                     rng.standard_normal(home.size))
-        rows.append(regressor.matrix(q, qdot, qddot))
-    observation = np.concatenate(rows)
-    return base_parameters(observation, names=regressor.names, order=symmetric_order(regressor.names), eps=eps)
+    observation = regressor.matrix(*random_states(robot, samples=samples, seed=seed))  # (M, rows, n_st)
+    return base_parameters(observation.reshape(-1, observation.shape[-1]), names=regressor.names, order=symmetric_order(regressor.names), eps=eps)
 
 
 class OnlineIdentifier:

@@ -1,6 +1,6 @@
 """Physically consistent estimates: pseudo-inertias positive definite, by semidefinite programming.
 
-The least-squares estimates of :mod:`pardyn.identification.estimation` are
+The least-squares estimates of :mod:`pardyn.identification.least_squares` are
 base parameters (regrouped combinations, Briot et al. Sect. 4.1); nothing
 keeps the rigid bodies behind them physical, and on noisy or poorly exciting
 data they often are not (a negative mass, an inertia violating the triangle
@@ -67,12 +67,12 @@ from scipy import linalg
 
 from pardyn.dynamics.parameters import INERTIAL_NAMES, DynamicParameters
 from pardyn.errors import InputError
-from pardyn.identification.estimation import LinearSystem, triangular_factor
+from pardyn.identification.least_squares import LinearSystem, triangular_factor
 from pardyn.identification.metrics import relative_error_norm
 
 if TYPE_CHECKING:
     from pardyn.identification.base_parameters import BaseParameters
-    from pardyn.identification.estimation import Estimate
+    from pardyn.identification.least_squares import Estimate
 
 __all__ = [
     "DEFAULT_MARGIN",

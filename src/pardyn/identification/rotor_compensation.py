@@ -89,7 +89,7 @@ def compensate_bag_torques(
         t: stamps of the efforts (N,), s (the link topic's; the motor topic is interpolated).
         motor_torque: ``K_tau i`` (N, n_a) as recorded.
         delay_s: age of the efforts: the effort stamped ``t`` is the torque at ``t - delay_s``
-            (see :class:`pardyn.identification.pipeline.IdentificationSettings.effort_delay_s`);
+            (see :class:`pardyn.identification.settings.DataSettings.effort_delay_s`);
             the rotor rates are taken at that time.
 
     Raises:

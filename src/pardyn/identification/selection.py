@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pardyn.errors import InputError
-from pardyn.identification.estimation import LinearSystem
+from pardyn.identification.least_squares import LinearSystem
 
 __all__ = ["drop_slow_samples"]
 

@@ -49,9 +49,10 @@ from typing import Any
 import yaml
 
 from pardyn.errors import DescriptionError
+from pardyn.node_parameters import check_parameters_file, check_shared_values, check_values
 from pardyn.resources import resolve_path, share_directory
 
-__all__ = ["Bringup", "NodeSpec", "load_bringup", "namespace_remappings", "run_nodes"]
+__all__ = ["Bringup", "NodeSpec", "check_bringup_file", "load_bringup", "namespace_remappings", "run_nodes"]
 
 @dataclass(frozen=True)
 class NodeSpec:
@@ -185,6 +186,30 @@ def load_bringup(path: str | Path) -> Bringup:
     if duplicated:
         raise DescriptionError(f"{source}: nodes {duplicated} appear twice: give them different 'name's")
     return Bringup(source=source, nodes=tuple(nodes))
+
+
+def check_bringup_file(path: str | Path) -> None:
+    """Check the parameters a bringup file sets inline, and the files it names, against the node tables.
+
+    Raises:
+        DescriptionError: naming the file, the entry and the key at fault.
+    """
+    path = Path(path)
+    bringup = load_bringup(path)  # the format's own checks first
+    raw = yaml.safe_load(path.read_text())
+    executables = [spec.executable for spec in bringup.nodes]
+    for index, item in enumerate(raw.get("parameters") or []):
+        if isinstance(item, Mapping):
+            check_shared_values(item, executables, f"{path}: parameters[{index}]")
+    for index, entry in enumerate(raw["nodes"]):
+        for position, item in enumerate(entry.get("parameters") or []):
+            where = f"{path}: nodes[{index}] ({entry['executable']}).parameters[{position}]"
+            if isinstance(item, Mapping):
+                check_values(entry["executable"], item, where)
+    for spec in bringup.nodes:
+        for item in spec.parameters:
+            if isinstance(item, Path):
+                check_parameters_file(item, nodes=[spec.executable])
 
 
 def namespace_remappings(namespace: str) -> list[tuple[str, str]]:

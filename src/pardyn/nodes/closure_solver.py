@@ -21,7 +21,7 @@ Topics (relative names, so ``__ns`` remapping moves them all):
   ``theta`` for the planar robots and the H4, yaw-pitch-roll for the hexapod), identity
   for a translational platform (five-bar, Delta).
 
-Parameters: :data:`pardyn.nodes.parameters.CLOSURE_SOLVER` (``config/closure_solver.yaml``).
+Parameters: :data:`pardyn.node_parameters.CLOSURE_SOLVER` (``config/closure_solver.yaml``).
 
 Velocities given as NaN/inf for some joints (a joint_state_broadcaster for a joint
 without a velocity interface) are estimated from the positions
@@ -65,7 +65,7 @@ QUEUE_DEPTH = 10
 class ClosureSolverNode(Node):
     """The ``closure_solver`` node (see the module docstring for topics).
 
-    Parameters: :data:`pardyn.nodes.parameters.CLOSURE_SOLVER` (defaults in ``config/closure_solver.yaml``).
+    Parameters: :data:`pardyn.node_parameters.CLOSURE_SOLVER` (defaults in ``config/closure_solver.yaml``).
 
     Raises:
         PardynError: the robot cannot be loaded or has no planar platform pose.

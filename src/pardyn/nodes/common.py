@@ -1,7 +1,7 @@
 """Helpers shared by pardyn's ROS 2 nodes.
 
 * :func:`declare_parameters`: a node's parameters declared from its table
-  (:mod:`pardyn.nodes.parameters`) with ParameterDescriptors;
+  (:mod:`pardyn.node_parameters`) with ParameterDescriptors;
 * :class:`ReportThrottle` and :class:`Reporter`: at most one log report per
   period for each kind of problem, with the count of the ones held back;
 * :func:`make_executor`: the executor every pardyn process spins its nodes with;
@@ -33,7 +33,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from pardyn.errors import InputError
-from pardyn.nodes.parameters import NODE_PARAMETERS, ParameterSpec
+from pardyn.node_parameters import NODE_PARAMETERS, ParameterSpec
 
 __all__ = [
     "COMMAND_TOPIC",
@@ -112,7 +112,7 @@ def _descriptor(spec: ParameterSpec) -> ParameterDescriptor:
 
 
 def declare_parameters(node: Node, name: str) -> dict[str, Any]:
-    """Declare the parameters of the node ``name`` from its table (:mod:`pardyn.nodes.parameters`); their values.
+    """Declare the parameters of the node ``name`` from its table (:mod:`pardyn.node_parameters`); their values.
 
     Each is declared with its descriptor (ROS enforces the types and number
     ranges), then checked against the table (choices of a string): an array

@@ -10,7 +10,7 @@ from the ``sim`` node or a hardware driver):
 lockstep mode the whole loop is deterministic. The law (parameter ``law``)
 comes from the registry :mod:`pardyn.control.laws` (``pd``, ``augmented_pd``,
 ``ctc``, ``ctc_task``, ``extended_ctc``, ``pfc``), built from the node's
-parameters (:data:`pardyn.nodes.parameters.CONTROLLER`). A law that reads
+parameters (:data:`pardyn.node_parameters.CONTROLLER`). A law that reads
 more joints than the actuated ones (``extended_ctc``: the sensed passive
 joints too, from ``joint_states`` as the sim publishes them) gets the actuated
 reference lifted to every joint it reads by the forward kinematics
@@ -94,18 +94,14 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from pardyn.control import ControlLaw, JointReference, saturate
-from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference
-from pardyn.control.feedforward import AugmentedPD
+from pardyn.control import JointReference, saturate
+from pardyn.control.computed_torque import MeasuredReference
 from pardyn.control.joint_state import JointStateFilter
-from pardyn.control.laws import LawOptions, make_law, needs_model
-from pardyn.control.model_swap import ModelSwap, swap_model
-from pardyn.control.pd import JointPD
-from pardyn.control.pfc import PredictiveFunctionalControl
+from pardyn.control.laws import law_from_parameters, needs_model
+from pardyn.control.model_swap import swap_model
 from pardyn.control.redundancy import InternalStressProjection
 from pardyn.control.safety import SafeCommand
 from pardyn.control.timing import DurationLog
-from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError, PardynError
 from pardyn.identification.online import check_estimate_file
 from pardyn.nodes.common import (
@@ -127,45 +123,17 @@ from pardyn.nodes.messages import command_message, joint_readings, reference_fro
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference
 
-__all__ = ["ControllerNode", "REFERENCE_TOPIC", "law_from_parameters", "main"]
+__all__ = ["ControllerNode", "REFERENCE_TOPIC", "main"]
 
 NODE_NAME = "controller"
 REFERENCE_TOPIC = "reference/trajectory"
-
-
-def law_from_parameters(robot: Robot, p: dict) -> ControlLaw:
-    """The law of the registry (:mod:`pardyn.control.laws`) the controller parameters ``p`` name.
-
-    ``p``: every parameter of the controller's table (:data:`pardyn.nodes.parameters.CONTROLLER`); also
-    used by ``pardyn identify --estimator iv|didim`` to rebuild the law the bags were recorded with.
-    """
-    pfc = {"kp": p["pfc_kp"], "kv": p["pfc_kv"], "response_periods": p["pfc_response_periods"],
-           "degree": p["pfc_degree"], "error_window": p["pfc_error_window"]}
-    if p["pfc_points"]:
-        pfc["points"] = p["pfc_points"]
-    options = LawOptions(
-        kp=p["kp"], kd=p["kd"], natural_frequency_hz=p["natural_frequency_hz"], damping=p["damping"],
-        ctc_kp=p["ctc_kp"], ctc_kd=p["ctc_kd"], feedforward=p["feedforward"], period_s=1.0 / p["rate"],
-        limits=p["effort_limits"], pfc=pfc,
-    )
-    try:
-        params = None
-        if p["parameters_file"] and needs_model(p["law"]):
-            params = read_parameter_file(p["parameters_file"], robot)
-        elif p["dynamic_model"] == "simplified" and needs_model(p["law"]):
-            from pardyn.dynamics.lumped import simplified_parameters  # noqa: PLC0415
-
-            params = simplified_parameters(robot)
-        return make_law(p["law"], robot, params, options)
-    except InputError as error:
-        raise InputError(f"controller parameters: {error}") from error
 
 
 # --------------------------------------------------------------------------- node
 class ControllerNode(Node):
     """The ``controller`` node (see the module docstring for topics and safety).
 
-    Parameters: :data:`pardyn.nodes.parameters.CONTROLLER` (read-only but ``swap_parameters_file``; defaults in ``config/controller.yaml``).
+    Parameters: :data:`pardyn.node_parameters.CONTROLLER` (read-only but ``swap_parameters_file``; defaults in ``config/controller.yaml``).
 
     Raises:
         PardynError: unknown robot or law, gains or limits of the wrong size.
@@ -212,23 +180,13 @@ class ControllerNode(Node):
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._watchdog = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._check_watchdog, clock=steady)
         self.get_logger().info(
-            f"robot {self.robot.name}, law {p['law']} ({self._describe_law()}), limits {self.law.limits.tolist()} N m (N for prismatic joints): "
+            f"robot {self.robot.name}, law {p['law']} ({self.law.describe()}), limits {self.law.limits.tolist()} N m (N for prismatic joints): "
             f"{self._states.topic_name} -> {self._publisher.topic_name}; reference {self._reference.topic_name}; "
             f"watchdog {p['watchdog_periods']} periods of {self.period_ns * 1e-6:g} ms; "
             f"safe command {self.safe.describe()}"
         )
 
     # ------------------------------------------------------------ setup
-    def _describe_law(self) -> str:
-        law = self.law.law if isinstance(self.law, ModelSwap) else self.law
-        if isinstance(law, JointPD | AugmentedPD | ComputedTorque | ExtendedComputedTorque):
-            return f"{type(law).__name__}, kp {law.kp.tolist()}, kd {law.kd.tolist()}, joints {list(law.joints)}"
-        if isinstance(law, PredictiveFunctionalControl):
-            gains = law.gains
-            return (f"PFC, inner kp {law.kp:g}, kv {law.kv:g}, alpha {gains.alpha:.4f}, points {list(gains.points)}, "
-                    f"k0 {gains.k0:.6g}, degree {gains.degree}")
-        return type(law).__name__
-
     def _fixed_setpoint(self, setpoint: list[float], setpoint_task: list[float]) -> JointReference | None:
         robot = self.robot
         if setpoint:

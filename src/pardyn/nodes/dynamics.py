@@ -18,7 +18,7 @@ for model-based control:
   the reference of ``reference/trajectory`` (the ``trajectory`` node) closed
   by the forward problem and eqs. (21), (24).
 
-Parameters: :data:`pardyn.nodes.parameters.DYNAMICS` (``config/dynamics.yaml``). Bad input (missing joints,
+Parameters: :data:`pardyn.node_parameters.DYNAMICS` (``config/dynamics.yaml``). Bad input (missing joints,
 NaN, unreachable references) is logged, throttled, and dropped.
 
 Run: ``ros2 run pardyn dynamics --ros-args --params-file config/dynamics.yaml``.

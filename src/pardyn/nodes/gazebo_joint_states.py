@@ -8,7 +8,7 @@ node adds ``home`` back (:func:`pardyn.export.ros2_control.positions_from_simula
   broadcaster with ``use_local_topics``; best effort, so reliable publishers match too);
 * publishes ``joint_states``: same header, names, velocities and efforts, positions ``+ home``.
 
-Parameters (``config/gazebo_joint_states.yaml``, table in :mod:`pardyn.nodes.parameters`):
+Parameters (``config/gazebo_joint_states.yaml``, table in :mod:`pardyn.node_parameters`):
 ``robot`` (name or YAML path), ``log_period``. A message whose positions and names differ
 in length is dropped with a warning, at most once per ``log_period``.
 """
@@ -37,7 +37,7 @@ class GazeboJointStatesNode(Node):
 
     def __init__(self, **options) -> None:
         super().__init__(NODE_NAME, **options)
-        parameters = declare_parameters(self, NODE_NAME)  # pardyn.nodes.parameters.GAZEBO_JOINT_STATES
+        parameters = declare_parameters(self, NODE_NAME)  # pardyn.node_parameters.GAZEBO_JOINT_STATES
         robot = load_robot(parameters["robot"])
         self._offsets = home_offsets(robot)
         self._report = Reporter(self, parameters["log_period"])

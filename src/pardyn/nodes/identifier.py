@@ -14,7 +14,7 @@
   :mod:`pardyn.identification.online`).
 
 Bad input (missing joints, NaN) is logged, throttled, and dropped; the estimate goes on.
-Parameters: ``config/identifier.yaml`` (table: :data:`pardyn.nodes.parameters.IDENTIFIER`). Run: ``ros2 run pardyn identifier --ros-args --params-file config/identifier.yaml``.
+Parameters: ``config/identifier.yaml`` (table: :data:`pardyn.node_parameters.IDENTIFIER`). Run: ``ros2 run pardyn identifier --ros-args --params-file config/identifier.yaml``.
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from pardyn.control.safety import joint_label
 from pardyn.errors import InputError
 from pardyn.nodes.common import ns_to_stamp
-from pardyn.trajectories import JointSamples, SampledReference
+from pardyn.trajectories import JointSamples
+from pardyn.trajectories.joint import reference_from_message  # the core's reading, the nodes' name
 
 __all__ = ["command_message", "joint_readings", "reference_from_message", "trajectory_message"]
 
@@ -66,37 +67,6 @@ def command_message(tau: np.ndarray, names: tuple[str, ...], tag: int) -> Float6
     message.layout.data_offset = int(tag)
     message.data = [float(v) for v in tau]
     return message
-
-
-def reference_from_message(message: JointTrajectory, names: tuple[str, ...]) -> SampledReference:
-    """The reference of ``names`` (k,) in a JointTrajectory, in time from its start (s, ``time_from_start``).
-
-    Times stay relative to the start: absolute wall-clock seconds (~1.8e9 s) as
-    doubles would only resolve ~0.2 microseconds.
-
-    Raises:
-        InputError: missing joints, points with the wrong number of values, times
-            not increasing, NaN/inf.
-    """
-    given = list(message.joint_names)
-    missing = [name for name in names if name not in given]
-    if missing:
-        raise InputError(f"trajectory lacks joints {missing}, has {given}")
-    if not message.points:
-        raise InputError("trajectory has no points")
-    where = [given.index(name) for name in names]
-    times, positions, velocities, accelerations = [], [], [], []
-    for index, point in enumerate(message.points):
-        if len(point.positions) != len(given):
-            raise InputError(f"point {index}: {len(point.positions)} positions for {len(given)} joints")
-        for field, values, store in (("velocities", point.velocities, velocities),
-                                     ("accelerations", point.accelerations, accelerations)):
-            if len(values) not in (0, len(given)):
-                raise InputError(f"point {index}: {len(values)} {field} for {len(given)} joints")
-            store.append([values[i] for i in where] if len(values) else [0.0] * len(names))
-        times.append(point.time_from_start.sec + point.time_from_start.nanosec * 1e-9)
-        positions.append([point.positions[i] for i in where])
-    return SampledReference(np.array(times), np.array(positions), np.array(velocities), np.array(accelerations))
 
 
 def trajectory_message(samples: JointSamples, indices, names, start_ns: int) -> JointTrajectory:

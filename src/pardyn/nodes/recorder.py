@@ -40,7 +40,7 @@ Bag timestamps (``timestamp_source``):
 The header stamps themselves are always kept in the messages (the readers of
 :mod:`pardyn.bags.joint_states` use them for ``t``).
 
-Parameters: :data:`pardyn.nodes.parameters.RECORDER` (``config/recorder.yaml``). A message
+Parameters: :data:`pardyn.node_parameters.RECORDER` (``config/recorder.yaml``). A message
 that cannot be recorded (malformed data, write error) is reported (at most
 once per second) and dropped, a topic that cannot be (unknown type, type hash
 of another definition, several types) is refused with an error; the bag stays
@@ -130,7 +130,7 @@ class _TopicPlan:
 class RecorderNode(Node):
     """The ``recorder`` node (see the module docstring for topics and services).
 
-    Parameters: :data:`pardyn.nodes.parameters.RECORDER` (read-only but ``bag_path``; defaults in
+    Parameters: :data:`pardyn.node_parameters.RECORDER` (read-only but ``bag_path``; defaults in
     ``config/recorder.yaml``).
 
     Raises:

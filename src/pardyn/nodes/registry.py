@@ -16,19 +16,23 @@ import importlib
 import inspect
 
 from pardyn.errors import InputError
+from pardyn.registry import Registry
 
 __all__ = ["NODES", "node_class"]
 
-NODES: dict[str, str] = {
-    "sim": "pardyn.nodes.sim:SimNode",
-    "controller": "pardyn.nodes.controller:ControllerNode",
-    "trajectory": "pardyn.nodes.trajectory:TrajectoryNode",
-    "closure_solver": "pardyn.nodes.closure_solver:ClosureSolverNode",
-    "recorder": "pardyn.nodes.recorder:RecorderNode",
-    "dynamics": "pardyn.nodes.dynamics:DynamicsNode",
-    "identifier": "pardyn.nodes.identifier:IdentifierNode",
-    "gazebo_joint_states": "pardyn.nodes.gazebo_joint_states:GazeboJointStatesNode",
-}
+NODES: Registry[str] = Registry("node executable")
+"""Executable -> ``"module:Class"`` of its node (imported when asked for: rclpy and the node's modules)."""
+for _executable, _target in (
+    ("sim", "pardyn.nodes.sim:SimNode"),
+    ("controller", "pardyn.nodes.controller:ControllerNode"),
+    ("trajectory", "pardyn.nodes.trajectory:TrajectoryNode"),
+    ("closure_solver", "pardyn.nodes.closure_solver:ClosureSolverNode"),
+    ("recorder", "pardyn.nodes.recorder:RecorderNode"),
+    ("dynamics", "pardyn.nodes.dynamics:DynamicsNode"),
+    ("identifier", "pardyn.nodes.identifier:IdentifierNode"),
+    ("gazebo_joint_states", "pardyn.nodes.gazebo_joint_states:GazeboJointStatesNode"),
+):
+    NODES.add(_executable, _target)
 
 
 def node_class(executable: str) -> type:
@@ -40,7 +44,7 @@ def node_class(executable: str) -> type:
     from rclpy.node import Node  # noqa: PLC0415 - nodes only
 
     if executable in NODES:
-        module_name, class_name = NODES[executable].split(":")
+        module_name, class_name = NODES.get(executable).split(":")
         return getattr(importlib.import_module(module_name), class_name)
     if not executable.isidentifier():
         raise InputError(f"unknown node executable {executable!r}; known: {sorted(NODES)}")

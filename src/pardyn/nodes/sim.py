@@ -122,7 +122,7 @@ STALE_WINDOW = 1000  # older tags within this many steps are duplicates, dropped
 class SimNode(Node):
     """The ``sim`` node (see the module docstring for topics, lockstep protocol and safety).
 
-    Parameters: :data:`pardyn.nodes.parameters.SIM` (all read-only; defaults in ``config/sim.yaml``); the
+    Parameters: :data:`pardyn.node_parameters.SIM` (all read-only; defaults in ``config/sim.yaml``); the
     measurement model's are those of :class:`pardyn.plants.measurement.MeasurementModel`.
     """
 
@@ -212,7 +212,7 @@ class SimNode(Node):
     def _payload(self, mass: float, com: list[float], inertia: list[float]):
         if mass <= 0.0:
             return None
-        from pardyn.plants.pinocchio_plant import Payload  # noqa: PLC0415
+        from pardyn.plants.payload import Payload  # noqa: PLC0415
 
         com = np.zeros(3) if not com else np.asarray(com, dtype=float)
         if com.shape != (3,):

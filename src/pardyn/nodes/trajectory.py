@@ -35,7 +35,7 @@ from trajectory_msgs.msg import JointTrajectory
 from pardyn.errors import InputError
 from pardyn.nodes.common import LATCHED_QOS, declare_parameters, run_node
 from pardyn.nodes.messages import trajectory_message
-from pardyn.nodes.parameters import TRAJECTORY_KINDS
+from pardyn.node_parameters import TRAJECTORY_KINDS
 from pardyn.robot import load_robot
 from pardyn.trajectories import Circle, PointToPoint, TaskTrajectory, joint_trajectory
 from pardyn.trajectories.excitation import excitation_settings
@@ -49,9 +49,9 @@ TOPIC = "reference/trajectory"
 class TrajectoryNode(Node):
     """The ``trajectory`` node.
 
-    Parameters: :data:`pardyn.nodes.parameters.TRAJECTORY` (all read-only; defaults in
+    Parameters: :data:`pardyn.node_parameters.TRAJECTORY` (all read-only; defaults in
     ``config/trajectory.yaml``); those of the ``exciting`` kind go to
-    :func:`pardyn.trajectories.exciting.design_exciting_trajectory` (``optimize_iterations`` > 0
+    :func:`pardyn.identification.exciting.design_exciting_trajectory` (``optimize_iterations`` > 0
     optimises the best draw's coefficients by SLSQP, 0 keeps the best draw).
 
     Raises:
@@ -92,8 +92,8 @@ class TrajectoryNode(Node):
         )
 
     def _exciting(self, robot, center, duration: float, options: dict) -> TaskTrajectory:
-        """A Fourier exciting trajectory (pardyn.trajectories.exciting) around ``center``."""
-        from pardyn.trajectories.exciting import design_exciting_trajectory  # noqa: PLC0415 - heavy, on demand
+        """A Fourier exciting trajectory (pardyn.identification.exciting) around ``center``."""
+        from pardyn.identification.exciting import design_exciting_trajectory  # noqa: PLC0415 - heavy, on demand
 
         settings = excitation_settings(robot, amplitude=options["amplitude"], max_velocity=options["max_velocity"],
                                        max_acceleration=options["max_acceleration"],

@@ -104,14 +104,14 @@ from pardyn.description.tree import joint_axis, link_names, physical_inertia, pl
 from pardyn.dynamics.forward import ForwardDynamics
 from pardyn.errors import DescriptionError, InputError
 from pardyn.plants import Plant, PlantState
-from pardyn.plants.pinocchio_plant import Payload
-from pardyn.plants.registry import MUJOCO_INTEGRATORS as INTEGRATORS
+from pardyn.plants.payload import Payload
+from pardyn.plants.integrators import MUJOCO_INTEGRATORS
 
 if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.robot import Robot
 
-__all__ = ["MujocoPlant", "Payload", "build_mjcf", "counterweight_joints", "DEFAULT_SOLIMP", "INTEGRATORS"]
+__all__ = ["MujocoPlant", "build_mjcf", "counterweight_joints", "DEFAULT_SOLIMP"]
 
 DEFAULT_SOLIMP: tuple[float, float, float, float, float] = (0.9999, 0.9999, 0.001, 0.5, 2.0)
 """``solimp`` of the closure equalities: impedance 0.9999 (MuJoCo's maximum) at any violation."""
@@ -166,7 +166,7 @@ def build_mjcf(
     Args:
         robot: the robot (tree, closures, actuated joints).
         params: the dynamic parameters simulated (``robot.nominal_parameters`` by default;
-            with a payload: :meth:`pardyn.plants.pinocchio_plant.Payload.added_to`).
+            with a payload: :meth:`pardyn.plants.payload.Payload.added_to`).
         timestep: MuJoCo time step (s).
         integrator: MuJoCo integrator name (``Euler``, ``implicitfast``, ``implicit``, ``RK4``).
         constraint_timeconst: ``solref`` time constant of the closures (s), ``2 * timestep`` by default.
@@ -357,8 +357,8 @@ class MujocoPlant(Plant):
     ) -> None:
         if not (math.isfinite(timestep) and timestep > 0.0):
             raise InputError(f"timestep must be a positive time (s), got {timestep}")
-        if integrator not in INTEGRATORS:
-            raise InputError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+        if integrator not in MUJOCO_INTEGRATORS:
+            raise InputError(f"integrator must be one of {MUJOCO_INTEGRATORS}, got {integrator!r}")
         if not (virtual_mass > 0.0 and virtual_inertia > 0.0):
             raise InputError(
                 f"virtual_mass and virtual_inertia must be > 0 (kg, kg m^2), got {virtual_mass}, {virtual_inertia}"

@@ -21,15 +21,10 @@ from pardyn.registry import Registry
 if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.plants import Plant
-    from pardyn.plants.pinocchio_plant import Payload
+    from pardyn.plants.payload import Payload
     from pardyn.robot import Robot
 
-__all__ = ["MUJOCO_INTEGRATORS", "PLANTS", "make_plant", "register"]
-
-MUJOCO_INTEGRATORS = ("RK4", "implicitfast", "implicit", "Euler")
-"""MuJoCo integrators accepted by :class:`pardyn.plants.mujoco_plant.MujocoPlant` (``option/integrator``):
-its default ``RK4`` keeps free motion's energy to 3e-8 over 1 s; ``implicitfast`` costs ~1/3 per step
-(``bench/plants.py``) at first-order accuracy."""
+__all__ = ["PLANTS", "make_plant", "register"]
 
 _REGISTRY: Registry[Callable[..., Plant]] = Registry("plant")
 register = _REGISTRY.register

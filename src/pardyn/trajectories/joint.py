@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from pardyn.trajectories.task import TaskTrajectory
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["JointSamples", "SampledReference", "joint_trajectory"]
+__all__ = ["JointSamples", "SampledReference", "joint_trajectory", "reference_from_message"]
 
 
 @dataclass(frozen=True)
@@ -186,3 +186,38 @@ class SampledReference:
         velocity = sum(b * x for b, x in zip(d_basis, terms)) / h
         acceleration = sum(b * x for b, x in zip(dd_basis, terms)) / (h * h)
         return JointReference(position, velocity, acceleration)
+
+
+def reference_from_message(message: Any, names: tuple[str, ...]) -> SampledReference:
+    """The reference of ``names`` (k,) in a JointTrajectory, in time from its start (s, ``time_from_start``).
+
+    ``message``: a ``trajectory_msgs/msg/JointTrajectory`` (rclpy's, or read from a bag: only its
+    fields are read), what the ``controller`` and ``dynamics`` nodes receive and ``pardyn identify``
+    reads back from the recorded ``reference/trajectory``.
+
+    Times stay relative to the start: absolute wall-clock seconds (~1.8e9 s) as
+    doubles would only resolve ~0.2 microseconds.
+
+    Raises:
+        InputError: missing joints, points with the wrong number of values, times
+            not increasing, NaN/inf.
+    """
+    given = list(message.joint_names)
+    missing = [name for name in names if name not in given]
+    if missing:
+        raise InputError(f"trajectory lacks joints {missing}, has {given}")
+    if not message.points:
+        raise InputError("trajectory has no points")
+    where = [given.index(name) for name in names]
+    times, positions, velocities, accelerations = [], [], [], []
+    for index, point in enumerate(message.points):
+        if len(point.positions) != len(given):
+            raise InputError(f"point {index}: {len(point.positions)} positions for {len(given)} joints")
+        for field, values, store in (("velocities", point.velocities, velocities),
+                                     ("accelerations", point.accelerations, accelerations)):
+            if len(values) not in (0, len(given)):
+                raise InputError(f"point {index}: {len(values)} {field} for {len(given)} joints")
+            store.append([values[i] for i in where] if len(values) else [0.0] * len(names))
+        times.append(point.time_from_start.sec + point.time_from_start.nanosec * 1e-9)
+        positions.append([point.positions[i] for i in where])
+    return SampledReference(np.array(times), np.array(positions), np.array(velocities), np.array(accelerations))

@@ -13,54 +13,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from pardyn.errors import DescriptionError, InputError
+from pardyn.errors import DescriptionError
+from pardyn.kinematics.analytic.closed_form import CLOSED_FORMS, AnalyticKinematics, register
+from pardyn.registry import import_modules
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["AnalyticKinematics", "analytic_kinematics", "register"]
+__all__ = ["CLOSED_FORMS", "AnalyticKinematics", "analytic_kinematics", "register"]
 
-
-class AnalyticKinematics:
-    """Interface of a closed-form solver bound to one robot.
-
-    Subclasses implement :meth:`inverse` and :meth:`forward`; both return the
-    whole tree configuration ``q`` (nv,) on the branch (working and assembly
-    mode) declared in the robot's YAML.
-    """
-
-    def __init__(self, robot: Robot) -> None:
-        self.robot = robot
-
-    def inverse(self, task: np.ndarray) -> np.ndarray:
-        """Every joint from the task coordinates, shape (nv,)."""
-        raise NotImplementedError
-
-    def forward(self, actuated: np.ndarray, sensed: np.ndarray | None = None) -> np.ndarray:
-        """Every joint from the actuated (and sensed) joint positions, shape (nv,)."""
-        raise NotImplementedError
-
-    def _vector(self, values: np.ndarray, size: int, what: str) -> np.ndarray:
-        """``values`` as a finite float vector (size,); else InputError naming the robot and ``what``."""
-        array = np.asarray(values, dtype=float).reshape(-1)
-        if array.shape != (size,) or not np.all(np.isfinite(array)):
-            raise InputError(f"{self.robot.name}: expected {size} finite values for the {what}, got {array.tolist()}")
-        return array
-
-
-_REGISTRY: dict[str, type[AnalyticKinematics]] = {}
-
-
-def register(name: str):
-    """Class decorator: make a closed form available as ``analytic: <name>``."""
-
-    def decorate(cls: type[AnalyticKinematics]) -> type[AnalyticKinematics]:
-        _REGISTRY[name] = cls
-        return cls
-
-    return decorate
+import_modules(__name__)  # each closed form's module registers it
 
 
 def analytic_kinematics(robot: Robot) -> AnalyticKinematics | None:
@@ -68,9 +30,8 @@ def analytic_kinematics(robot: Robot) -> AnalyticKinematics | None:
     name = robot.description.analytic
     if name is None:
         return None
-    if name not in _REGISTRY:
+    if name not in CLOSED_FORMS:
         raise DescriptionError(
-            f"{robot.description.source}: analytic: unknown closed form {name!r}; known: {sorted(_REGISTRY)}"
+            f"{robot.description.source}: analytic: unknown closed form {name!r}; known: {sorted(CLOSED_FORMS)}"
         )
-    return _REGISTRY[name](robot)
-from pardyn.kinematics.analytic import delta, dualv, five_bar, h4, hexapod, rrr3, wu  # noqa: E402,F401  (registers the closed forms)
+    return CLOSED_FORMS.get(name)(robot)

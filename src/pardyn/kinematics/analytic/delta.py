@@ -37,7 +37,7 @@ import numpy as np
 import pinocchio as pin
 
 from pardyn.errors import ConvergenceError, DescriptionError, SingularityError, WorkingModeError
-from pardyn.kinematics.analytic import AnalyticKinematics, register
+from pardyn.kinematics.analytic.closed_form import AnalyticKinematics, register
 from pardyn.kinematics.analytic.planar_geometry import wrap_angle
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pardyn.errors import DescriptionError, InputError
-from pardyn.kinematics.analytic import register
+from pardyn.kinematics.analytic.closed_form import register
 from pardyn.kinematics.analytic.planar_geometry import TOLERANCE, circle_intersection, cross
 from pardyn.kinematics.analytic.planar_legs import PlanarClosedForm
 

@@ -33,7 +33,7 @@ import numpy as np
 import pinocchio as pin
 
 from pardyn.errors import ConvergenceError, DescriptionError, SingularityError, WorkingModeError
-from pardyn.kinematics.analytic import AnalyticKinematics, register
+from pardyn.kinematics.analytic.closed_form import AnalyticKinematics, register
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot

@@ -44,7 +44,7 @@ import numpy as np
 import pinocchio as pin
 
 from pardyn.errors import ConvergenceError, DescriptionError, InputError, WorkingModeError
-from pardyn.kinematics.analytic import AnalyticKinematics
+from pardyn.kinematics.analytic.closed_form import AnalyticKinematics
 from pardyn.kinematics.analytic.planar_geometry import TOLERANCE, angle_of, cross, format_point, rotate
 from pardyn.kinematics.solver import revolute_mask
 

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pardyn.errors import DescriptionError
-from pardyn.kinematics.analytic import register
+from pardyn.kinematics.analytic.closed_form import register
 from pardyn.kinematics.analytic.planar_geometry import angle_of, rotate, wrap_angle
 from pardyn.kinematics.analytic.planar_legs import PlanarClosedForm
 

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pardyn.errors import DescriptionError, InputError, SingularityError
-from pardyn.kinematics.analytic import AnalyticKinematics, register
+from pardyn.kinematics.analytic.closed_form import AnalyticKinematics, register
 from pardyn.kinematics.analytic.planar_geometry import circle_intersection
 from pardyn.kinematics.body_motion import BodyMotion
 

@@ -6,11 +6,13 @@ idea, not its C++ build):
 * the declarations: :func:`pardyn.nodes.common.declare_parameters` declares a
   node's table with ParameterDescriptors (description, type, read-only flag,
   ranges) and checks the values (ranges, choices);
-* the check of the shipped YAML (:func:`check_parameters_file`,
-  :func:`check_bringup_file`): an unknown key, a value of the wrong type or
+* the check of the shipped YAML (:func:`check_parameters_file`; a bringup file's,
+  :func:`pardyn.nodes.bringup.check_bringup_file`): an unknown key, a value of the wrong type or
   one that fails validation is an error naming the file and the key;
 * the documentation: :func:`markdown` renders the tables of the README's
-  "Node parameters" section (``python -m pardyn.nodes.parameters`` prints it).
+  "Node parameters" section (``python -m pardyn.node_parameters`` prints it);
+* ``pardyn identify`` reads the ``controller`` node's parameter files with them (the law the bags
+  were recorded with).
 
 Types are the ROS parameter types: ``bool``, ``integer``, ``double``,
 ``string``, ``integer_array``, ``double_array``, ``string_array``; a double
@@ -18,7 +20,8 @@ must be written as a float in YAML (``1.0``, not ``1``), as rclpy requires. An
 array parameter whose default is empty has no ROS default (ROS cannot type an
 empty list): its value is then ``[]``.
 
-This module never imports rclpy.
+Pure data and checks, in the core (it never imports rclpy): the nodes declare their parameters
+from it, the CLI and the bringup checks read it without starting a node.
 """
 
 from __future__ import annotations
@@ -36,13 +39,13 @@ from pardyn.control.laws import LAWS
 from pardyn.control.safety import SAFE_COMMANDS
 from pardyn.errors import DescriptionError
 from pardyn.plants.measurement import VELOCITY_MODES
-from pardyn.plants.registry import MUJOCO_INTEGRATORS, PLANTS
+from pardyn.plants.integrators import MUJOCO_INTEGRATORS
+from pardyn.plants.registry import PLANTS
 
 __all__ = [
     "BUILTIN",
     "NODE_PARAMETERS",
     "ParameterSpec",
-    "check_bringup_file",
     "check_parameters_file",
     "check_values",
     "markdown",
@@ -422,10 +425,10 @@ def check_parameters_file(path: str | Path, *, nodes: Sequence[str] | None = Non
         if node is not None:
             check_values(node, values, f"{path}: {section}")
         else:
-            _check_common(values, list(nodes or NODE_PARAMETERS), f"{path}: {section}")
+            check_shared_values(values, list(nodes or NODE_PARAMETERS), f"{path}: {section}")
 
 
-def _check_common(values: Mapping[str, Any], nodes: Sequence[str], where: str) -> None:
+def check_shared_values(values: Mapping[str, Any], nodes: Sequence[str], where: str) -> None:
     """Values applied to every node of ``nodes``: each key declared by one of them at least, valid for all that do."""
     for key, value in values.items():
         owners = [node for node in nodes if key in table(node) | {spec.name: spec for spec in BUILTIN}]
@@ -433,32 +436,6 @@ def _check_common(values: Mapping[str, Any], nodes: Sequence[str], where: str) -
             raise DescriptionError(f"{where}: {key}: no node of {sorted(set(nodes))} declares it")
         for node in owners:
             check_values(node, {key: value}, where)
-
-
-def check_bringup_file(path: str | Path) -> None:
-    """Check the parameters a bringup file (:mod:`pardyn.nodes.bringup`) sets inline, and the files it names.
-
-    Raises:
-        DescriptionError: naming the file, the entry and the key at fault.
-    """
-    from pardyn.nodes.bringup import load_bringup  # noqa: PLC0415 - the format's own checks first
-
-    path = Path(path)
-    bringup = load_bringup(path)
-    raw = _load(path)
-    executables = [spec.executable for spec in bringup.nodes]
-    for index, item in enumerate(raw.get("parameters") or []):
-        if isinstance(item, Mapping):
-            _check_common(item, executables, f"{path}: parameters[{index}]")
-    for index, entry in enumerate(raw["nodes"]):
-        for position, item in enumerate(entry.get("parameters") or []):
-            where = f"{path}: nodes[{index}] ({entry['executable']}).parameters[{position}]"
-            if isinstance(item, Mapping):
-                check_values(entry["executable"], item, where)
-    for spec in bringup.nodes:
-        for item in spec.parameters:
-            if isinstance(item, Path):
-                check_parameters_file(item, nodes=[spec.executable])
 
 
 def _cell(value: Any) -> str:

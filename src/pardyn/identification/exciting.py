@@ -1,16 +1,9 @@
-"""Exciting trajectories for identification: finite Fourier series in task coordinates.
+"""Exciting trajectories for identification: the design of finite Fourier series in task coordinates.
 
-Each task coordinate follows a finite Fourier series (Swevers et al.'s
-classical parametrization) of fundamental pulsation ``omega = 2 pi f_0``,
-shifted so that it starts at the centre, and faded in and out so that the
-robot starts and ends at rest:
-
-    d_j(t) = sum_{k=1..H} a_jk sin(k omega t) + b_jk (cos(k omega t) - 1)       # d_j(0) = 0
-    x_j(t) = c_j + e(t) d_j(t)                                                 # (N, n)
-
-with the envelope ``e(t)`` rising from 0 to 1 over ``ramp_s`` with the quintic
-law of :func:`pardyn.trajectories.task.quintic_time_law` and falling back at
-the end. Velocities and accelerations are exact (product rule).
+The trajectories are :class:`pardyn.trajectories.fourier.FourierTrajectory` (Swevers et al.'s
+classical parametrization, faded in and out). They are chosen for identification: the criterion is
+the condition number of the base-parameter observation matrix (DualV paper eqs. 41-43), so the
+design lives here, with the base parameters it ranks by.
 
 :func:`design_exciting_trajectory` draws seeded random coefficients, keeps
 the candidates that stay inside the workspace and away from singularities
@@ -59,7 +52,10 @@ import numpy as np
 from scipy import optimize
 
 from pardyn.errors import InputError, KinematicsError
-from pardyn.trajectories.task import TaskSamples, TaskTrajectory, _positive, _vector, quintic_time_law
+from pardyn.identification.base_parameters import base_parameters, symmetric_order
+from pardyn.identification.filtering import stack_equations
+from pardyn.trajectories.fourier import FourierTrajectory
+from pardyn.trajectories.task import _vector
 
 if TYPE_CHECKING:
     from pardyn.dynamics.regressor import Regressor
@@ -71,7 +67,6 @@ __all__ = [
     "LIMIT_SAFETY",
     "ExcitingDesign",
     "FourierOptimization",
-    "FourierTrajectory",
     "design_exciting_trajectory",
     "optimize_fourier_coefficients",
 ]
@@ -82,98 +77,6 @@ GRID_PER_PERIOD = 64
 LIMIT_SAFETY = 0.99
 """Fraction of each limit imposed on the grid (the margin for peaks between grid points)."""
 
-
-
-class FourierTrajectory(TaskTrajectory):
-    """Finite Fourier series around ``center`` (n,), faded in and out over ``ramp_s``.
-
-    Args:
-        center: task pose at rest at both ends (n,) (m, rad).
-        sine, cosine: coefficients ``a_jk``, ``b_jk`` (n, H) (m, rad).
-        base_frequency_hz: fundamental frequency ``f_0`` (Hz).
-        duration_s: total duration (s), ramps included.
-        ramp_s: fade-in and fade-out time (s).
-    """
-
-    def __init__(
-        self,
-        center: Sequence[float] | np.ndarray,
-        sine: np.ndarray,
-        cosine: np.ndarray,
-        *,
-        base_frequency_hz: float,
-        duration_s: float,
-        ramp_s: float = 1.0,
-    ) -> None:
-        self.start = _vector(center, "center")
-        self.sine = np.atleast_2d(np.asarray(sine, dtype=float))
-        self.cosine = np.atleast_2d(np.asarray(cosine, dtype=float))
-        if self.sine.shape != self.cosine.shape or self.sine.shape[0] != self.start.size:
-            raise InputError(
-                f"coefficients must both be (n, H) with n = {self.start.size}, got {self.sine.shape} and {self.cosine.shape}"
-            )
-        self.base_frequency_hz = _positive(base_frequency_hz, "base frequency (Hz)")
-        self.duration_s = _positive(duration_s, "duration (s)")
-        self.ramp_s = _positive(ramp_s, "ramp (s)")
-        if 2 * self.ramp_s > self.duration_s:
-            raise InputError(f"ramps of {self.ramp_s} s do not fit in {self.duration_s} s")
-
-    @property
-    def harmonics(self) -> int:
-        return self.sine.shape[1]
-
-    def series(self, times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``d``, ``ddot``, ``dddot`` of the Fourier series alone, each (N, n)."""
-        pulsation = 2 * math.pi * self.base_frequency_hz * np.arange(1, self.harmonics + 1)  # (H,)
-        phase = np.outer(times, pulsation)  # (N, H)
-        sin, cos = np.sin(phase), np.cos(phase)
-        d = sin @ self.sine.T + (cos - 1.0) @ self.cosine.T
-        ddot = (cos * pulsation) @ self.sine.T - (sin * pulsation) @ self.cosine.T
-        dddot = -(sin * pulsation**2) @ self.sine.T - (cos * pulsation**2) @ self.cosine.T
-        return d, ddot, dddot
-
-    def envelope(self, times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``e``, ``edot``, ``eddot`` (N,): quintic rise over the first ``ramp_s``, fall over the last."""
-        rise, rise_d, rise_dd = quintic_time_law(times / self.ramp_s)
-        fall, fall_d, fall_dd = quintic_time_law((self.duration_s - times) / self.ramp_s)
-        e = rise * fall
-        edot = rise_d / self.ramp_s * fall - rise * fall_d / self.ramp_s
-        eddot = (
-            rise_dd / self.ramp_s**2 * fall
-            - 2 * rise_d * fall_d / self.ramp_s**2
-            + rise * fall_dd / self.ramp_s**2
-        )
-        return e, edot, eddot
-
-    def evaluate(self, times: Sequence[float] | np.ndarray) -> TaskSamples:
-        times = np.asarray(times, dtype=float).reshape(-1)
-        d, ddot, dddot = self.series(times)
-        e, edot, eddot = (column[:, None] for column in self.envelope(times))
-        return TaskSamples(
-            times=times,
-            position=self.start + e * d,
-            velocity=edot * d + e * ddot,
-            acceleration=eddot * d + 2 * edot * ddot + e * dddot,
-        )
-
-    def to_json(self) -> dict:
-        """Everything needed to rebuild the trajectory (SI units)."""
-        return {
-            "type": "fourier",
-            "center": self.start.tolist(),
-            "sine": self.sine.tolist(),
-            "cosine": self.cosine.tolist(),
-            "base_frequency_hz": self.base_frequency_hz,
-            "duration_s": self.duration_s,
-            "ramp_s": self.ramp_s,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict) -> FourierTrajectory:
-        return cls(
-            data["center"], np.asarray(data["sine"]), np.asarray(data["cosine"]),
-            base_frequency_hz=data["base_frequency_hz"], duration_s=data["duration_s"], ramp_s=data["ramp_s"],
-        )
 
 
 @dataclass(frozen=True)
@@ -396,8 +299,6 @@ def _period_observation(
     raises :class:`KinematicsError` outside the workspace, past ``max_condition`` or, with
     ``cones``, past a U/S joint's cone limit. Columns ``columns`` (base parameters) only, unless ``None``.
     """
-    from pardyn.identification.filtering import stack_equations  # noqa: PLC0415 - heavy, on demand
-
     d, ddot, dddot = trajectory.series(times)
     q = np.empty((times.size, robot.nv))
     worst = 0.0
@@ -418,6 +319,43 @@ def _period_observation(
         _, qdot[k], qddot[k] = robot.differential.task_states(q[k], ddot[k], dddot[k])
     observation = stack_equations(np.zeros((times.size, regressor.rows)), regressor.matrix(q, qdot, qddot)).W
     return (observation if columns is None else observation[:, columns]), worst, q
+
+
+def _ranked_candidates(
+    robot: Robot, regressor: Regressor, trajectories: Sequence[FourierTrajectory], times: np.ndarray,
+    max_condition: float, cones: ConeAngles | None, *, amplitude: np.ndarray,
+) -> tuple[list[tuple[float, FourierTrajectory, float]], np.ndarray]:
+    """The feasible candidates as ``(cond W_b, trajectory, worst kinematic condition)``, best first, and the
+    base columns (from the first feasible candidate's observation matrix, eq. 43's order).
+
+    Raises:
+        KinematicsError: no candidate stayed feasible (the message says why and what to reduce).
+    """
+    columns = None
+    ranked: list[tuple[float, FourierTrajectory, float]] = []
+    rejected: list[str] = []
+    for trajectory in trajectories:
+        # One full period of the series without the envelope: what the steady part excites.
+        try:
+            observation, worst, _ = _period_observation(robot, regressor, None, trajectory, times, max_condition,
+                                                        cones=cones)
+        except KinematicsError as error:
+            rejected.append(str(error))
+            continue
+        if columns is None:
+            base = base_parameters(observation, names=regressor.names, order=symmetric_order(regressor.names))
+            columns = base.independent
+        ranked.append((float(np.linalg.cond(observation[:, columns])), trajectory, worst))
+    if not ranked:
+        outside = [reason for reason in rejected if reason.startswith("joint cones")]
+        raise KinematicsError(
+            f"none of {len(trajectories)} exciting-trajectory candidates stayed in the workspace with condition "
+            f"numbers below {max_condition:g}" + (f" and the joint cones ({len(outside)} exceeded them, e.g. "
+                                                   f"{outside[0].split(': ', 1)[1]})" if outside else "")
+            + f": reduce the amplitude {amplitude.tolist()}"
+        )
+    ranked.sort(key=lambda item: item[0])
+    return ranked, columns
 
 
 def design_exciting_trajectory(
@@ -467,7 +405,6 @@ def design_exciting_trajectory(
         KinematicsError: no candidate stayed feasible (smaller amplitudes needed).
     """
     from pardyn.dynamics.regressor import Regressor  # noqa: PLC0415 - heavy, on demand
-    from pardyn.identification.base_parameters import base_parameters, symmetric_order  # noqa: PLC0415
     from pardyn.kinematics.cones import ConeAngles  # noqa: PLC0415
 
     n = len(robot.task_names)
@@ -484,35 +421,13 @@ def design_exciting_trajectory(
     count = max(int(math.ceil(period * check_rate_hz)), int(math.ceil(3 * regressor.size / regressor.rows)))
     times = np.linspace(0.0, period, count, endpoint=False)
     cones = ConeAngles(robot) if joint_cones else None
-    columns = None
-    ranked: list[tuple[float, FourierTrajectory, float]] = []
-    rejected: list[str] = []
     draws = [
         _scaled_coefficients(rng, n, harmonics, *bounds, pulsation=pulsation, ramp_s=ramp_s) for _ in range(candidates)
     ]
-    for sine, cosine in draws:
-        trajectory = FourierTrajectory(center, sine, cosine, base_frequency_hz=base_frequency_hz,
-                                       duration_s=duration_s, ramp_s=ramp_s)
-        # One full period of the series without the envelope: what the steady part excites.
-        try:
-            observation, worst, _ = _period_observation(robot, regressor, None, trajectory, times, max_condition,
-                                                        cones=cones)
-        except KinematicsError as error:
-            rejected.append(str(error))
-            continue
-        if columns is None:
-            base = base_parameters(observation, names=regressor.names, order=symmetric_order(regressor.names))
-            columns = base.independent
-        ranked.append((float(np.linalg.cond(observation[:, columns])), trajectory, worst))
-    if not ranked:
-        outside = [reason for reason in rejected if reason.startswith("joint cones")]
-        raise KinematicsError(
-            f"none of {candidates} exciting-trajectory candidates stayed in the workspace with condition "
-            f"numbers below {max_condition:g}" + (f" and the joint cones ({len(outside)} exceeded them, e.g. "
-                                                   f"{outside[0].split(': ', 1)[1]})" if outside else "")
-            + f": reduce the amplitude {bounds[0].tolist()}"
-        )
-    ranked.sort(key=lambda item: item[0])
+    trajectories = [FourierTrajectory(center, sine, cosine, base_frequency_hz=base_frequency_hz,
+                                      duration_s=duration_s, ramp_s=ramp_s) for sine, cosine in draws]
+    ranked, columns = _ranked_candidates(robot, regressor, trajectories, times, max_condition, cones,
+                                         amplitude=bounds[0])
     condition, trajectory, worst = ranked[0]
     random_condition = condition
     runs = None

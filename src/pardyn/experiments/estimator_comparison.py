@@ -1,4 +1,4 @@
-"""``estimators``: IDIM-WLS vs IDIM-IV vs DIDIM on the MuJoCo plant, as noise grows and filters are mistuned.
+"""``estimators``: the registered estimators (IDIM-WLS, IDIM-OLS, IDIM-IV, DIDIM) on the MuJoCo plant, as noise grows and filters are mistuned.
 
 The UR5e paper (section 1) names IDIM-IV (Janot et al.) and DIDIM (Gautier et
 al.) as the answers to IDIM-LS's weak points, its bias under noise and its
@@ -8,16 +8,17 @@ a closed-loop, actuation-redundant robot (the DualV, case 1 model) and a serial
 one (the UR5e):
 
 1. **Runs.** For each robot, the MuJoCo plant *as built* (nominal parameters
-   perturbed, :func:`pardyn.experiments.identification_runs.as_built_parameters`)
+   perturbed, :func:`pardyn.closedloop.identification_runs.as_built_parameters`)
    runs an exciting trajectory under the identification runs' joint PD, with
    relative torque noise ``noise_levels`` (1 %, 5 %, 20 %; seeded), and one
    held-out run at the lowest level.
 2. **Conditions.** Every noise level with the pipeline's derivative filter as
    tuned (cut-off 5 x the dynamics bandwidth), and the middle noise level with
    the cut-off mistuned by ``cutoff_factors`` (x 0.5, x 2).
-3. **Estimators.** ``wls``, ``iv``, ``didim`` (:mod:`pardyn.identification.estimators`),
-   IV and DIDIM simulating the model in closed loop with the same PD and the
-   recorded reference, at most ``max_iterations`` simulations, started from WLS.
+3. **Estimators.** every registered one (:data:`pardyn.identification.estimators.ESTIMATORS`:
+   ``wls``, ``iv``, ``didim``, ``ols``), the closed-loop ones (IV, DIDIM) simulating
+   the model in closed loop with the same PD and the recorded reference, at most
+   ``max_iterations`` simulations, started from WLS.
 4. **Figures.** ``parameter_error``: ``||chi_hat - chi_true|| / ||chi_true||`` over the
    base parameters (chi_true: the plant's as-built values regrouped);
    ``torque_error``: the held-out run's relative torque error norm (the
@@ -25,29 +26,35 @@ one (the UR5e):
    against noise and against the filter factor, per robot.
 
 ``claim_held``: the paper's citation says IV/DIDIM bring no improvement over a
-well-tuned IDIM-LS: held if, at the tuned filter and the lowest noise, neither
-IV nor DIDIM lowers the held-out torque error by more than 10 % of WLS's.
+well-tuned IDIM-LS: held if, at the tuned filter and the lowest noise, no
+closed-loop estimator (IV, DIDIM) lowers the held-out torque error by more than
+10 % of the default estimator's (WLS).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pardyn.experiments.identification_runs import Run, record_runs
+from pardyn.closedloop.identification_runs import Run, record_runs
 from pardyn.experiments.plots import line_plot, write_json
-from pardyn.identification.pipeline import IdentificationSettings, identify
+from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS
+from pardyn.identification.pipeline import identify
+from pardyn.identification.settings import IdentificationSettings
 from pardyn.identification.simulation import ClosedLoopSetup
 from pardyn.parallel import fork_map
 from pardyn.robot import load_robot
 
 __all__ = ["EstimatorsOptions", "estimators_study"]
 
-ESTIMATOR_NAMES = ("wls", "iv", "didim")
+
+
+def _closed_loop() -> tuple[str, ...]:
+    return tuple(name for name in ESTIMATORS.names if ESTIMATORS.get(name).closed_loop)
 
 @dataclass(frozen=True)
 class EstimatorsOptions:
@@ -87,13 +94,13 @@ def _condition_job(shared: tuple, job: tuple[str, float, float]) -> dict[str, An
     settings = IdentificationSettings(workers=1, estimator_iterations=options.max_iterations)
     entry: dict[str, Any] = {"robot": robot_name, "noise": noise, "cutoff_factor": factor}
     tuned = None
-    for name in ESTIMATOR_NAMES:
+    for name in ESTIMATORS.names:
         clock = time.perf_counter()
-        chosen = replace(settings, estimator=name)
+        chosen = settings.replace(estimator=name)
         if factor != 1.0:
             if tuned is None:
                 tuned = identify(robot, [bag], settings=settings, show_progress=False).cutoff_hz
-            chosen = replace(chosen, cutoff_hz=factor * tuned)
+            chosen = chosen.replace(cutoff_hz=factor * tuned)
         try:
             result = identify(robot, [bag], validate_bags=[runs["validation"]], settings=chosen, closed_loop=setups,
                               show_progress=False)
@@ -144,10 +151,10 @@ def estimators_study(out: Path | str, options: EstimatorsOptions | None = None) 
     improvements = {}
     for robot in options.robots:
         row = next(e for e in entries if e["robot"] == robot and e["noise"] == lowest and e["cutoff_factor"] == 1.0)
-        base = row["wls"].get("torque_error")
+        base = row[DEFAULT_ESTIMATOR].get("torque_error")
         improvements[robot] = {
             name: (None if base is None or "torque_error" not in row[name] else 1.0 - row[name]["torque_error"] / base)
-            for name in ("iv", "didim")
+            for name in _closed_loop()
         }
     held = all(v is None or v <= 0.1 for entry in improvements.values() for v in entry.values())
     report = {
@@ -155,8 +162,8 @@ def estimators_study(out: Path | str, options: EstimatorsOptions | None = None) 
         "paper_claim": "UR5e paper section 1, citing [12]: with well-tuned band-pass filters, IV/DIDIM "
                        "do not improve on IDIM-LS",
         "claim_held": held,
-        "claim_definition": "at the lowest noise and the tuned filter, neither IV nor DIDIM lowers the held-out "
-                            "torque error by more than 10 % of WLS's",
+        "claim_definition": f"at the lowest noise and the tuned filter, none of {list(_closed_loop())} lowers the "
+                            f"held-out torque error by more than 10 % of {DEFAULT_ESTIMATOR}'s",
         "held_out_improvement_at_lowest_noise": improvements,
         "results": entries,
         "options": asdict(options),
@@ -179,7 +186,7 @@ def _plots(out: Path, entries: list[dict[str, Any]], options: EstimatorsOptions)
             for rows, x_key, x_label, tag in ((tuned, "noise", "torque noise (%)", "noise"),
                                                (mistuned, "cutoff_factor", "derivative cut-off factor", "cutoff")):
                 curves = []
-                for name in ESTIMATOR_NAMES:
+                for name in ESTIMATORS.names:
                     points = [(e[x_key], e[name][key]) for e in rows if key in e[name]]
                     if points:
                         x, y = np.array(points).T

@@ -8,7 +8,7 @@ coefficients by up to ``friction_spread``). Identification recovers the
 as-built values, which the tests know; the nominal model is the "CAD" baseline
 of the validation.
 
-Each run follows its own exciting trajectory (:mod:`pardyn.trajectories.exciting`,
+Each run follows its own exciting trajectory (:mod:`pardyn.identification.exciting`,
 seeded, within the robot's bounds of :mod:`pardyn.trajectories.excitation`) under a joint PD tuned from a bandwidth (:mod:`pardyn.control.gains`)
 with the internal-stress projection on redundant robots, with encoder
 quantization and torque noise (:class:`pardyn.plants.measurement.MeasurementModel`),
@@ -29,13 +29,13 @@ from pardyn.control.pd import JointPD
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.parallel import fork_map
-from pardyn.experiments.runner import run_closed_loop
+from pardyn.closedloop.runner import run_closed_loop
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
-from pardyn.plants.pinocchio_plant import Payload
+from pardyn.plants.payload import Payload
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories.excitation import excitation_settings
-from pardyn.trajectories.exciting import design_exciting_trajectory
+from pardyn.identification.exciting import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 
 __all__ = [

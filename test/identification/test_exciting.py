@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from pardyn.errors import KinematicsError
-from pardyn.trajectories.exciting import FourierTrajectory, design_exciting_trajectory, optimize_fourier_coefficients
+from pardyn.identification.exciting import design_exciting_trajectory, optimize_fourier_coefficients
+from pardyn.trajectories.fourier import FourierTrajectory
 
 BOUNDS = {
     "dualv": dict(amplitude=[0.06, 0.05, 0.25], max_velocity=[0.4, 0.4, 1.5], max_acceleration=[4.0, 4.0, 15.0]),

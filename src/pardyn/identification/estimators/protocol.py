@@ -1,0 +1,164 @@
+"""What every estimator of the base parameters is: the protocol, its inputs, its result, the registry.
+
+An estimator solves the filtered, decimated identification system of the pipeline
+
+    Y = W(q_m, qdot_m, qddot_m) chi + rho                   # (r,) = (r, n_b) (n_b,), eqs. (40)-(41)
+
+for the base parameters ``chi``. It is an object with a ``name``, a one-line ``summary`` (the CLI's
+help), ``closed_loop`` (True if it simulates the model in closed loop with the recorded controller:
+the pipeline then hands it :attr:`EstimatorContext.simulate`) and ``estimate(system, context)``.
+Registered in :data:`ESTIMATORS` by the :func:`register` class decorator, one module per estimator
+in this package (found by :func:`pardyn.registry.import_modules`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from pardyn.identification.least_squares import DEFAULT_RANK_EPS, Estimate, LinearSystem, wls
+from pardyn.identification.metrics import relative_error_norm
+from pardyn.registry import Registry
+
+__all__ = [
+    "DEFAULT_ESTIMATOR",
+    "ESTIMATORS",
+    "STARTS",
+    "Estimator",
+    "EstimatorContext",
+    "EstimatorResult",
+    "Simulation",
+    "register",
+]
+
+Simulation = Callable[[np.ndarray], LinearSystem]
+"""``simulate(chi_base) -> LinearSystem``: the system evaluated on the model's closed-loop run with
+``chi_base``: ``W`` = the instruments ``Z`` (same rows and columns as the data system), ``Y`` = the
+simulated output ``Y_s``."""
+
+DEFAULT_TOLERANCE = 1e-3
+DEFAULT_MAX_ITERATIONS = 8
+DEFAULT_ESTIMATOR = "wls"
+"""The pipeline's estimator unless told otherwise: IDIM-WLS (eq. 48), the papers' method."""
+STARTS = ("wls", "nominal")
+"""Where a closed-loop estimator's iteration starts: the eq. (48) WLS estimate or the nominal parameters."""
+
+
+@dataclass(frozen=True)
+class EstimatorResult:
+    """An estimate and how it was reached.
+
+    Attributes:
+        estimate: the parameters (``method`` = the estimator's name), their std and %sigma, the fit.
+        estimator: the registered name (``"wls"``, ``"ols"``, ``"iv"``, ``"didim"``...).
+        iterations: simulations run (0 for the one-shot least squares).
+        converged: the last step was below the tolerance (True for the one-shot least squares).
+        changes: ``||W (chi_k - chi_{k-1})|| / ||Y||`` of each iteration (weighted).
+        output_errors: DIDIM: ``||Y - Y_s(chi_k)|| / ||Y||`` at each simulated estimate; IV: the
+            measured fit ``||Y - W chi_k|| / ||Y||``.
+        start: where the iteration started (``"wls"`` or ``"nominal"``).
+    """
+
+    estimate: Estimate
+    estimator: str
+    iterations: int = 0
+    converged: bool = True
+    changes: tuple[float, ...] = ()
+    output_errors: tuple[float, ...] = ()
+    start: str = "wls"
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.estimator,
+            "iterations": self.iterations,
+            "converged": self.converged,
+            "start": self.start,
+            "changes": list(self.changes),
+            "output_errors": list(self.output_errors),
+        }
+
+
+@dataclass(frozen=True)
+class EstimatorContext:
+    """What an estimator may use beside the system.
+
+    Attributes:
+        weighted: the eq. (48) WLS estimate of the system (its block weights ``1 / sigma_j`` are every
+            estimator's; the closed-loop ones start from it); ``None``: computed on demand.
+        simulate: closed-loop estimators: the model's simulation (:data:`Simulation`).
+        start: the first estimate of an iteration (n_b,); ``None``: ``weighted``'s.
+        start_name: what ``start`` is, for the report.
+        block_sigmas: block weights' inverses (blocks,); ``None``: ``weighted``'s.
+        tolerance, max_iterations: the iterations' stopping rule.
+        rank_eps: QR rank threshold of eq. (42), relative to the largest |R_jj|.
+        progress: called with one line per iteration.
+    """
+
+    weighted: Estimate | None = None
+    simulate: Simulation | None = None
+    start: np.ndarray | None = None
+    start_name: str = "wls"
+    block_sigmas: np.ndarray | None = None
+    tolerance: float = DEFAULT_TOLERANCE
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    rank_eps: float = DEFAULT_RANK_EPS
+    progress: Callable[[str], None] | None = None
+
+    def reference(self, system: LinearSystem) -> Estimate:
+        """``weighted``, or the eq. (48) WLS of ``system`` when none was given."""
+        if self.weighted is not None:
+            return self.weighted
+        return wls(system.W, system.Y, block_sizes=system.block_sizes, names=system.names, rank_eps=self.rank_eps)
+
+
+class Estimator(Protocol):
+    """An estimator of the base parameters (module docstring)."""
+
+    name: str
+    summary: str
+    closed_loop: bool
+
+    def estimate(self, system: LinearSystem, context: EstimatorContext) -> EstimatorResult:
+        """The base parameters of ``system`` (base columns, blocks as eq. 48)."""
+
+
+ESTIMATORS: Registry[Estimator] = Registry("estimator")
+"""The estimators by name (``pardyn identify --estimator``), the papers' first."""
+
+
+def register(cls: type) -> type:
+    """Class decorator: register an instance of ``cls`` under ``cls.name``."""
+    ESTIMATORS.register(cls.name)(cls())
+    return cls
+
+
+def row_weights(system: LinearSystem, block_sigmas: np.ndarray | None) -> np.ndarray:
+    """``1 / sigma_j`` repeated over block ``j``'s rows (r,); ones without ``block_sigmas``."""
+    if block_sigmas is None:
+        return np.ones(system.rows)
+    return np.repeat(1.0 / np.asarray(block_sigmas, dtype=float), system.block_sizes)
+
+
+def change(system: LinearSystem, weights: np.ndarray, delta: np.ndarray) -> float:
+    """``||W delta|| / ||Y||`` (weighted): how much a step moves the model's torques."""
+    return float(np.linalg.norm((system.W @ delta) * weights) / max(np.linalg.norm(system.Y * weights), 1e-300))
+
+
+def finish(system: LinearSystem, chi: np.ndarray, covariance: np.ndarray, sigma: float, method: str,
+           block_sigmas: np.ndarray | None, condition: float) -> Estimate:
+    """An :class:`Estimate` of ``chi`` with its covariance, the fit figures on the measured system."""
+    prediction = system.W @ chi
+    std = np.sqrt(np.maximum(np.diag(covariance), 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = 100.0 * std / np.abs(chi)
+    blocks = np.array([relative_error_norm(system.Y[s], prediction[s]) if np.any(system.Y[s]) else np.nan
+                       for s in system.block_slices()])
+    return Estimate(
+        method=method, names=system.parameter_names, chi=chi, std=std, relative_std=relative,
+        covariance=covariance, sigma_rho=sigma, rows=system.rows, condition_number=condition,
+        relative_error=relative_error_norm(system.Y, prediction), block_relative_errors=blocks,
+        block_sigmas=block_sigmas, prediction=prediction,
+    )
