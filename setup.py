@@ -42,6 +42,7 @@ setup(
         # What a machine without a ROS 2 install needs, all from PyPI.
         "ros": [
             "pin>=3",
+            "casadi>=3.8",  # pardyn.kernels: the closed-loop model generated to C (the nodes' compiled path)
             "ros-kilted-rclpy",
             "ros-kilted-rmw-fastrtps-cpp",
             "ros-kilted-sensor-msgs",

@@ -8,15 +8,34 @@ import pytest
 import pardyn
 
 
+@pytest.fixture(scope="session", autouse=True)
+def kernel_cache(tmp_path_factory):
+    """Compiled kernels (pardyn.kernels) are built once per test session into a temporary cache."""
+    import os
+
+    folder = tmp_path_factory.mktemp("kernels")
+    previous = os.environ.get("PARDYN_KERNEL_CACHE")
+    os.environ["PARDYN_KERNEL_CACHE"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("PARDYN_KERNEL_CACHE", None)
+    else:
+        os.environ["PARDYN_KERNEL_CACHE"] = previous
+
+
+PATHS = ("python", "compiled")
+"""The two computation paths of pardyn.kernels: parametrize key accuracy tests over both."""
+
+
 @pytest.fixture(scope="session")
 def load():
-    """``load(name)`` returns a cached :class:`pardyn.Robot`."""
-    cache: dict[str, pardyn.Robot] = {}
+    """``load(name, kernels="python")`` returns a cached :class:`pardyn.Robot` (``kernels``: a path of PATHS)."""
+    cache: dict[tuple[str, str], pardyn.Robot] = {}
 
-    def get(name: str) -> pardyn.Robot:
-        if name not in cache:
-            cache[name] = pardyn.load_robot(name)
-        return cache[name]
+    def get(name: str, kernels: str = "python") -> pardyn.Robot:
+        if (name, kernels) not in cache:
+            cache[name, kernels] = pardyn.load_robot(name, kernels=kernels)
+        return cache[name, kernels]
 
     return get
 

@@ -19,6 +19,7 @@ from pardyn.description.formats import load_description
 from pardyn.description.model import joint_names
 from pardyn.dynamics.parameters import parameters_from_description
 from pardyn.errors import ConvergenceError, DescriptionError, InputError, KinematicsError
+from pardyn.kernels import CompiledSolver, select_kernels
 from pardyn.kinematics.analytic import analytic_kinematics
 from pardyn.kinematics.closure import LoopClosures
 from pardyn.kinematics.differential import DifferentialKinematics
@@ -61,6 +62,7 @@ class Robot:
         tolerance: float = 1e-12,
         max_condition: float = 1e6,
         check_urdf: bool = True,
+        kernels: str = "python",
     ) -> None:
         self.description = description
         self.name = description.name
@@ -102,6 +104,10 @@ class Robot:
         self.home = self._solve_home(structure.assembled)
         self.analytic = analytic_kinematics(self)
         self.nominal_parameters = parameters_from_description(self, check_urdf=check_urdf)
+        library, self.kernel_note = select_kernels(self, kernels)
+        self.kernels = library  # pardyn.kernels.library.KernelLibrary or None (the Python path)
+        self._compiled = CompiledSolver(self, library) if library is not None else None
+        self.differential.compiled = self._compiled  # velocity and acceleration maps (eqs. 9-10, 21-24)
 
     @property
     def reference(self) -> str:
@@ -292,6 +298,10 @@ class Robot:
         if method == "analytic":
             return self._analytic_solution(self._analytic().inverse(values))
         self._check_method(method)
+        if self._compiled is not None:
+            solution = self._compiled.solve(CompiledSolver.INVERSE, values, self.home if start is None else start)
+            if solution is not None:
+                return solution
         return self.solver.solve(
             self.frame_task if self.frame_task is not None else self._task_indices,
             values,
@@ -378,6 +388,11 @@ class Robot:
                 return Solution(q=q, iterations=0, residual=float("nan"), conditioning={})
             return self._analytic_solution(q, redundant=len(values) > len(self.task_names))
         self._check_method(method)
+        if self._compiled is not None:
+            problem = CompiledSolver.FORWARD if sensed is None else CompiledSolver.FORWARD_SENSED
+            solution = self._compiled.solve(problem, values, self.home if start is None else start, checks)
+            if solution is not None:
+                return solution
         return self.solver.solve(
             indices,
             values,
@@ -388,7 +403,7 @@ class Robot:
         )
 
 
-def load_robot(robot: str | Path, *, format: str | None = None, **options: float | bool) -> Robot:  # noqa: A002
+def load_robot(robot: str | Path, *, format: str | None = None, **options: float | bool | str) -> Robot:  # noqa: A002
     """Load a robot by name (``config/robots/<name>.yaml``) or by description file, in any format.
 
     Args:
@@ -396,6 +411,7 @@ def load_robot(robot: str | Path, *, format: str | None = None, **options: float
             or an MJCF file (:mod:`pardyn.description.formats`).
         format: ``pardyn``, ``gepetto`` or ``mjcf``; detected from the file by default.
         options: go to :class:`Robot` (``tolerance``, ``max_condition``, ``check_urdf``: False accepts a URDF
-            whose inertias or friction differ from the YAML's ``dynamics:``).
+            whose inertias or friction differ from the YAML's ``dynamics:``; ``kernels``: ``"python"``,
+            ``"compiled"`` or ``"auto"``, :mod:`pardyn.kernels`).
     """
     return Robot(load_description(robot, format=format), **options)

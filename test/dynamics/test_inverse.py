@@ -29,6 +29,7 @@ from pardyn.errors import ConvergenceError, InputError
 from pardyn.kinematics.closure import LoopClosures
 
 ROBOTS = ("five_bar", "dualv", "rrr3", "wu3r", "wu3n")
+PATHS = ("python", "compiled")  # pardyn.kernels: the Python reference and the generated C
 
 
 def _state(robot, rng, spread=0.03):
@@ -110,8 +111,9 @@ def test_dualv_leg_tree_model_eq51(load):
         np.testing.assert_allclose(tree[[j1, j2, j3]], [tau1, tau2, tau3], rtol=1e-12, atol=1e-12)
 
 
-def test_dualv_platform_model_eq52(load):
-    robot = load("dualv")
+@pytest.mark.parametrize("kernels", PATHS)
+def test_dualv_platform_model_eq52(load, kernels):
+    robot = load("dualv", kernels)
     rng = np.random.default_rng(52)
     params = _dualv_random_parameters(robot, rng)
     values = params.as_dict()
@@ -217,11 +219,12 @@ def _energy(model, data, q, qdot):
     return pin.computeKineticEnergy(model, data, q, qdot) + pin.computePotentialEnergy(model, data, q)
 
 
+@pytest.mark.parametrize("kernels", PATHS)
 @pytest.mark.parametrize("name", ROBOTS)
-def test_power_balance_along_a_trajectory(load, name):
+def test_power_balance_along_a_trajectory(load, name, kernels):
     """tau_a . qdot_a = d/dt (kinetic + potential energy) + friction power (pinocchio's energies,
     rotor inertia included; the time derivative by central differences)."""
-    robot = load(name)
+    robot = load(name, kernels)
     params = robot.nominal_parameters
     if name == "dualv":
         params = params.with_values({"offset_leg2_joint1": 0.15, "offset_leg4_joint1": -0.1})
@@ -246,8 +249,9 @@ def test_power_balance_along_a_trajectory(load, name):
 
 
 # ------------------------------------------------------ redundancy (DualV)
-def test_internal_stress_and_the_eq50_projection(load):
-    robot = load("dualv")
+@pytest.mark.parametrize("kernels", PATHS)
+def test_internal_stress_and_the_eq50_projection(load, kernels):
+    robot = load("dualv", kernels)
     inverse = InverseDynamics(robot)
     rng = np.random.default_rng(50)
     q, qdot, qddot, _, _ = _state(robot, rng)

@@ -66,14 +66,16 @@ def test_single_sample_shapes(load):
                                atol=1e-10)
 
 
+@pytest.mark.parametrize("kernels", ["python", "compiled"])  # pardyn.kernels: the joint regressors in C
 @pytest.mark.parametrize("name", ["dualv", "rrr3", "five_bar"])
-def test_tree_regressor_matches_rnea_with_random_parameters(load, name):
-    """Y_t chi == RNEA + drive terms: checks the body frames (sensor, payload lumping) and eq. (5) columns."""
+def test_tree_regressor_matches_rnea_with_random_parameters(load, name, kernels):
+    """Y_t chi == RNEA + drive terms (pinocchio's): checks the body frames (sensor, payload lumping) and eq. (5)
+    columns."""
     robot = load(name)
     rng = np.random.default_rng(1)
     params = _random_parameters(robot.nominal_parameters, rng)
     inverse = InverseDynamics(robot, params)
-    regressor = Regressor(robot, params)
+    regressor = Regressor(load(name, kernels), params)
     q, qdot, qddot = (rng.uniform(-2, 2, (4, robot.nv)) for _ in range(3))  # any tree state
     tree = regressor.tree(q, qdot, qddot)
     for k in range(4):

@@ -10,6 +10,7 @@ import pytest
 from pardyn.kinematics.solver import revolute_mask
 
 ROBOTS = ("five_bar", "dualv", "rrr3")
+PATHS = ("python", "compiled")  # pardyn.kernels: the Python reference and the generated C
 
 
 def _task_trajectory(robot, t):
@@ -29,9 +30,10 @@ def _joint_positions(robot, t, start):
     return robot.solve_inverse(_task_trajectory(robot, t)[0], start=start).q
 
 
+@pytest.mark.parametrize("kernels", PATHS)
 @pytest.mark.parametrize("name", ROBOTS)
-def test_joint_velocities_match_finite_differences(load, name):
-    robot = load(name)
+def test_joint_velocities_match_finite_differences(load, name, kernels):
+    robot = load(name, kernels)
     angles = revolute_mask(robot.model)
     t, h = 0.3, 1e-6
     q = _joint_positions(robot, t, robot.home)
@@ -60,10 +62,12 @@ def test_joint_accelerations_match_finite_differences(load, name):
     )
 
 
+@pytest.mark.parametrize("kernels", PATHS)
 @pytest.mark.parametrize("name", ROBOTS)
-def test_measured_joints_give_back_every_velocity_and_acceleration(load, name):
-    """From actuated (+ sensed) rates alone, eqs. (21) and (24), the task-driven rates come back."""
-    robot = load(name)
+def test_measured_joints_give_back_every_velocity_and_acceleration(load, name, kernels):
+    """From actuated (+ sensed) rates alone, eqs. (21) and (24), the task-driven rates come back
+    (compiled: C maps against the Python task maps of ``accelerations_from_task``)."""
+    robot = load(name, kernels)
     t = 0.4
     pose, rate, acceleration = _task_trajectory(robot, t)
     q = robot.solve_inverse(pose).q

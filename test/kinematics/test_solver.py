@@ -11,11 +11,13 @@ from pardyn.errors import ConvergenceError, InputError, SingularityError
 from pardyn.kinematics.solver import revolute_mask
 
 ROBOTS = ("five_bar", "dualv", "rrr3", "wu3r", "wu3n")
+PATHS = ("python", "compiled")  # pardyn.kernels: the Python reference and the generated C
 
 
+@pytest.mark.parametrize("kernels", PATHS)
 @pytest.mark.parametrize("name", ROBOTS)
-def test_inverse_then_forward_round_trip(load, name, random_task, angle_distance):
-    robot = load(name)
+def test_inverse_then_forward_round_trip(load, name, kernels, random_task, angle_distance):
+    robot = load(name, kernels)
     rng = np.random.default_rng(10)
     angles = revolute_mask(robot.model)
     for _ in range(10):
@@ -33,9 +35,10 @@ def test_inverse_then_forward_round_trip(load, name, random_task, angle_distance
             assert angle_distance(sensed.q, inverse.q, angles).max() < 1e-10
 
 
-def test_dualv_solution_satisfies_eq_53(load, random_task):
+@pytest.mark.parametrize("kernels", PATHS)
+def test_dualv_solution_satisfies_eq_53(load, kernels, random_task):
     """The loop equations of Briot 2015 eq. (53), written from the paper, hold at our solutions."""
-    robot = load("dualv")
+    robot = load("dualv", kernels)
     rng = np.random.default_rng(11)
     gammas = np.radians([15.52, 164.48, -164.48, -15.52])
     r_p, d2, d3 = 0.1, 0.28, 0.28
@@ -60,14 +63,15 @@ def test_working_mode_kept_far_from_home(load):
     assert math.sin(joints["leg3_joint1"]) < 0 and math.sin(joints["leg4_joint1"]) < 0
 
 
-def test_redundant_forward_with_inconsistent_readings_is_a_least_squares_fit(load):
+@pytest.mark.parametrize("kernels", PATHS)
+def test_redundant_forward_with_inconsistent_readings_is_a_least_squares_fit(load, kernels):
     """DualV, 4 actuators for 3 dof: a reading off by 1 mrad gives the closest closed configuration.
 
     Optimality (first-order condition of min |q_a - y|^2 on the constraint
     manifold): the reading error is orthogonal to the actuator velocity space,
     J^T (q_a - y) = 0 with J = W[actuated] the inverse Jacobian (eq. 20).
     """
-    robot = load("dualv")
+    robot = load("dualv", kernels)
     exact = robot.solve_inverse([0.02, -0.01, 0.1])
     readings = exact.q[robot.actuated_indices] + np.array([0.0, 0.0, 0.0, 1e-3])
     fit = robot.solve_forward(readings)
@@ -113,8 +117,9 @@ def _five_bar_near_parallel_singularity(epsilon: float) -> list[float]:
     return [math.pi - b, b]
 
 
-def test_condition_number_grows_at_the_five_bar_parallel_singularity(load):
-    robot = load("five_bar")
+@pytest.mark.parametrize("kernels", PATHS)
+def test_condition_number_grows_at_the_five_bar_parallel_singularity(load, kernels):
+    robot = load("five_bar", kernels)
     conditions = [
         robot.solve_forward(_five_bar_near_parallel_singularity(eps)).conditioning["parallel"]
         for eps in (1e-2, 1e-4)
@@ -125,10 +130,11 @@ def test_condition_number_grows_at_the_five_bar_parallel_singularity(load):
         robot.solve_forward(_five_bar_near_parallel_singularity(1e-14))
 
 
-def test_singularity_error_carries_kind_and_condition(load):
+@pytest.mark.parametrize("kernels", PATHS)
+def test_singularity_error_carries_kind_and_condition(load, kernels):
     import pardyn
 
-    robot = pardyn.load_robot("five_bar", max_condition=1e3)
+    robot = pardyn.load_robot("five_bar", max_condition=1e3, kernels=kernels)
     with pytest.raises(SingularityError) as info:
         robot.solve_forward(_five_bar_near_parallel_singularity(1e-7))
     assert info.value.kind == "parallel" and info.value.condition > 1e3

@@ -9,7 +9,8 @@ from pardyn.cli.options import number
 from pardyn.export import FORMATS, export
 from pardyn.robot import load_robot
 
-HELP = "write a robot for another simulator: sdf (Gazebo: SDF model with loops, worlds, ros2_control files)"
+HELP = ("write a robot for another simulator or controller: sdf (Gazebo: SDF model with loops, worlds, "
+        "ros2_control files), c (the closed-loop kernels as a C library with a CMake target)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

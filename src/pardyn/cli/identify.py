@@ -206,7 +206,7 @@ def _print_summary(robot_name: str, data: dict) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, kernels="auto")  # compiled joint regressors when they build (pardyn.kernels)
     if not args.bag and not args.csv and not args.run:
         raise InputError("give the data: --run FILE_OR_FOLDER (repeat), --bag BAG (repeat) or --csv FILE (repeat)")
     transmission = load_transmission(robot)

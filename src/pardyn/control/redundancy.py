@@ -60,7 +60,8 @@ class InternalStressProjection:
         self.check_every = int(check_every)
         self._calls = 0
         self.robot = robot
-        self.method = method or ("analytic" if robot.analytic is not None else "newton")
+        # compiled kernels: their Newton solve, verified every call, beats the closed form unverified
+        self.method = method or ("analytic" if robot.analytic is not None and robot.kernels is None else "newton")
         self.q = robot.home.copy()
         self.redundant = len(robot.actuated_names) > len(robot.task_names)
         maps = ActuationMaps(robot)
@@ -80,6 +81,10 @@ class InternalStressProjection:
         """Projected torques (n_a,) at a closed configuration ``q`` (nv,): the projection without the
         forward problem."""
         tau = np.asarray(tau, dtype=float)
+        if self.robot.kernels is not None:
+            projected = self.robot.kernels.project(q, tau)
+            if projected is not None:
+                return projected
         maps = self._maps
         if maps is None:
             return project_internal_stress(self.robot.differential.inverse_jacobian(q, self.robot.actuated_indices), tau)

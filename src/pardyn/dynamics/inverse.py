@@ -128,10 +128,19 @@ class InverseDynamics:
         self._springs = bool(self.params.springs)
         maps = ActuationMaps(robot)
         self._maps = maps if maps.supported and self.uses_rnea else None
+        # the robot's compiled kernels (pardyn.kernels), when it loaded them: the whole closed-loop
+        # inverse dynamics in one C call, parameters as a vector (any values, representable or not)
+        self._kernels = robot.kernels
+        if self._kernels is not None:
+            from pardyn.kernels.codegen import parameter_vector
+
+            self._kernel_params = np.ascontiguousarray(parameter_vector(robot, self.params))
 
     # ------------------------------------------------------------------ tree
     def tree_torques(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:
         """Efforts of every tree joint ``tau_t`` (nv,), drive terms included (eq. 1, 5)."""
+        if self._kernels is not None:
+            return self._kernels.tree_torques(q, qdot, qddot, self._kernel_params)
         if self.uses_rnea:
             torques = pin.rnea(self.model, self.data, q, qdot, qddot)  # a new array, ia qddot included
         else:
@@ -201,6 +210,11 @@ class InverseDynamics:
             internal_stress: ``c`` (n_a,), N m; its null-space projection is added
                 (actuation-redundant robots only). Default: none (minimum norm).
         """
+        if self._kernels is not None:
+            stress = None if internal_stress is None else self.check_internal_stress(internal_stress)
+            torques = self._kernels.inverse_dynamics(q, qdot, qddot, self._kernel_params, stress)
+            if torques is not None:
+                return torques
         if internal_stress is None and self._maps is not None:  # the hot path (a controller's message)
             return self._torques_one_pass(q, qdot, qddot, None)
         stress = self.check_internal_stress(internal_stress)
@@ -237,6 +251,10 @@ class InverseDynamics:
         """
         stress = self.check_internal_stress(internal_stress)
         velocity_map, qdot, qddot = self.robot.differential.task_states(q, task_velocity, task_acceleration)
+        if self._kernels is not None:
+            torques = self._kernels.inverse_dynamics(q, qdot, qddot, self._kernel_params, stress)
+            if torques is not None:
+                return torques
         if self._maps is not None:
             return self._torques_one_pass(q, qdot, qddot, stress)
         return self._close(velocity_map, self.tree_torques(q, qdot, qddot), stress)

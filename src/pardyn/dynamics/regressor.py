@@ -184,6 +184,8 @@ class Regressor:
 
     def _joint_regressors(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:
         """pinocchio's ``computeJointTorqueRegressor`` of N states (N, nv) each: (N, nv, 10 (njoints-1))."""
+        if self.robot.kernels is not None:  # pardyn.kernels: the same regressors in one C loop
+            return self.robot.kernels.joint_regressors(q, qdot, qddot, self.params.gravity)
         model, data = self.model, self.data
         joint = np.empty((q.shape[0], q.shape[1], self._body_map.shape[0]))
         for k in range(q.shape[0]):

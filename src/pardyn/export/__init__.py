@@ -10,7 +10,8 @@ A format is a function ``(robot, out_dir, **options) -> {role: path}`` registere
 (:mod:`pardyn.export.sdf`), the gz-sim variant and worlds, and the ros2_control files
 (:mod:`pardyn.export.ros2_control`) that ``launch/gazebo.launch.py`` uses; the
 mechanism they describe (virtual chain, closures, placeholder masses) is decided once
-in :mod:`pardyn.export.mechanism`.
+in :mod:`pardyn.export.mechanism`. ``c`` writes the robot's closed-loop kernels as a C library with
+a CMake target (:mod:`pardyn.export.c_library`).
 """
 
 from __future__ import annotations
@@ -82,6 +83,14 @@ def write_sdf(robot: Robot, out: str | Path, **options: float) -> dict[str, Path
         path.write_text(text)
         paths[role] = path
     return paths
+
+
+@FORMATS.register("c")
+def write_c(robot: Robot, out: str | Path, **options: float) -> dict[str, Path]:
+    """The robot's compiled kernels as a self-contained C library (:mod:`pardyn.export.c_library`)."""
+    from pardyn.export.c_library import write_c_library  # noqa: PLC0415
+
+    return write_c_library(robot, out, **options)
 
 
 def export(robot: Robot, fmt: str, out: str | Path, **options: float) -> dict[str, Path]:

@@ -87,6 +87,10 @@ class DifferentialKinematics:
         self._task_is_chart = frame_task is None and np.array_equal(
             self.chart_indices[: self.n_task], self.task_indices
         )
+        # compiled kernels (pardyn.kernels.CompiledSolver, set by the robot that loaded them): their
+        # ``states(indices, q, rates, accelerations=None, velocity_map=False)`` answers (qdot, qddot, W)
+        # or None (then the Python path below answers)
+        self.compiled = None
 
     # ------------------------------------------------------------- chart maps
     def velocity_map_from(self, jacobian: np.ndarray) -> np.ndarray:
@@ -189,10 +193,18 @@ class DifferentialKinematics:
 
     def velocities_from_task(self, q: np.ndarray, task_velocity: np.ndarray) -> np.ndarray:
         """Every joint velocity from the task velocity, shape (nv,)."""
+        if self.compiled is not None and self.frame_task is None and not self.internal:
+            answer = self.compiled.states(self.task_indices, q, task_velocity)
+            if answer is not None:
+                return answer[0]
         return self.task_velocity_map(q) @ np.asarray(task_velocity, dtype=float)
 
     def velocities_from(self, q: np.ndarray, indices: Sequence[int], velocity: np.ndarray) -> np.ndarray:
         """Every joint velocity from measured velocities ``qdot_I``, shape (nv,). Eqs. (21), (64)."""
+        if self.compiled is not None:
+            answer = self.compiled.states(indices, q, velocity)
+            if answer is not None:
+                return answer[0]
         velocity_map = self.task_velocity_map(q)
         task_velocity = np.linalg.lstsq(
             velocity_map[np.asarray(indices, dtype=int)], np.asarray(velocity, dtype=float), rcond=None
@@ -207,6 +219,10 @@ class DifferentialKinematics:
         self, q: np.ndarray, task_velocity: np.ndarray, task_acceleration: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(W, qdot, qddot)`` at ``q`` from the task rates: eqs. (9)-(10)."""
+        if self.compiled is not None and self.frame_task is None and not self.internal:
+            answer = self.compiled.states(self.task_indices, q, task_velocity, task_acceleration, velocity_map=True)
+            if answer is not None:
+                return answer[2], answer[0], answer[1]
         if self._task_is_chart:  # one Jacobian evaluation
             jacobian = self.closures.jacobian(q)
             velocity_map = self.velocity_map_from(jacobian)[:, : self.n_task]
@@ -222,6 +238,10 @@ class DifferentialKinematics:
         self, q: np.ndarray, indices: Sequence[int], velocity: np.ndarray, acceleration: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """``(qdot, qddot)`` (nv,) each from measured ``qdot_I``, ``qddot_I``: eqs. (21), (24)."""
+        if self.compiled is not None:
+            answer = self.compiled.states(indices, q, velocity, acceleration)
+            if answer is not None:
+                return answer[0], answer[1]
         indices = np.asarray(indices, dtype=int)
         jacobian = self.closures.jacobian(q) if self._task_is_chart else None
         velocity_map = (

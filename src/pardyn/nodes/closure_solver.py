@@ -75,7 +75,8 @@ class ClosureSolverNode(Node):
         super().__init__(NODE_NAME, **node_options)
         p = declare_parameters(self, NODE_NAME)
         robot_name, max_condition, log_period = p["robot"], p["max_condition"], p["log_period"]
-        self.robot = load_robot(robot_name, max_condition=max_condition)
+        self.robot = load_robot(robot_name, max_condition=max_condition, kernels="auto")  # pardyn.kernels
+        self.get_logger().info(self.robot.kernel_note)
         self.tracker = ClosureTracker(self.robot)
         self._filter = JointStateFilter()
         self._reporter = Reporter(self, log_period, what="more dropped")

@@ -141,7 +141,8 @@ class ControllerNode(Node):
     def __init__(self, **node_options) -> None:
         super().__init__(NODE_NAME, **node_options)
         p = declare_parameters(self, NODE_NAME)
-        self.robot: Robot = load_robot(p["robot"])
+        self.robot: Robot = load_robot(p["robot"], kernels="auto")  # compiled kernels when they build (pardyn.kernels)
+        self.get_logger().info(self.robot.kernel_note)
         self.names = tuple(self.robot.actuated_names)
         self.period_ns = period_ns(p["rate"])
         self.law = law_from_parameters(self.robot, p)

@@ -1,0 +1,233 @@
+"""Compile a robot's kernels with the system C compiler at first use, cache them, load them with ctypes.
+
+Cache: ``$PARDYN_KERNEL_CACHE`` or ``~/.cache/pardyn/kernels``, one folder per robot and
+:func:`pardyn.kernels.codegen.description_hash` (``NAME-HASH/``: the sources and ``libkernels.so``).
+A build goes to a temporary folder renamed into place, so processes compiling the same
+robot at once never load a half-written library. Nothing here runs in a 1 kHz callback:
+:func:`load_kernels` is called when a robot's solver or dynamics is built.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pardyn.kernels.codegen import c_name, check_supported, description_hash, generate_sources
+
+if TYPE_CHECKING:
+    from pardyn.robot import Robot
+
+__all__ = ["CompileError", "KernelLibrary", "cache_root", "compiler", "load_kernels"]
+
+COMPILE_FLAGS = ["-O2", "-fPIC", "-shared", "-std=c99", "-fno-math-errno"]
+"""No -ffast-math: the kernels must agree with the Python path to the last digits."""
+
+
+class CompileError(Exception):
+    """No C compiler, or it failed (message: the command and its first error lines)."""
+
+
+class _Info(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int), ("iterations", ctypes.c_int), ("residual", ctypes.c_double),
+                ("serial", ctypes.c_double), ("parallel", ctypes.c_double)]
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("PARDYN_KERNEL_CACHE") or Path.home() / ".cache" / "pardyn" / "kernels")
+
+
+def compiler() -> str | None:
+    """The system C compiler (``$CC``, else ``cc``/``gcc``), or None."""
+    for candidate in (os.environ.get("CC"), "cc", "gcc"):
+        if candidate and shutil.which(candidate):
+            return shutil.which(candidate)
+    return None
+
+
+def _compile(robot: Robot, folder: Path) -> None:
+    cc = compiler()
+    if cc is None:
+        raise CompileError("no C compiler found (set CC, or install gcc)")
+    files = generate_sources(robot, folder)
+    command = [cc, *COMPILE_FLAGS, "-o", str(folder / "libkernels.so"), str(files["model"]), str(files["solver"]), "-lm"]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        lines = (result.stderr or result.stdout).strip().splitlines()[:3]
+        raise CompileError(f"{' '.join(command)} failed: {' | '.join(lines)}")
+
+
+class KernelLibrary:
+    """The loaded kernels of one robot (ctypes), with numpy-friendly calls.
+
+    Attributes:
+        folder: where the sources and the library are.
+        built_s: generation + compilation time of this load (0 when cached), s.
+        load_s: hashing + loading time, s.
+    """
+
+    def __init__(self, robot: Robot, folder: Path, built_s: float, load_s: float) -> None:
+        self.robot = robot
+        self.folder = folder
+        self.built_s = built_s
+        self.load_s = load_s
+        self.nv = robot.nv
+        self.m = robot.closures.size
+        self.n_actuated = len(robot.actuated_indices)
+        self._prefix = f"pardyn_{c_name(robot.name)}_"
+        self._bind()
+
+    def _bind(self) -> None:
+        """Load the library and take the buffers' addresses (again after unpickling)."""
+        prefix = self._prefix
+        self._lib = lib = ctypes.CDLL(str(self.folder / "libkernels.so"))
+        address = ctypes.c_void_p
+        self._functions = {}
+        integer_first = {"solve", "states", "joint_regressors"}  # (int problem or count, pointers...)
+        for name, count in (("closure", 3), ("solve", 6), ("states", 7), ("inverse_dynamics", 6),
+                            ("tree_torques", 5), ("project", 3), ("joint_regressors", 6)):
+            function = getattr(lib, prefix + name)
+            function.argtypes = ([ctypes.c_int] if name in integer_first else [address]) + [address] * (count - 1)
+            function.restype = ctypes.c_int
+            self._functions[name] = function
+        self._solve_function = self._functions["solve"]
+        # buffers with their addresses taken once: a call copies its inputs in (no ctypes object per call)
+        nv, m = self.nv, self.m
+        self._q_in, self._v_in, self._a_in, self._out = (np.zeros(nv) for _ in range(4))
+        self._values = np.zeros(nv)
+        self._accelerations = np.zeros(nv)
+        self._stress = np.zeros(max(self.n_actuated, 1))
+        self._info = _Info()
+        self._addresses = {name: getattr(self, name).ctypes.data
+                           for name in ("_q_in", "_v_in", "_a_in", "_out", "_values", "_stress", "_accelerations")}
+        self._info_address = ctypes.addressof(self._info)
+
+    _UNPICKLED = ("_lib", "_functions", "_solve_function", "_info", "_addresses", "_info_address")
+
+    def __getstate__(self) -> dict:  # ctypes handles do not pickle: the other process reloads the library
+        return {k: v for k, v in self.__dict__.items() if k not in self._UNPICKLED}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._bind()
+
+    @staticmethod
+    def _address(array: np.ndarray) -> int:
+        return array.ctypes.data
+
+    def closure(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``phi`` (m,) and ``K`` (m, nv) at ``q`` (nv,)."""
+        self._q_in[:] = q
+        phi = np.empty(self.m)
+        jacobian = np.empty((self.m, self.nv), order="F")
+        self._functions["closure"](self._addresses["_q_in"], phi.ctypes.data, jacobian.ctypes.data)
+        return phi, jacobian
+
+    def solve(self, problem: int, values: np.ndarray, start: np.ndarray, checks: bool) -> tuple[np.ndarray, _Info]:
+        """The C Newton solve (``problem``: 0 inverse, 1 forward, 2 forward with sensed joints);
+        returns ``q`` (nv,) and the info struct (``status`` 0 when it holds)."""
+        q = np.empty(self.nv)
+        addresses = self._addresses
+        self._values[: len(values)] = values
+        self._q_in[:] = start
+        self._solve_function(problem, addresses["_values"], addresses["_q_in"], 1 if checks else 0, q.ctypes.data,
+                             self._info_address)
+        return q, self._info
+
+    def states(self, problem: int, q, rates, accelerations=None, velocity_map: bool = False):
+        """``(qdot, qddot, W)`` (nv,), (nv,) or None, (nv, k) or None from the rates (k,) and accelerations (k,)
+        of the problem's given coordinates (0 task, 1 actuated, 2 measured); None if the C path declines."""
+        a = self._addresses
+        count = len(rates)
+        self._q_in[:] = q
+        self._values[:count] = rates
+        qdot = np.empty(self.nv)
+        qddot = None if accelerations is None else np.empty(self.nv)
+        if accelerations is not None:
+            self._accelerations[:count] = accelerations
+        matrix = np.empty((self.nv, count), order="F") if velocity_map else None
+        status = self._functions["states"](problem, a["_q_in"], a["_values"],
+                                           None if qddot is None else a["_accelerations"], qdot.ctypes.data,
+                                           None if qddot is None else qddot.ctypes.data,
+                                           None if matrix is None else matrix.ctypes.data)
+        return None if status else (qdot, qddot, matrix)
+
+    def joint_regressors(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray, gravity) -> np.ndarray:
+        """Joint regressors of N states (N, nv) each: (N, nv, 10 (njoints - 1)) (a transposed view), as
+        pinocchio's ``computeJointTorqueRegressor`` per state, in one C loop."""
+        q, qdot, qddot = (np.ascontiguousarray(a, dtype=float) for a in (q, qdot, qddot))
+        count = q.shape[0]
+        gravity = np.ascontiguousarray(gravity, dtype=float)
+        out = np.empty((count, (self.robot.model.njoints - 1) * 10, self.nv))
+        self._functions["joint_regressors"](count, q.ctypes.data, qdot.ctypes.data, qddot.ctypes.data,
+                                            gravity.ctypes.data, out.ctypes.data)
+        return out.transpose(0, 2, 1)
+
+    def _state(self, q, qdot, qddot) -> None:
+        self._q_in[:] = q
+        self._v_in[:] = qdot
+        self._a_in[:] = qddot
+
+    def tree_torques(self, q, qdot, qddot, params: np.ndarray) -> np.ndarray:
+        """Tree efforts (nv,) with the drive terms (eq. 1, 5); ``params`` C-contiguous (n_params,)."""
+        self._state(q, qdot, qddot)
+        out = np.empty(self.nv)
+        a = self._addresses
+        self._functions["tree_torques"](a["_q_in"], a["_v_in"], a["_a_in"], params.ctypes.data, out.ctypes.data)
+        return out
+
+    def inverse_dynamics(self, q, qdot, qddot, params: np.ndarray, stress: np.ndarray | None = None) -> np.ndarray | None:
+        """Minimum-norm actuator torques (n_a,) plus the projected internal stress; None if singular."""
+        self._state(q, qdot, qddot)
+        out = np.empty(self.n_actuated)
+        a = self._addresses
+        if stress is not None:
+            self._stress[:] = stress
+        status = self._functions["inverse_dynamics"](a["_q_in"], a["_v_in"], a["_a_in"], params.ctypes.data,
+                                                      None if stress is None else a["_stress"], out.ctypes.data)
+        return None if status else out
+
+    def project(self, q, tau) -> np.ndarray | None:
+        """Eq. (50): ``J (J^T J)^-1 J^T tau`` (n_a,); None if singular."""
+        self._q_in[:] = q
+        self._stress[:] = tau
+        out = np.empty(self.n_actuated)
+        status = self._functions["project"](self._addresses["_q_in"], self._addresses["_stress"], out.ctypes.data)
+        return None if status else out
+
+
+def load_kernels(robot: Robot, *, cache: Path | None = None) -> KernelLibrary:
+    """The robot's compiled kernels, built at first use and cached by :func:`description_hash`.
+
+    Raises:
+        pardyn.kernels.symbolic.UnsupportedModel: the generator cannot write this robot.
+        CompileError: no compiler, or compilation failed.
+    """
+    start = time.perf_counter()
+    check_supported(robot)  # before the cache: a cached build never serves an unsupported robot
+    root = cache or cache_root()
+    folder = root / f"{c_name(robot.name)}-{description_hash(robot)}"
+    built = 0.0
+    if not (folder / "libkernels.so").is_file():
+        root.mkdir(parents=True, exist_ok=True)
+        begin = time.perf_counter()
+        staging = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=root))
+        try:
+            _compile(robot, staging)
+            try:
+                staging.rename(folder)
+            except OSError:  # another process finished first: use its build
+                pass
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        built = time.perf_counter() - begin
+    library = KernelLibrary(robot, folder, built, 0.0)
+    library.load_s = time.perf_counter() - start - built
+    return library
