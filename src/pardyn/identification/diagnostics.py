@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["delay_note", "effort_delay_s", "effort_notes", "efforts_all_zero", "physical_notes", "scale_notes",
-           "speed_notes"]
+__all__ = ["MIN_MOTION", "MIN_TRAVEL_M", "delay_note", "effort_delay_s", "effort_notes", "efforts_all_zero",
+           "min_motion", "physical_notes", "scale_notes", "speed_notes"]
 
 ZERO_FRACTION = 0.2
 """Efforts exactly 0 in more than this fraction of the samples: probably not reported."""
@@ -30,16 +30,34 @@ SCALE_RANGE = (0.5, 2.0)
 """Measured efforts over the nominal model's torques (least-squares factor) outside this range: another unit?"""
 
 MIN_MOTION = 0.05
-"""A joint moving less than this (rad or m, peak to peak) is hardly excited."""
+"""A revolute joint moving less than this (rad, peak to peak) is hardly excited (its speed is filter noise)."""
+
+MIN_TRAVEL_M = 1e-3
+"""A prismatic joint moving less than this (m, peak to peak) is hardly excited: the same number of encoder steps
+(about 1000) as :data:`MIN_MOTION` at 2**17 counts per turn (4.8e-5 rad a step), for a 1 um linear encoder
+(:mod:`pardyn.plants.measurement`'s defaults). A Stewart platform's legs move about 1 cm for 10 deg of the platform:
+0.05 m would call every leg of a well-excited hexapod run still."""
 
 
-def effort_notes(label: str, names: Sequence[str], efforts: np.ndarray, positions: np.ndarray) -> list[str]:
+def min_motion(robot, names: Sequence[str]) -> np.ndarray:
+    """The motion under which each joint of ``names`` hardly moves (n,): :data:`MIN_TRAVEL_M` (m) for a
+    prismatic joint (pinocchio's PX, PY, PZ, PrismaticUnaligned), :data:`MIN_MOTION` (rad) otherwise."""
+    model = robot.model
+    kinds = [model.joints[model.getJointId(name)].shortname().removeprefix("JointModel") for name in names]
+    return np.array([MIN_TRAVEL_M if kind.startswith("P") else MIN_MOTION for kind in kinds])
+
+
+def effort_notes(label: str, names: Sequence[str], efforts: np.ndarray, positions: np.ndarray,
+                 thresholds: Sequence[float] | None = None) -> list[str]:
     """Zero efforts, quantization and motion of each joint of one run.
 
     Args:
         label: the run (file or bag name).
         names: joints (n,); efforts: raw efforts (N, n) (N m, N); positions: (N, n) (rad, m).
+        thresholds: motion under which each joint hardly moves (n,) (rad, m; :func:`min_motion`);
+            :data:`MIN_MOTION` for every joint when not given.
     """
+    limits = np.full(len(names), MIN_MOTION) if thresholds is None else np.asarray(thresholds, dtype=float)
     if efforts_all_zero(efforts):
         return [f"{label}: efforts all zero (a planned trajectory logged without torques?): run excluded"]
     notes = []
@@ -61,7 +79,7 @@ def effort_notes(label: str, names: Sequence[str], efforts: np.ndarray, position
                 notes.append(f"{label}: {name}: efforts quantized to {quantum:.3g} ({100 * quantum / rms:.1f} % of "
                              f"their RMS {rms:.3g}; {levels.size} distinct values)")
         motion = float(np.ptp(positions[:, j]))
-        if motion < MIN_MOTION:
+        if motion < limits[j]:
             notes.append(f"{label}: {name}: moves {motion:.3g} (rad or m) peak to peak only: hardly excited")
     return notes
 

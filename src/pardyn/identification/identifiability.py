@@ -19,12 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
+from pardyn.identification.diagnostics import MIN_MOTION
 
 __all__ = ["MIN_MOTION", "Identifiability", "compare_bases", "exact_blocks", "random_states", "structural_base"]
-
-MIN_MOTION = 0.05
-"""A joint moving less than this (rad or m, peak to peak, over every run) hardly moves."""
-
 
 @dataclass(frozen=True)
 class Identifiability:
@@ -60,7 +57,8 @@ def _owner(name: str, body_joints: Mapping[str, str], joints: Sequence[str]) -> 
 
 
 def compare_bases(structural: BaseParameters, data: BaseParameters, *, motion: Mapping[str, float],
-                  silent: Sequence[str] = (), body_joints: Mapping[str, str] | None = None) -> Identifiability:
+                  silent: Sequence[str] = (), body_joints: Mapping[str, str] | None = None,
+                  min_motion: Mapping[str, float] | None = None) -> Identifiability:
     """Name each structural base parameter that is dependent on the data, and why.
 
     Args:
@@ -68,13 +66,16 @@ def compare_bases(structural: BaseParameters, data: BaseParameters, *, motion: M
         motion: peak-to-peak motion of each joint over the runs (rad or m), tree joints included.
         silent: actuated joints whose efforts are zero (or constant) in every run.
         body_joints: body name -> the joint that carries it (for the body's parameters).
+        min_motion: joint -> the motion under which it hardly moves (rad or m,
+            :func:`pardyn.identification.diagnostics.min_motion`); :data:`MIN_MOTION` for joints not given.
 
     The reason is the first that applies: the parameter's joint hardly moves
-    (:data:`MIN_MOTION`), its efforts are zero in every run, it has no effect on the
+    (``min_motion``), its efforts are zero in every run, it has no effect on the
     data (a zero column), or it is collinear on this data with the columns named
     (the largest terms of its data relation ``W_c = W_b beta``).
     """
     body_joints = dict(body_joints or {})
+    limits = dict(min_motion or {})
     joints = tuple(motion)
     names = structural.standard_names
     data_independent = set(data.independent.tolist())
@@ -86,7 +87,7 @@ def compare_bases(structural: BaseParameters, data: BaseParameters, *, motion: M
             continue
         name = names[column]
         joint = _owner(name, body_joints, joints)
-        if joint is not None and motion.get(joint, np.inf) < MIN_MOTION:
+        if joint is not None and motion.get(joint, np.inf) < limits.get(joint, MIN_MOTION):
             reason = f"joint {joint} hardly moves ({motion[joint]:.3g} rad or m peak to peak)"
         elif joint is not None and joint in silent:
             reason = f"the efforts of joint {joint} are zero in every run"

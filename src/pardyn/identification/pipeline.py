@@ -81,6 +81,7 @@ from pardyn.identification.diagnostics import (
     delay_note,
     effort_delay_s,
     efforts_all_zero,
+    min_motion,
     physical_notes,
     scale_notes,
     speed_notes,
@@ -89,7 +90,6 @@ from pardyn.identification.errors import FitCollapsedError, MissingRecordingErro
 from pardyn.identification.estimators import ESTIMATORS, STARTS, EstimatorResult, estimate
 from pardyn.identification.filtering import decimate
 from pardyn.identification.identifiability import (
-    MIN_MOTION,
     Identifiability,
     compare_bases,
     exact_blocks,
@@ -276,7 +276,8 @@ def _without_still_drives(robot: Robot, system: LinearSystem, runs: Sequence[Bag
     filter noise, whose sign would make a Coulomb column out of nothing (they become unidentifiable, and the
     identifiability notes say why)."""
     motion = _motion(runs)
-    still = {name for name, moved in zip(robot.joint_names, motion) if moved < MIN_MOTION}
+    still = {name for name, moved, limit in zip(robot.joint_names, motion, min_motion(robot, robot.joint_names))
+             if moved < limit}
     columns = [k for k, name in enumerate(system.names) if name.partition("_")[0] in ("ia", "fv", "fs")
                and name.partition("_")[2] in still]
     if not columns:
@@ -294,7 +295,8 @@ def _identifiability(robot: Robot, regressor: Regressor, system: LinearSystem, b
     torque = [d.torque for d in runs]
     silent = [name for j, name in enumerate(robot.actuated_names) if all(np.ptp(t[:, j]) == 0.0 for t in torque)]
     body_joints = {body.name: robot.model.names[body.joint] for body in robot.nominal_parameters.bodies}
-    return compare_bases(structural, base, motion=motion, silent=silent, body_joints=body_joints)
+    limits = dict(zip(robot.joint_names, min_motion(robot, robot.joint_names).tolist()))
+    return compare_bases(structural, base, motion=motion, silent=silent, body_joints=body_joints, min_motion=limits)
 
 
 def _block_weights(reduced: LinearSystem, settings: IdentificationSettings,
@@ -336,7 +338,7 @@ def _residual_notes(robot: Robot, regressor: Regressor, runs: Sequence[BagData],
     values = {**parameters.without_payload().as_dict(), **motor_values}
     vector = np.array([values.get(name, 0.0) for name in model_names(regressor, settings.model)])
     rows = [robot.joint_names.index(name) for name in regressor.row_names]
-    moving = _motion(runs)[rows] >= MIN_MOTION
+    moving = _motion(runs)[rows] >= min_motion(robot, regressor.row_names)
     notes = []
     for data in runs:
         delay = 0.5 / data.sample_rate_hz if settings.data.effort_delay_s is None else settings.data.effort_delay_s

@@ -33,7 +33,7 @@ from pardyn.bags.joint_states import JointStateSeries
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.transmission import Transmission
 from pardyn.errors import InputError, KinematicsError, SampleError
-from pardyn.identification.diagnostics import effort_notes
+from pardyn.identification.diagnostics import effort_notes, min_motion
 from pardyn.identification.filtering import Derivatives, decimate, decimation_cutoff_hz, estimate_derivatives
 from pardyn.identification.filtering import zero_phase_lowpass
 from pardyn.identification.least_squares import LinearSystem
@@ -174,7 +174,8 @@ def read_recording(robot: Robot, source: Source, data: DataSettings,
     positions = series.position[:, series.columns(robot.measured_names)]
     efforts = series.effort[:, series.columns(robot.actuated_names)]
     bag = Path(series.bag_path)
-    notes = (*series.notes, *effort_notes(bag.name, robot.actuated_names, efforts, positions[:, :efforts.shape[1]]))
+    notes = (*series.notes, *effort_notes(bag.name, robot.actuated_names, efforts, positions[:, :efforts.shape[1]],
+                                               min_motion(robot, robot.actuated_names)))
     # time from the first stamp, from the integer stamps: epoch seconds in float64 resolve only 0.24 us
     t = (series.stamp_ns - series.stamp_ns[0]).astype(np.float64) * 1e-9  # (N,) s
     sample_rate = 1.0 / float(np.median(np.diff(t)))
