@@ -74,3 +74,25 @@ def test_masses_no_body_has_and_negative_friction_are_flagged_beside_the_physica
         "m_link = -0.4 +- 0.1 kg: a negative mass (--physical gives the physically consistent estimate)",
         "fv_j1 = -0.5 +- 0.05: negative friction (--physical gives the physically consistent estimate)",
     ]
+
+
+def test_a_prismatic_leg_hardly_moves_by_its_encoder_steps_not_by_the_revolute_threshold():
+    """A hexapod leg moving 1 cm (a platform tilt of a few degrees) is excited; under 1 mm (1000 steps of a 1 um
+    linear encoder, as 0.05 rad is 1000 steps at 2**17 counts per turn) it hardly moves. A five-bar's revolute
+    joint keeps 0.05 rad: 0.01 rad hardly moves."""
+    from pardyn.identification.diagnostics import min_motion  # noqa: PLC0415
+    from pardyn.robot import load_robot  # noqa: PLC0415
+
+    hexapod, five_bar = load_robot("hexapod"), load_robot("five_bar")
+    legs = hexapod.actuated_names
+    assert min_motion(hexapod, legs) / 1e-6 == pytest.approx(1000.0)  # steps of a 1 um encoder
+    assert min_motion(five_bar, five_bar.actuated_names) * (2**17 / (2 * np.pi)) == pytest.approx(1043, abs=1)
+    ramp = np.linspace(0.0, 1.0, 200)[:, None]
+    efforts = np.column_stack([np.sin(np.arange(200) * (0.1 + 0.01 * j)) for j in range(len(legs))])
+    positions = 0.17 + ramp * np.r_[0.01, 0.0055, 0.012, 0.008, 0.0073, 0.0005]  # leg6: 0.5 mm
+    notes = effort_notes("loaded", legs, efforts, positions, min_motion(hexapod, legs))
+    assert notes == ["loaded: leg6_length: moves 0.0005 (rad or m) peak to peak only: hardly excited"]
+    joints = five_bar.actuated_names
+    notes = effort_notes("run", joints, efforts[:, :2], ramp * np.r_[0.01, 1.0],
+                         min_motion(five_bar, joints))
+    assert notes == [f"run: {joints[0]}: moves 0.01 (rad or m) peak to peak only: hardly excited"]
