@@ -103,3 +103,18 @@ def test_a_fixed_tendon_actuator_is_a_transmission_to_the_driving_joint(tmp_path
     generalized = data.qfrc_actuator[drive] + C1 * data.qfrc_actuator[tip]
     assert generalized == pytest.approx(ratio * 0.3, rel=1e-10)
     assert transmission.joint_positions(np.array([[2.0 * data.ten_length[0]]]))[0, 0] == pytest.approx(0.4, abs=1e-12)
+
+
+def test_compiled_kernels_decline_couplings_and_springs_with_one_line(finger, tmp_path):
+    """The kernel generator knows neither couplings nor springs: kernels='auto' keeps the Python path, says
+    why, and the answer is still the hand relation (a compiled tree without the coupling row would not be)."""
+    robot = pardyn.load_robot(finger, kernels="auto")
+    assert "Python kinematics and dynamics" in robot.kernel_note and "coupling" in robot.kernel_note
+    q = robot.solve_forward([0.4]).q
+    assert q[robot.joint_names.index("tip")] == pytest.approx(C0 + C1 * 0.4, abs=1e-12)
+    springs_only = tmp_path / "spring.xml"
+    springs_only.write_text(FINGER.replace(
+        '<equality><joint joint1="tip" joint2="drive" polycoef="0.05 0.8 0 0 0"/></equality>', "").replace(
+        '<motor joint="drive"/>', '<motor joint="drive"/><motor joint="tip"/>'))
+    robot = pardyn.load_robot(springs_only, kernels="auto")
+    assert "Python kinematics and dynamics" in robot.kernel_note and "springs" in robot.kernel_note

@@ -69,6 +69,8 @@ def check_supported(robot: Robot) -> None:
         raise UnsupportedModel(f"task read from frame {robot.frame_task.frame!r} (joint tasks only)")
     if len(robot.internal_indices):
         raise UnsupportedModel("internal motions (minimum-norm Newton steps)")
+    if robot.closures.couplings:
+        raise UnsupportedModel("joint couplings (closure type 'coupling' is not in the generated model)")
     extra = set(vars(robot.description)) & {"springs", "couplings", "joint_springs", "joint_couplings"}
     for key in sorted(extra):
         if getattr(robot.description, key):
