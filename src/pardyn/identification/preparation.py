@@ -368,10 +368,12 @@ def prepare_all(
     bags (measured: the identification tests 20 % slower on a running two-worker cluster).
     """
     workers = settings.data.workers or 1
-    if workers == 1 or len(paths) == 1:
-        return [prepare_bag(robot, regressor, path, settings, show_progress=show_progress) for path in paths]
+    label = f"preparing {len(paths)} bags"
+    if workers == 1 or len(paths) == 1:  # the same progress line as the workers' (one per run)
+        items = progress(paths, total=len(paths), label=label) if show_progress and len(paths) > 1 else paths
+        return [prepare_bag(robot, regressor, path, settings, show_progress=show_progress) for path in items]
     return parallel_map(_prepare_job, (robot, regressor, settings), paths, workers=workers,
-                        label=f"preparing {len(paths)} bags" if show_progress else None)
+                        label=label if show_progress else None)
 
 
 def decimated_system(data: BagData, regressor: Regressor, filters: FilterSettings, model: ModelSettings) -> LinearSystem:
