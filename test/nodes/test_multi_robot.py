@@ -43,6 +43,7 @@ def bringup_file(tmp_path: Path, name: str) -> Path:
             assert inline.get("timestamp_source") == "header"  # what the shipped file says
             inline["topics"] = ["joint_states", "clock"]
             inline["bag_path"] = str(tmp_path / f"bag_{name}")
+            inline["queue_depth"] = 10_000  # the reader's history too: a lagging recorder process keeps its backlog
     path = tmp_path / f"bringup_{name}.yaml"
     path.write_text(yaml.safe_dump({"parameters": shipped["parameters"], "nodes": nodes}))
     return path
