@@ -68,19 +68,21 @@ def state(names, position, velocity, stamp_ns: int = 5_000_000) -> JointState:
     return message
 
 
-@pytest.mark.parametrize("law, robot, joints, projection", [
-    ("pd", "dualv", "actuated", True),
-    ("augmented_pd", "dualv", "actuated", True),
-    ("ctc", "dualv", "actuated", False),
-    ("extended_ctc", "rrr3", "measured", False),
-    ("h4_pfc", "h4", "actuated", False),
+@pytest.mark.parametrize("law, robot, joints, projection, compiled", [
+    ("pd", "dualv", "actuated", True, True),
+    ("augmented_pd", "dualv", "actuated", True, False),
+    ("ctc", "dualv", "actuated", False, True),
+    ("extended_ctc", "rrr3", "measured", False, False),
+    ("h4_pfc", "h4", "actuated", False, False),
 ])
-def test_every_law_file_builds_its_law(context, law, robot, joints, projection):
+def test_every_law_file_builds_its_law(context, law, robot, joints, projection, compiled):
+    """... and answers on the compiled kernels where they write the law (pardyn.control.compiled)."""
     node, _ = make_node(context, law, robot=robot)
     try:
         expected = load_robot(robot).actuated_names if joints == "actuated" else load_robot(robot).measured_names
         assert node.law.joints == tuple(expected)
         assert (node._projection is not None) == projection
+        assert (node._compiled is not None) == compiled
     finally:
         node.destroy_node()
 

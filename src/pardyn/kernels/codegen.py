@@ -12,7 +12,8 @@
   ``drift(q, v) -> Kdot v (m,)`` (the forward-mode derivative of ``K(q) v`` along ``v``),
   ``regressor(q, qdot, qddot, gravity) -> d tau_t / d inertial`` (nv, 10 (njoints - 1)), exact (RNEA is linear),
   ``rnea(q, qdot, qddot, params) -> tau_t (nv,)`` with the drive terms of eq. (5);
-* ``pardyn_NAME.c``: the generic solver (``solver.c`` of this package) bound to the data header.
+* ``pardyn_NAME.c``: the generic solver (``solver.c`` of this package) bound to the data header, then the
+  control laws in one call (``laws.c``: PD + eq. 50, actuated computed torque).
 
 Parameter vector ``params`` (``PARDYN_NAME_N_PARAMS``,): the ten pinocchio-ordered inertial
 parameters of every joint (bodies lumped, ``DynamicParameters.joint_parameters``), then the
@@ -44,6 +45,8 @@ GENERATOR_VERSION = "6"
 """Bumped when the generated code changes: part of the cache key."""
 
 SOLVER_SOURCE = Path(__file__).with_name("solver.c")
+LAWS_SOURCE = Path(__file__).with_name("laws.c")
+"""Control laws in one call (PD + eq. 50, actuated computed torque), appended to the solver's source."""
 
 STATUS = {"OK": 0, "NOT_CONVERGED": 1, "SINGULAR": 2, "BRANCH": 3, "SINGULARITY": 4, "UNSUPPORTED": 5}
 PROBLEMS = {"INVERSE": 0, "FORWARD": 1, "FORWARD_SENSED": 2}
@@ -118,6 +121,7 @@ def _model_record(robot: Robot) -> dict:
         "solver": [solver.tolerance, solver.max_iterations, solver.max_condition],
         "nominal": parameter_vector(robot, robot.nominal_parameters).tolist(),
         "solver_source": hashlib.sha256(SOLVER_SOURCE.read_bytes()).hexdigest(),
+        "laws_source": hashlib.sha256(LAWS_SOURCE.read_bytes()).hexdigest(),
     }
 
 
@@ -277,6 +281,13 @@ int {prefix}_inverse_dynamics(const double *q, const double *qdot, const double 
                               const double *stress, double *tau_a);
 /* Eq. (50): tau* = J (J^T J)^-1 J^T tau, the internal stress removed from tau (N_ACTUATED,). */
 int {prefix}_project(const double *q, const double *tau, double *tau_star);
+/* A controller's answer to one state in one call (laws.c): gains = kp, kd, limits (N_ACTUATED, each); q (NV,)
+ * warm start in, closed configuration out; tau (N_ACTUATED,). PD (+ eq. 50 when project), actuated CTC (eq. 37). */
+int {prefix}_pd_step(const double *position, const double *velocity, const double *q_ref, const double *qdot_ref,
+                     const double *gains, int project, double *q, double *tau, pardyn_info *info);
+int {prefix}_ctc_step(const double *position, const double *velocity, const double *q_ref, const double *qdot_ref,
+                      const double *qddot_ref, const double *gains, const double *params, double *q, double *tau,
+                      pardyn_info *info);
 /* The robot description's nominal parameters (N_PARAMS,). */
 void {prefix}_nominal_parameters(double *params);
 
@@ -323,5 +334,6 @@ void {prefix}_nominal_parameters(double *params);
     }
     files["header"].write_text(public)
     files["data"].write_text(data)
-    files["solver"].write_text(SOLVER_SOURCE.read_text().replace("@DATA_HEADER@", f"{prefix}_data.h"))
+    files["solver"].write_text(SOLVER_SOURCE.read_text().replace("@DATA_HEADER@", f"{prefix}_data.h")
+                               + LAWS_SOURCE.read_text())
     return files

@@ -98,6 +98,11 @@ class KernelLibrary:
             function.restype = ctypes.c_int
             self._functions[name] = function
         self._solve_function = self._functions["solve"]
+        for name, signature in (("pd_step", "pppppippp"), ("ctc_step", "pppppppppp")):  # laws.c: one call per message
+            function = getattr(lib, prefix + name)
+            function.argtypes = [ctypes.c_int if kind == "i" else address for kind in signature]
+            function.restype = ctypes.c_int
+            self._functions[name] = function
         # buffers with their addresses taken once: a call copies its inputs in (no ctypes object per call)
         nv, m = self.nv, self.m
         self._q_in, self._v_in, self._a_in, self._out = (np.zeros(nv) for _ in range(4))
@@ -158,6 +163,16 @@ class KernelLibrary:
                                            None if qddot is None else qddot.ctypes.data,
                                            None if matrix is None else matrix.ctypes.data)
         return None if status else (qdot, qddot, matrix)
+
+    def law_function(self, name: str):
+        """The ctypes function of a control law of ``laws.c`` (``"pd_step"``, ``"ctc_step"``): pointers are
+        addresses (int), see :mod:`pardyn.control.compiled`; returns a ``PARDYN_STATUS_*`` code."""
+        return self._functions[name]
+
+    def new_info(self) -> tuple[_Info, int]:
+        """A fresh info struct and its address (for a caller that keeps its own buffers)."""
+        info = _Info()
+        return info, ctypes.addressof(info)
 
     def joint_regressors(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray, gravity) -> np.ndarray:
         """Joint regressors of N states (N, nv) each: (N, nv, 10 (njoints - 1)) (a transposed view), as

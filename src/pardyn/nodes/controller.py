@@ -94,7 +94,8 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from pardyn.control import JointReference, saturate
+from pardyn.control import JointReference
+from pardyn.control.compiled import compile_law, python_answer
 from pardyn.control.computed_torque import MeasuredReference
 from pardyn.control.joint_state import JointStateFilter
 from pardyn.control.laws import law_from_parameters, needs_model
@@ -152,6 +153,7 @@ class ControllerNode(Node):
         redundant = len(self.robot.actuated_names) > len(self.robot.task_names)
         use_projection = p["internal_stress_projection"] and redundant and not self.law.minimum_norm
         self._projection = InternalStressProjection(self.robot) if use_projection else None
+        self._compile_law()
         self.watchdog_s = p["watchdog_periods"] * self.period_ns * 1e-9
         self.safe = SafeCommand(p["safe_command"], self.law.limits, p["safe_damping"] or [5.0])
         self._filter = JointStateFilter(p["velocity_filter_hz"])
@@ -180,6 +182,16 @@ class ControllerNode(Node):
         )
 
     # ------------------------------------------------------------ setup
+    def _compile_law(self) -> None:
+        """The law (+ eq. 50) as one kernel call per state when the kernels write it (pardyn.control.compiled),
+        else the Python path; said in one line."""
+        if self._lift is not None:
+            self._compiled, note = None, f"control law {type(self.law).__name__} on the Python path: it reads the " \
+                "sensed joints (reference lifted by the forward problem)"
+        else:
+            self._compiled, note = compile_law(self.law, self.robot, self._projection)
+        self.get_logger().info(note)
+
     def _fixed_setpoint(self, setpoint: list[float], setpoint_task: list[float]) -> JointReference | None:
         robot = self.robot
         if setpoint:
@@ -226,6 +238,7 @@ class ControllerNode(Node):
             estimate = check_estimate_file(path, max_condition=p["swap_max_condition"])
             self.law = swap_model(self.law, lambda: law_from_parameters(self.robot, {**p, "parameters_file": path}),
                                   blend_periods=p["swap_blend_periods"])
+            self._compile_law()  # the blend runs on the Python path
         except (OSError, PardynError) as error:
             response.success, response.message = False, f"model swap refused: {error}"
             self.get_logger().warning(response.message)
@@ -272,11 +285,12 @@ class ControllerNode(Node):
         reference = self.reference(time_ns)
         begin = time.perf_counter()
         try:
-            if self._lift is not None:
-                reference = self._lift(reference)  # actuated -> every joint the law reads
-            tau = self.law.torques(position, velocity, reference)
-            if self._projection is not None:
-                tau = saturate(self._projection(position[:n_a], tau), self.law.limits)
+            if self._compiled is not None:  # one kernel call: the same torques as the Python path
+                tau = self._compiled(position, velocity, reference)
+            else:
+                if self._lift is not None:
+                    reference = self._lift(reference)  # actuated -> every joint the law reads
+                tau = python_answer(self.law, self._projection, position, velocity, reference)
             if self._holding_safe:
                 self._holding_safe = False
                 self.get_logger().info(f"the law gives commands again at {time_ns * 1e-9:.6f} s")
