@@ -2,7 +2,9 @@
 """The hardware bringup driven at 1 kHz by an external process, as a ros2_control robot would drive it.
 
 Starts ``pardyn bringup config/bringup/hardware.yaml`` (controller, trajectory,
-closure_solver in one process) on a private DDS domain and namespace; this
+closure_solver in one process, or one process each with ``--processes``: both
+the controller and the closure solver solve the closed loop for every state)
+on a private DDS domain and namespace; this
 process plays the robot: a steady 1 kHz timer publishes ``joint_states``
 (the joint_state_broadcaster's QoS: reliable, keep last 10; free-running, it
 never waits for an answer) with the DualV's actuated joints moving slowly
@@ -20,7 +22,7 @@ answers. It reports:
   command arrived (0: the command answers the newest state);
 * the controller's own summary (time in the law, states it missed).
 
-Run: ``.venv/bin/python bench/hardware.py [--seconds 10] [--executor events|single]``.
+Run: ``.venv/bin/python bench/hardware.py [--seconds 10] [--executor events|single] [--processes]``.
 Not a test: the figures depend on the machine and its load (this driver is a
 Python process sharing the two cores; a real driver is not).
 """
@@ -101,6 +103,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="wall-clock seconds measured")
     parser.add_argument("--executor", default="events", choices=["events", "single"],
                         help="executor of the bringup (PARDYN_EXECUTOR)")
+    parser.add_argument("--processes", action="store_true", help="each node of the bringup its own process")
     args = parser.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
@@ -111,13 +114,15 @@ def main() -> int:
     robot = load_robot("dualv")
     names = list(robot.actuated_names)
     home = robot.home[robot.actuated_indices]
-    print(f"hardware bringup (config/bringup/hardware.yaml, executor {args.executor}) driven at 1 kHz by an "
+    layout = "one process per node" if args.processes else "one process"
+    print(f"hardware bringup (config/bringup/hardware.yaml, {layout}, executor {args.executor}) driven at 1 kHz by an "
           f"external process, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="pardyn_hw_") as folder:
         log = Path(folder) / "bringup.log"
         pardyn = Path(sys.executable).parent / "pardyn"
         command = [str(pardyn) if pardyn.is_file() else sys.executable, *([] if pardyn.is_file() else ["-m", "pardyn.cli"]),
-                   "bringup", str(ROOT / "config" / "bringup" / "hardware.yaml"), "--namespace", namespace]
+                   "bringup", str(ROOT / "config" / "bringup" / "hardware.yaml"), "--namespace", namespace,
+                   "--verbose", *(["--processes"] if args.processes else [])]  # --verbose: the node log here
         bringup = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    env={**os.environ, "PARDYN_EXECUTOR": args.executor}, cwd=ROOT)
         driver = Driver(namespace, names, home)

@@ -155,6 +155,7 @@ class SimNode(Node):
         self._graph_reported: set[str] = set()
         self.max_closure_violation = 0.0
         self.timing = StepLatency()  # state k sent -> command tagged k received, in this process
+        self._armed_step: int | None = None  # the step at the first command: rates and freshness count from it
         self.step_time = DurationLog()  # plant step + measurement + publishing, per period
         self._sent: tuple | None = None  # the messages of the current state (None: not published yet)
 
@@ -289,7 +290,10 @@ class SimNode(Node):
     def _advance(self, tau: np.ndarray, tag: int | None = None) -> None:
         """Hold ``tau`` (n_a,) over one period, then publish the new state; ``tag``: the command's (None: no command)."""
         begin = time.perf_counter()
-        self.timing.applied(self.step, tag, SEQUENCE_MODULUS)
+        if self.protocol.armed:  # the periods before the first command (no controller yet) are not the loop's
+            if self._armed_step is None:
+                self._armed_step = self.step
+            self.timing.applied(self.step, tag, SEQUENCE_MODULUS)
         applied = saturate(tau, self.limits)
         clipped = [name for name, a, b in zip(self.names, applied, tau) if a != b]
         if clipped:
@@ -458,16 +462,17 @@ class SimNode(Node):
         self._advance(np.zeros(len(self.names)) if tau is None else tau, tag)
 
     def summary(self) -> str:
-        """One line on the run: steps (and per wall-clock second), commands applied and rejected by reason,
+        """One line on the run: steps (and per wall-clock second from the first command), commands applied and rejected by reason,
         stalled steps, duplicates, re-sends, max closure violation."""
         armed = self.protocol.armed_at_s
         wall = 0.0 if armed is None else time.monotonic() - armed
+        steps = self.step - (self.step if self._armed_step is None else self._armed_step)  # since the first command
         rejected = ", ".join(f"{count} {reason}" for reason, count in sorted(self.rejected.items())) or "none"
         sources = (f" (by publisher: {self._sources.describe()})"
                    if self._sources is not None and (self.rejected["source"] or self.rejected["unnamed source"]) else "")
         return (
             f"{self.step} steps ({self.step * self.period_s:.3f} s simulated) in {wall:.1f} s of wall time "
-            f"from the first command ({self.step / wall if wall > 0 else 0.0:.0f} steps/s), "
+            f"from the first command ({steps / wall if wall > 0 else 0.0:.0f} steps/s), "
             f"{self.commands_applied} commands applied, commands rejected: {rejected}{sources}, "
             f"{self.stalls} stalled steps, "
             f"{self.duplicates} duplicates dropped, {self.resends} state re-sends, "
