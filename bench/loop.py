@@ -18,8 +18,9 @@ themselves (their summary lines):
 * lockstep: simulated steps per wall-clock second (goal >= 1500, issue 28);
 * in this process: the controller's work on one state (PD + eq. 50 on the Python path and as one kernel
   call, :mod:`pardyn.control.compiled`) beside the PD alone, and the two paths' torque difference;
-* both with rclpy's single-threaded executor and with its events executor
-  (``PARDYN_EXECUTOR``, :func:`pardyn.nodes.common.make_executor`), the ratio
+* with rclpy's single-threaded executor, with its events executor
+  (``PARDYN_EXECUTOR``, :func:`pardyn.nodes.common.make_executor`), and the sim on the
+  single-threaded one with the controller on the events one (the shipped bringups), the ratio
   between them, and the same loop in one process without ROS (plant + encoders
   + PD): the ceiling the DDS loop is compared against;
 * ``--observer``: also the latency as seen by a third process subscribed to
@@ -160,17 +161,17 @@ def summary_figures(output: str, node: str = "sim") -> dict:
 
 def run_pair(args, namespace: str, lockstep: bool, executor: str, logs: Path) -> tuple[dict, dict]:
     """Sim + controller for ``args.seconds`` of wall time once the loop runs; their summary figures."""
-    environment = {"PARDYN_EXECUTOR": executor}
-    tag = f"{'lockstep' if lockstep else 'free'}_{executor}"
+    sim_executor, _, controller_executor = executor.partition("/")  # "single/events": the sim's, the controller's
+    tag = f"{'lockstep' if lockstep else 'free'}_{executor.replace('/', '_')}"
     sim_log, controller_log = logs / f"sim_{tag}.log", logs / f"controller_{tag}.log"
     sim = start("sim", namespace, {
         "robot": args.robot, "plant": args.plant, "rate": float(args.rate), "lockstep": str(lockstep).lower(),
         "torque_noise": 0.0, "torque_noise_floor": 0.0, "publish_ground_truth": "false",
         **({"integrator": args.integrator} if args.integrator else {}),
-    }, sim_log, environment)
+    }, sim_log, {"PARDYN_EXECUTOR": sim_executor})
     controller = start("controller", namespace, {
         "robot": args.robot, "rate": float(args.rate), "use_sim_time": "true", "law": args.law,
-    }, controller_log, environment)
+    }, controller_log, {"PARDYN_EXECUTOR": controller_executor or sim_executor})
     observer = Observer(namespace) if args.observer else None
     try:
         deadline = time.monotonic() + 60.0
@@ -293,7 +294,9 @@ def main() -> int:
     parser.add_argument("--law", default="pd", help="controller law (controller parameter)")
     parser.add_argument("--rate", type=float, default=1000.0, help="control rate (Hz)")
     parser.add_argument("--seconds", type=float, default=10.0, help="wall-clock seconds measured per run")
-    parser.add_argument("--executors", default="single,events", help="executors compared (PARDYN_EXECUTOR)")
+    parser.add_argument("--executors", default="single,events,single/events",
+                        help="executors compared (PARDYN_EXECUTOR); SIM/CONTROLLER for one each (single/events: "
+                             "the shipped bringups, whose sim checks command_sources on the single-threaded one)")
     parser.add_argument("--observer", action="store_true", help="also measure from a third process")
     args = parser.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
@@ -315,8 +318,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="pardyn_bench_") as folder:
         logs = Path(folder)
         for executor in executors:
-            free, controller = run_pair(args, f"{namespace}/free_{executor}", False, executor, logs)
-            lock, _ = run_pair(args, f"{namespace}/lock_{executor}", True, executor, logs)
+            label = executor.replace("/", "_")
+            free, controller = run_pair(args, f"{namespace}/free_{label}", False, executor, logs)
+            lock, _ = run_pair(args, f"{namespace}/lock_{label}", True, executor, logs)
             rows[executor] = {
                 "free-running periods/s": free["steps_per_s"],
                 "  latency p50 inside the sim (ms)": free["latency_p50_ms"],
@@ -334,11 +338,11 @@ def main() -> int:
     goals = {"free-running periods/s": ">= 990", "  latency p99 inside the sim (ms)": "< 1",
              "  periods on the newest answer (%)": ">= 95 (issue 28)", "  controller: law p50 (us)": "<= 50",
              "lockstep steps/s": ">= 1500"}
-    print(f"  {'figure':38s}" + "".join(f"{e:>10s}" for e in executors) + "  goal")
+    print(f"  {'figure':38s}" + "".join(f"{e:>14s}" for e in executors) + "  goal")
     for key in rows[executors[0]]:
-        print(f"  {key:38s}" + "".join(f"{rows[e][key]:10.3g}" for e in executors) + f"  {goals.get(key, '')}")
-    if len(executors) == 2:
-        a, b = executors
+        print(f"  {key:38s}" + "".join(f"{rows[e][key]:14.3g}" for e in executors) + f"  {goals.get(key, '')}")
+    if {"single", "events"} <= set(executors):
+        a, b = "single", "events"
         print(f"  lockstep rate {b} / {a}: {rows[b]['lockstep steps/s'] / rows[a]['lockstep steps/s']:.2f}")
     return 0
 
