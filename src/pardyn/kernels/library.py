@@ -120,8 +120,14 @@ class KernelLibrary:
         self._addresses = {name: getattr(self, name).ctypes.data
                            for name in ("_q_in", "_v_in", "_a_in", "_out", "_values", "_stress", "_accelerations")}
         self._info_address = ctypes.addressof(self._info)
+        self._params_object, self._params_pointer = None, 0
+        self._torques_out = np.zeros(max(self.n_actuated, 1))
+        self._inverse_function = self._functions["inverse_dynamics"]
+        self._inverse_arguments = (self._addresses["_q_in"], self._addresses["_v_in"], self._addresses["_a_in"])
+        self._stress_address, self._torques_address = self._addresses["_stress"], self._torques_out.ctypes.data
 
-    _UNPICKLED = ("_lib", "_functions", "_solve_function", "_info", "_addresses", "_info_address")
+    _UNPICKLED = ("_lib", "_functions", "_solve_function", "_info", "_addresses", "_info_address", "_params_object",
+                  "_params_pointer", "_inverse_function", "_inverse_arguments")
 
     def __getstate__(self) -> dict:  # ctypes handles do not pickle: the other process reloads the library
         return {k: v for k, v in self.__dict__.items() if k not in self._UNPICKLED}
@@ -205,24 +211,35 @@ class KernelLibrary:
         self._v_in[:] = qdot
         self._a_in[:] = qddot
 
+    def _params_address(self, params: np.ndarray) -> int:
+        """The address of a parameter vector, taken once per vector (``ndarray.ctypes`` costs ~1 us a call)."""
+        if params is not self._params_object:
+            self._params_object, self._params_pointer = params, params.ctypes.data  # holds the vector alive
+        return self._params_pointer
+
     def tree_torques(self, q, qdot, qddot, params: np.ndarray) -> np.ndarray:
         """Tree efforts (nv,) with the drive terms (eq. 1, 5); ``params`` C-contiguous (n_params,)."""
         self._state(q, qdot, qddot)
-        out = np.empty(self.nv)
         a = self._addresses
-        self._functions["tree_torques"](a["_q_in"], a["_v_in"], a["_a_in"], params.ctypes.data, out.ctypes.data)
-        return out
+        self._functions["tree_torques"](a["_q_in"], a["_v_in"], a["_a_in"], self._params_address(params), a["_out"])
+        return self._out.copy()
 
     def inverse_dynamics(self, q, qdot, qddot, params: np.ndarray, stress: np.ndarray | None = None) -> np.ndarray | None:
-        """Minimum-norm actuator torques (n_a,) plus the projected internal stress; None if singular."""
-        self._state(q, qdot, qddot)
-        out = np.empty(self.n_actuated)
-        a = self._addresses
-        if stress is not None:
+        """Minimum-norm actuator torques (n_a,) plus the projected internal stress; None if singular.
+
+        One C call on fixed buffers whose addresses were taken once (a controller's or a simulation's per-state
+        call: the ctypes and numpy overhead is most of its cost)."""
+        self._q_in[:] = q
+        self._v_in[:] = qdot
+        self._a_in[:] = qddot
+        if stress is None:
+            status = self._inverse_function(*self._inverse_arguments, self._params_address(params), None,
+                                            self._torques_address)
+        else:
             self._stress[:] = stress
-        status = self._functions["inverse_dynamics"](a["_q_in"], a["_v_in"], a["_a_in"], params.ctypes.data,
-                                                      None if stress is None else a["_stress"], out.ctypes.data)
-        return None if status else out
+            status = self._inverse_function(*self._inverse_arguments, self._params_address(params),
+                                            self._stress_address, self._torques_address)
+        return None if status else self._torques_out.copy()
 
     def project(self, q, tau) -> np.ndarray | None:
         """Eq. (50): ``J (J^T J)^-1 J^T tau`` (n_a,); None if singular."""
