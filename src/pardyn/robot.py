@@ -156,8 +156,10 @@ class Robot:
         for closure in structure.closures:
             if closure.type == "coupling":
                 a, b = closure.joints
+                terms = " + ".join([f"{closure.coefficients[0]:g}", f"{closure.coefficients[1]:g} {a}"] + [
+                    f"{c:g} {a}^{k}" for k, c in enumerate(closure.coefficients[2:], start=2)])
                 closures.append({"name": closure.name, "frames": [a, b], "type": "coupling", "independent_rows": 1,
-                                 "components": [f"{b} = {closure.coefficients[0]:g} + {closure.coefficients[1]:g} {a}"]})
+                                 "components": [f"{b} = {terms}"]})
                 continue
             rows = 1 if closure.type == "distance" else len(closure.components)
             closures.append({
