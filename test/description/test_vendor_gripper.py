@@ -241,3 +241,15 @@ def test_a_one_motor_robot_with_many_parameters_has_its_structural_base(gripper)
     assert len(regressor.names) > 60 and 0 < base.n_base < 30
     assert np.linalg.norm(base.reduce(observation) @ base.from_standard(standard) - torques) < 1e-5 * np.linalg.norm(
         torques)
+
+
+def test_describe_says_each_warning_once(gripper, capsys):
+    """The MJCF is read for the description and again for the tree: its missing-meshes warning is said once (was
+    twice: CPython's "once" remembers per module the warning is attributed to)."""
+    from pardyn.cli import main
+
+    _, folder = gripper
+    with warnings.catch_warnings(record=True) as caught:
+        assert main(["robots", "--describe", str(folder / "gripper.yaml")]) == 0
+    assert sum("mesh geoms skipped" in str(w.message) for w in caught) == 1
+    assert "degrees of freedom: 1" in capsys.readouterr().out
