@@ -253,3 +253,12 @@ def test_describe_says_each_warning_once(gripper, capsys):
         assert main(["robots", "--describe", str(folder / "gripper.yaml")]) == 0
     assert sum("mesh geoms skipped" in str(w.message) for w in caught) == 1
     assert "degrees of freedom: 1" in capsys.readouterr().out
+
+
+def test_the_unlocked_adaptive_gripper_is_refused_with_the_remedy(gripper):
+    """Loaded alone, the file leaves the two couplers free (3 degrees of freedom for one motor): the one-line error
+    says how to lock them without editing the file (was: no remedy)."""
+    _, folder = gripper
+    with pytest.raises(DescriptionError, match=r"3 degrees of freedom .* lock 2 of these joints there with locked: "
+                                               r"\{<joint>: lower or upper\}: write a pardyn YAML around gripper.xml"):
+        pardyn.load_robot(folder / "gripper.xml")

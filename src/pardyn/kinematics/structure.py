@@ -251,11 +251,17 @@ def _check_mobility(
     )
     moving = _moving_bodies(model, q, internal) if internal.shape[1] else []
     if moving:
+        count = internal.shape[1]
+        where = (f"add it to {description.source.name}" if description.description_format == "pardyn" else
+                 f"write a pardyn YAML around {description.source.name} (urdf: {description.source.name}, actuated:, "
+                 "task:)")
         raise _fail(
             description, "closures",
             f"{head} for {n_task} task coordinates {list(description.task_names)}: the actuated joints "
             f"{list(description.actuated)} do not determine the configuration (with them held, "
-            f"{internal.shape[1]} motion(s) remain that move the bodies of {moving})",
+            f"{count} motion(s) remain that move the bodies of {moving}); an adaptive mechanism rests on joint "
+            f"limits (a finger's coupler): lock {count} of these joints there with locked: {{<joint>: lower or "
+            f"upper}}: {where}",
         )
     if n_task + internal.shape[1] != mobility:
         raise _fail(
