@@ -42,8 +42,8 @@ class Robot:
         joint_names: names of the tree coordinates, in ``q`` order (nv,).
         task_indices, actuated_indices, sensed_indices: positions in ``q``
             (``task_indices`` only when the task is made of joints; see :meth:`task_values`).
-        locked_joints: joints of the file's tree locked out of ``model`` (massless
-            internal motions), ``{name: value}``.
+        locked_joints: joints of the file's tree locked out of ``model`` (the YAML's ``locked:``,
+            massless internal motions), ``{name: value}``.
         internal_indices: coordinates of internal motions that carry inertia (kept).
         structure: what the load found (:class:`pardyn.kinematics.structure.Structure`).
         closures: the closure equations (:class:`LoopClosures`).

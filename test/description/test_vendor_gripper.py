@@ -137,10 +137,11 @@ def _velocity_map(model, data, locked) -> np.ndarray:
 
 def test_the_gripper_loads_as_shipped_and_closes_its_loops_as_mujoco_does(gripper):
     """Meshes absent (the mount's mass from its mesh left out: fixed to the world), the adaptive couplers locked
-    at their upper limit by the YAML, 1 degree of freedom; pardyn's configurations leave MuJoCo's equality
+    at their upper limit by the YAML and listed with their values (were not), 1 degree of freedom; pardyn's configurations leave MuJoCo's equality
     residuals at zero and its velocity map equals the null space of MuJoCo's constraint Jacobian."""
     robot, _ = gripper
     assert robot.structure.rank == 5 and robot.actuated_names == ("left_driver_joint",)
+    assert robot.locked_joints == {"right_coupler_joint": 0.0, "left_coupler_joint": 0.0}  # range="-1.57 0": upper
     model = _reference()
     data = mujoco.MjData(model)
     for a in (0.1, 0.4, 0.7):

@@ -69,7 +69,8 @@ class Structure:
         assembled: a closed configuration near the home guess (nv,).
         chart_indices: independent joints (task first, internal last) (n_c,).
         internal_indices: internal coordinates that carry inertia (kept) (k,).
-        locked_joints: ``{joint: value}`` removed from the file's tree.
+        locked_joints: ``{joint: value}`` removed from the file's tree (the YAML's ``locked:``, then
+            the massless internal motions).
         frame_task: the task frame map, if the task is read from a frame.
         notes: what was decided, for the log and ``pardyn robots --describe``.
     """
@@ -290,11 +291,13 @@ def _chart(
 
 def analyse_structure(description: RobotDescription) -> Structure:
     """Build the tree and find its closure rank, internal motions and chart (module docstring)."""
-    model = build_model(description)
+    locked_by_yaml: dict[str, float] = {}
+    model = build_model(description, locked=locked_by_yaml)
     notes = list(description.notes)
     declared = LoopClosures(model, description.closures)
     q = _assemble(model, description, declared, _guess(model, description))
     model, q, locked, lock_notes = _lock_massless(model, description, q)
+    locked = {**locked_by_yaml, **locked}  # the YAML's locked: values, then the massless internal motions'
     notes += lock_notes
     names = joint_names(model)
     declared = LoopClosures(model, description.closures)
