@@ -78,11 +78,11 @@ def main(argv: list[str]) -> int:
         mujoco.mj_forward(closed, closed_data)
         equality = closed_data.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY
         worst["equality"] = max(worst["equality"], float(np.abs(closed_data.efc_pos[equality]).max()))
-        _, singular, vt = np.linalg.svd(np.vstack([equality_jacobian(closed, closed_data), locked]))
-        null = vt[len(robot.actuated_names) * -1:].T  # (nv, n_a): the loop's motions
+        vt = np.linalg.svd(np.vstack([equality_jacobian(closed, closed_data), locked]))[2]
+        null = vt[-len(robot.actuated_names):].T  # (nv, n_a): the loop's motions (mobility = n_a)
         velocity_map = null @ np.linalg.inv(null[actuated])  # dq/dq_a
         step = 1e-4
-        columns, curvature = [], np.zeros(robot.model.nv)
+        columns = []
         a_dot, a_ddot = rng.uniform(-1.0, 1.0, len(a)), rng.uniform(-2.0, 2.0, len(a))
         for k in range(len(a)):
             e = np.eye(len(a))[k] * step
@@ -122,8 +122,9 @@ def main(argv: list[str]) -> int:
             state.qfrc_applied[:] = 0.0
             state.qfrc_applied[actuated[0]] = torque[0]
             mujoco.mj_step(vendor, state)
+        residual = np.abs(robot.closures.residual(sample.q)).max()
         print(f"  t = {0.05 * k:.2f} s under {torque[0]:g} N m: plant {sample.q[first]:.5f}, vendor's model "
-              f"{state.qpos[actuated[0]]:.5f} rad; plant closure residual {np.abs(robot.closures.residual(sample.q)).max():.1e}")
+              f"{state.qpos[actuated[0]]:.5f} rad; plant closure residual {residual:.1e}")
     return 0
 
 

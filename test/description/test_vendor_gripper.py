@@ -177,7 +177,8 @@ def test_inverse_dynamics_through_the_loop_equal_mj_inverse(gripper):
                 target.qpos[index], target.qvel[index], target.qacc[index] = values
         mujoco.mj_inverse(model, data)
         mujoco.mj_forward(closed, closed_data)
-        expected = _velocity_map(closed, closed_data, ("right_coupler_joint", "left_coupler_joint")) @ data.qfrc_inverse
+        velocity_map = _velocity_map(closed, closed_data, ("right_coupler_joint", "left_coupler_joint"))
+        expected = velocity_map @ data.qfrc_inverse
         assert dynamics.torques(q, qdot, qddot)[0] == pytest.approx(expected, rel=1e-6)
 
 
