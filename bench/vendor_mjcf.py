@@ -123,8 +123,8 @@ def main(argv: list[str]) -> int:
             state.qfrc_applied[actuated[0]] = torque[0]
             mujoco.mj_step(vendor, state)
         residual = np.abs(robot.closures.residual(sample.q)).max()
-        print(f"  t = {0.05 * k:.2f} s under {torque[0]:g} N m: plant {sample.q[first]:.5f}, vendor's model "
-              f"{state.qpos[actuated[0]]:.5f} rad; plant closure residual {residual:.1e}")
+        print(f"  t = {0.05 * k:.2f} s under {torque[0]:g} N m (N): plant {sample.q[first]:.5f}, vendor's model "
+              f"{state.qpos[actuated[0]]:.5f} rad (m); plant closure residual {residual:.1e}")
     return 0
 
 
