@@ -265,3 +265,19 @@ def test_the_unlocked_adaptive_gripper_is_refused_with_the_remedy(gripper):
               r"write a pardyn YAML around gripper.xml")
     with pytest.warns(UserWarning, match="mesh geoms skipped"), pytest.raises(DescriptionError, match=remedy):
         pardyn.load_robot(folder / "gripper.xml")
+
+
+def test_a_home_on_the_joint_limit_says_to_move_it(gripper):
+    """MuJoCo's qpos0 puts the driver on its lower limit (0): no room to excite, and the error says to give a
+    home inside the limits (was: only the excitation: keys)."""
+    from pardyn.errors import InputError
+    from pardyn.trajectories.excitation import derived_excitation
+
+    _, folder = gripper
+    (folder / "at_limit.yaml").write_text(YAML.replace("home:\n  task: {left_driver_joint: 0.4}\n", ""))
+    with pytest.warns(UserWarning, match="mesh geoms skipped"):
+        robot = pardyn.load_robot(folder / "at_limit.yaml")
+    assert robot.home[robot.actuated_indices] == pytest.approx([0.0])
+    with pytest.raises(InputError, match=r"on a position limit\); give a home inside the limits \(home: task: in "
+                                         r"at_limit.yaml"):
+        derived_excitation(robot)
