@@ -10,6 +10,7 @@ import pytest
 
 import pardyn
 from pardyn.dynamics import InverseDynamics
+from pardyn.dynamics.forward import ForwardDynamics
 from pardyn.errors import DescriptionError
 
 # a finger: proximal link driven by 'drive', distal link coupled to it (q_tip - 0.1 = 0.05 + 0.8 (q_drive - 0.2)
@@ -170,7 +171,8 @@ def test_a_polynomial_joint_equality_is_a_closure_row_with_its_jacobian_and_drif
 
 def test_dynamics_and_plant_through_a_polynomial_coupling_agree_with_mujoco(cubic_finger):
     """Inverse dynamics = MuJoCo's ``mj_inverse`` of the tree mapped by virtual work through the hand polynomial
-    (``tau_a = tau_t,a + P'(q_a) tau_t,b``, ``qddot_b = P' qddot_a + P'' qdot_a^2``); the plant's MuJoCo model
+    (``tau_a = tau_t,a + P'(q_a) tau_t,b``, ``qddot_b = P' qddot_a + P'' qdot_a^2``), and so does the forward
+    dynamics (its accelerations keep the hand relation and give the torque back); the plant's MuJoCo model
     holds the cubic equality while it moves."""
     from pardyn.plants.mujoco_plant import MujocoPlant
 
@@ -190,6 +192,12 @@ def test_dynamics_and_plant_through_a_polynomial_coupling_agree_with_mujoco(cubi
         mujoco.mj_inverse(reference, data)
         expected = data.qfrc_inverse[drive] + slope * data.qfrc_inverse[tip]
         assert dynamics.torques(q, qdot, qddot)[0] == pytest.approx(expected, rel=1e-10, abs=1e-13)
+        # forward dynamics (the drift row): the hand second derivative, and MuJoCo returns the torque applied
+        accelerations = ForwardDynamics(robot).accelerations(q, qdot, np.array([0.07]))
+        assert accelerations[tip] == pytest.approx(slope * accelerations[drive] + curvature * a_dot**2, rel=1e-10)
+        data.qacc[:] = accelerations
+        mujoco.mj_inverse(reference, data)
+        assert data.qfrc_inverse[drive] + slope * data.qfrc_inverse[tip] == pytest.approx(0.07, rel=1e-10)
     plant = MujocoPlant(robot)
     state = plant.step(np.array([0.03]), 0.2)
     assert abs(state.q[tip] - _hand_polynomial(state.q[drive])) < 1e-6
