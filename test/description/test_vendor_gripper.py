@@ -26,31 +26,26 @@ import pardyn
 from pardyn.dynamics import InverseDynamics
 from pardyn.errors import DescriptionError
 
-FINGER = """
-        <body name="{side}_driver" pos="0 0.03 0.05" {mirror}>
-          <inertial mass="0.01" pos="0 0.015 0.001" diaginertia="1.8e-6 1.6e-6 3e-7"/>
-          <joint name="{side}_driver_joint" class="driver"/>
-          <geom class="visual" mesh="driver"/>
-          <body name="{side}_coupler" pos="0 0.03 -0.005">
-            <inertial mass="0.015" pos="0 0.003 0.02" diaginertia="4e-6 3.5e-6 9e-7"/>
-            <joint name="{side}_coupler_joint" class="coupler"/>
-            <geom class="visual" mesh="coupler"/>
-          </body>
-        </body>
-        <body name="{side}_spring_link" pos="0 0.012 0.06" {mirror}>
-          <inertial mass="0.02" pos="0 0.018 0.02" diaginertia="9e-6 7e-6 2.5e-6"/>
-          <joint name="{side}_spring_link_joint" class="spring_link"/>
-          <geom class="visual" mesh="spring_link"/>
-          <body name="{side}_follower" pos="0 0.05 0.04">
-            <inertial mass="0.012" pos="0 -0.01 0.012" diaginertia="2.7e-6 2.5e-6 6e-7"/>
-            <joint name="{side}_follower_joint" class="follower"/>
-            <geom class="visual" mesh="follower"/>
-            <body name="{side}_pad" pos="0 -0.02 0.015">
-              <inertial mass="0.004" pos="0 -0.002 0.018" diaginertia="5e-7 4e-7 1.2e-7"/>
-              <geom class="pad" type="box" size="0.01 0.004 0.009"/>
-            </body>
-          </body>
-        </body>"""
+
+def _link(name: str, pos: str, mass: float, com: str, inertia: str, mesh: str, inner: str = "", extra: str = "") -> str:
+    """One moving body of a finger: its explicit inertial, its joint ``<name>_joint`` (class ``mesh``), a visual
+    mesh geom (the file absent), and the bodies it carries."""
+    return (f'<body name="{name}" pos="{pos}" {extra}><inertial mass="{mass}" pos="{com}" diaginertia="{inertia}"/>'
+            f'<joint name="{name}_joint" class="{mesh}"/><geom class="visual" mesh="{mesh}"/>{inner}</body>')
+
+
+def _finger(side: str, mirror: str = "") -> str:
+    """A four-bar finger: driver + adaptive coupler, spring link + follower carrying the pad (no joint)."""
+    pad = (f'<body name="{side}_pad" pos="0 -0.02 0.015"><inertial mass="0.004" pos="0 -0.002 0.018" '
+           'diaginertia="5e-7 4e-7 1.2e-7"/><geom class="pad" type="box" size="0.01 0.004 0.009"/></body>')
+    coupler = _link(f"{side}_coupler", "0 0.03 -0.005", 0.015, "0 0.003 0.02", "4e-6 3.5e-6 9e-7", "coupler")
+    follower = _link(f"{side}_follower", "0 0.05 0.04", 0.012, "0 -0.01 0.012", "2.7e-6 2.5e-6 6e-7", "follower",
+                     pad)
+    return (_link(f"{side}_driver", "0 0.03 0.05", 0.01, "0 0.015 0.001", "1.8e-6 1.6e-6 3e-7", "driver", coupler,
+                  mirror)
+            + _link(f"{side}_spring_link", "0 0.012 0.06", 0.02, "0 0.018 0.02", "9e-6 7e-6 2.5e-6", "spring_link",
+                    follower, mirror))
+
 
 GRIPPER = f"""<mujoco model="gripper">
   <compiler angle="radian" meshdir="assets" autolimits="true"/>
@@ -76,8 +71,8 @@ GRIPPER = f"""<mujoco model="gripper">
       <body name="base" pos="0 0 0.004">
         <inertial mass="0.8" pos="0 0 0.035" diaginertia="2.6e-4 2.2e-4 1.5e-4"/>
         <geom class="visual" mesh="base"/>
-{FINGER.format(side="right", mirror="")}
-{FINGER.format(side="left", mirror='quat="0 0 0 1"')}
+        {_finger("right")}
+        {_finger("left", 'quat="0 0 0 1"')}
       </body>
     </body>
   </worldbody>
