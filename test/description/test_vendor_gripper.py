@@ -276,3 +276,16 @@ def test_a_home_on_the_joint_limit_says_to_move_it(gripper):
     with pytest.raises(InputError, match=r"on a position limit\); give a home inside the limits \(home: task: in "
                                          r"at_limit.yaml"):
         derived_excitation(robot)
+
+
+def test_a_yaml_driving_another_joint_is_told_the_tendon_is_left_out(gripper):
+    """``actuated: [right_driver_joint]`` (coupled to the tendon's driving joint): loads, says once that the MJCF's
+    tendon actuator is not used, and keeps joint motors (no transmission)."""
+    _, folder = gripper
+    (folder / "right.yaml").write_text(YAML.replace("left_driver_joint", "right_driver_joint"))
+    with pytest.warns(UserWarning) as caught:  # the missing meshes, and:
+        robot = pardyn.load_robot(folder / "right.yaml")
+    said = [str(w.message) for w in caught if "tendon actuators drive" in str(w.message)]
+    assert len(said) == 1 and "leaves out the joints that the MJCF's tendon actuators drive ['left_driver_joint'] " \
+                              "(actuators ['fingers'])" in said[0]
+    assert robot.actuated_names == ("right_driver_joint",) and robot.description.transmissions is None
