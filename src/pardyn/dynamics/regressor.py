@@ -155,8 +155,8 @@ class Regressor:
         # the robot's compiled kernels (pardyn.kernels): the whole observation matrix of N states in one C call
         kernels = robot.kernels
         self._compiled = None if kernels is None or len(self._spring_index) else kernels.observations(
-            self._body_map, self._drive_index, None if projection == "platform" else self.actuated_indices[self.kept],
-            self.params.gravity)
+            self._body_map, self._drive_index,
+            robot.task_indices if projection == "platform" else self.actuated_indices[self.kept], self.params.gravity)
 
     @property
     def rows(self) -> int:

@@ -269,7 +269,8 @@ typedef struct pardyn_observation_layout {{
   const double *body_value;
   int n_drive;              /* drive joints drive[0..n_drive): 4 columns each after the body columns, eq. (5) */
   const int *drive;
-  const int *left;          /* NULL: rows W^T Y_t (eq. 30); else N_TASK joints whose rows of W form J_1 (eqs. 19, 36) */
+  const int *left;          /* N_TASK joints: rows W_left^T Y_t, W_left the velocity map from their rates: the task */
+                            /* joints W^T Y_t (eq. 30), the actuated J^-T W^T Y_t (19), the kept ones J_1^-T W^T Y_t (36) */
   double gravity[3];        /* m/s^2 */
 }} pardyn_observation_layout;
 #endif
@@ -295,9 +296,10 @@ int {prefix}_series(int problem, int count, const double *readings, const double
                     const double *start, double step, int check_every, double *q, double *qdot, double *qddot,
                     pardyn_info *info);
 /* Closed-loop observation matrices of N closed states (q, qdot, qddot: N x NV row-major), eqs. (19), (30), (36):
- * out (N, N_TASK, n_body + 4 n_drive) row-major, rows P W^T Y_t with P = J_1^-T (layout->left) or I; with torques
- * (N x N_ACTUATED) and measured (N x N_TASK) non-NULL, measured = P J^T tau. W: the task velocity map (qdot = W xdot).
- * Returns PARDYN_STATUS_SINGULAR at the first state with a singular K_D or J_1 (the later states are not written). */
+ * out (N, N_TASK, n_body + 4 n_drive) row-major, rows P W^T Y_t with W the task velocity map (qdot = W xdot) and
+ * P = J_1^-T, J_1 = W[layout->left] (I for the task joints); with torques (N x N_ACTUATED) and measured (N x N_TASK)
+ * non-NULL, measured = P J^T tau. Returns PARDYN_STATUS_SINGULAR at the first state where the joints other than
+ * layout->left do not close the loops regularly (the later states are not written). */
 int {prefix}_observations(int count, const double *q, const double *qdot, const double *qddot,
                           const pardyn_observation_layout *layout, const double *torques, double *out, double *measured);
 /* Tree efforts tau_t (NV,) by RNEA with the drive terms of eq. (5); params (N_PARAMS,). */

@@ -257,8 +257,9 @@ class ObservationKernel:
         library: the robot's kernels.
         body_map: ``B`` (10 (njoints - 1), n_body) of :meth:`pardyn.dynamics.parameters.DynamicParameters.body_map`.
         drives: the drive joints' indices (n_d,): four columns each after the body columns (eq. 5).
-        left: None (rows ``W^T Y_t``, eq. 30) or the n task-many joints whose rows of ``W`` form ``J_1``
-            (rows ``J_1^-T W^T Y_t``, eqs. 19, 36).
+        left: the n (task count) joints whose rates give the rows: ``W_left^T Y_t`` with ``W_left`` the velocity
+            map from their rates, i.e. ``J_1^-T W^T Y_t`` with ``J_1 = W[left]`` (the task joints: ``W^T Y_t``,
+            eq. 30; the actuated: eq. 19; the kept actuators: eq. 36).
         gravity: (3,), m/s^2.
     """
 
@@ -271,7 +272,7 @@ class ObservationKernel:
         self._source = np.ascontiguousarray(source, dtype=np.intc)
         self._value = np.ascontiguousarray(body_map.T[body, source])
         self._drives = np.ascontiguousarray(drives, dtype=np.intc)
-        self._left = None if left is None else np.ascontiguousarray(left, dtype=np.intc)
+        self._left = np.ascontiguousarray(left, dtype=np.intc)
         self.rows = library.robot_task_count
         self.columns = body_map.shape[1] + 4 * len(self._drives)
         layout = self._layout = _ObservationLayout()
@@ -279,7 +280,7 @@ class ObservationKernel:
         layout.body_start, layout.body_source = self._start.ctypes.data, self._source.ctypes.data
         layout.body_value = self._value.ctypes.data
         layout.n_drive, layout.drive = len(self._drives), self._drives.ctypes.data
-        layout.left = None if self._left is None else self._left.ctypes.data
+        layout.left = self._left.ctypes.data
         layout.gravity[:] = [float(g) for g in gravity]
         self._function = library._functions["observations"]  # noqa: SLF001 (the library's own binding)
         self._layout_address = ctypes.addressof(layout)

@@ -494,38 +494,51 @@ int PD_API(joint_regressors)(int count, const double *q, const double *qdot, con
   return PD_STATUS_OK;
 }
 
+/* W_g (NV x n_given, column-major): qdot = W_g qdot[given] on K qdot = 0, for n_given = NV - M given joints
+ * (K on the other joints square: one LU, n_given right-hand sides). */
+static int pd_given_map(const double *jac, const int *given, int n_given, double *map) {
+  int nv = PD_NV, m = PD_M, dependent[PD_NV + 1], n_dep = 0;
+  char is_given[PD_NV + 1];
+  double matrix[PD_M * PD_M + 1], rhs[PD_M * PD_NV + 1];
+  memset(is_given, 0, sizeof is_given);
+  for (int i = 0; i < n_given; ++i) is_given[given[i]] = 1;
+  for (int i = 0; i < nv; ++i) if (!is_given[i]) dependent[n_dep++] = i;
+  if (n_dep != m) return PD_STATUS_UNSUPPORTED;
+  for (int j = 0; j < n_dep; ++j) memcpy(matrix + m * j, jac + m * dependent[j], sizeof(double) * m);
+  for (int c = 0; c < n_given; ++c) for (int r = 0; r < m; ++r) rhs[r + m * c] = -jac[r + m * given[c]];
+  if (pd_lu_solve(matrix, m, rhs, n_given)) return PD_STATUS_SINGULAR;
+  for (int c = 0; c < n_given; ++c) {
+    double *column = map + nv * c;
+    for (int i = 0; i < n_given; ++i) column[given[i]] = i == c ? 1.0 : 0.0;
+    for (int j = 0; j < n_dep; ++j) column[dependent[j]] = rhs[j + m * c];
+  }
+  return PD_STATUS_OK;
+}
+
 /* The identification model's observation matrices (pardyn.dynamics.regressor.Regressor.equations), state by state:
- *   W from the task problem (PD_API(states), qdot = W xdot, square), V = P W^T (N_TASK x NV) with P = J_1^-T (an LU
- *   solve J_1^T V = W^T) or I, then V Y_t on the joint regressor's nonzeros only, B's columns, the drive columns
- *   V[:, j] [qddot_j, qdot_j, sign(qdot_j), 1] (eq. 5), and measured = P J^T tau. */
+ *   V = W_left^T (N_TASK x NV), W_left the velocity map from the rates of the joints layout->left (= P W^T with
+ *   W the task velocity map and P = J_1^-T, J_1 = W[left]: the task joints give P = I), then V Y_t on the joint
+ *   regressor's nonzeros only, B's columns, the drive columns V[:, j] [qddot_j, qdot_j, sign(qdot_j), 1] (eq. 5),
+ *   and measured = P J^T tau = V[:, actuated] tau. */
 int PD_API(observations)(int count, const double *q, const double *qdot, const double *qddot,
                          const pardyn_observation_layout *layout, const double *torques, double *out, double *measured) {
   enum { NT = PD_N_TASK };
   const int nv = PD_NV, n_cols = layout->n_body + 4 * layout->n_drive;
-  double w[PD_NV * PD_N_TASK + 1], v[PD_N_TASK * PD_NV + 1], velocity[PD_NV + 1], zero[PD_N_TASK + 1];
+  double phi[PD_M + 1], jac[PD_M * PD_NV + 1], w[PD_NV * PD_N_TASK + 1], v[PD_N_TASK * PD_NV + 1];
   double values[PD_REGRESSOR_NNZ + 1], projected[PD_N_TASK * PD_N_INERTIAL + 1];
-  double left[PD_N_TASK * PD_N_TASK + 1], platform[PD_N_TASK + 1];
-  int piv[PD_N_TASK + 1];
-  memset(zero, 0, sizeof zero);
   for (int k = 0; k < count; ++k) {
     const double *qk = q + nv * k, *qdk = qdot + nv * k, *qddk = qddot + nv * k;
-    int status = PD_API(states)(PARDYN_INVERSE, qk, zero, NULL, velocity, NULL, w);
+    pd_closure_eval(qk, phi, jac);
+    int status = pd_given_map(jac, layout->left, NT, w);
     if (status) return status;
-    for (int i = 0; i < nv; ++i) for (int r = 0; r < NT; ++r) v[r + NT * i] = w[i + nv * r]; /* W^T, column-major */
+    for (int i = 0; i < nv; ++i) for (int r = 0; r < NT; ++r) v[r + NT * i] = w[i + nv * r]; /* W_left^T */
     if (measured && torques) {
       for (int r = 0; r < NT; ++r) {
         double s = 0.0;
-        for (int a = 0; a < PD_N_ACTUATED; ++a) s += w[pd_actuated[a] + nv * r] * torques[PD_N_ACTUATED * k + a];
-        platform[r] = s; /* J^T tau, eq. (30) */
+        for (int a = 0; a < PD_N_ACTUATED; ++a) s += v[r + NT * pd_actuated[a]] * torques[PD_N_ACTUATED * k + a];
+        measured[NT * k + r] = s; /* P J^T tau, eqs. (30), (36) */
       }
     }
-    if (layout->left) { /* J_1^T (column-major): J_1^T[r][c] = W[left[c]][r] */
-      for (int c = 0; c < NT; ++c) for (int r = 0; r < NT; ++r) left[r + NT * c] = w[layout->left[c] + nv * r];
-      if (pd_lu_factor(left, NT, piv)) return PD_STATUS_SINGULAR;
-      pd_lu_apply(left, NT, piv, v, nv);
-      if (measured && torques) pd_lu_apply(left, NT, piv, platform, 1);
-    }
-    if (measured && torques) memcpy(measured + NT * k, platform, sizeof(double) * NT);
     pd_regressor_values(qk, qdk, qddk, layout->gravity, values);
     memset(projected, 0, sizeof(double) * NT * PD_N_INERTIAL);
     for (int c = 0; c < PD_N_INERTIAL; ++c) {
