@@ -87,7 +87,8 @@ class KernelLibrary:
         self.nv = robot.nv
         self.m = robot.closures.size
         self.n_actuated = len(robot.actuated_indices)
-        self.robot_task_count = len(robot.task_indices)
+        self.n_task = len(robot.task_indices)
+        self._given_counts = (self.n_task, self.n_actuated, len(robot.measured_indices))  # per problem 0, 1, 2
         self._prefix = f"pardyn_{c_name(robot.name)}_"
         self._bind()
 
@@ -199,6 +200,9 @@ class KernelLibrary:
         plain case (``done < N``: the Python path takes over at sample ``done``)."""
         readings, rates, accelerations = (np.ascontiguousarray(a, dtype=float) for a in (readings, rates, accelerations))
         count = readings.shape[0]
+        shape = (count, self._given_counts[problem])
+        if readings.shape != shape or rates.shape != shape or accelerations.shape != shape or len(start) != self.nv:
+            raise ValueError(f"series: readings, rates, accelerations {shape} and start ({self.nv},) expected")
         q, qdot, qddot = (np.empty((count, self.nv)) for _ in range(3))
         start = np.ascontiguousarray(start, dtype=float)
         done = self._functions["series"](problem, count, readings.ctypes.data, rates.ctypes.data,
@@ -273,7 +277,7 @@ class ObservationKernel:
         self._value = np.ascontiguousarray(body_map.T[body, source])
         self._drives = np.ascontiguousarray(drives, dtype=np.intc)
         self._left = np.ascontiguousarray(left, dtype=np.intc)
-        self.rows = library.robot_task_count
+        self.rows = library.n_task
         self.columns = body_map.shape[1] + 4 * len(self._drives)
         layout = self._layout = _ObservationLayout()
         layout.n_body = body_map.shape[1]
@@ -302,10 +306,14 @@ class ObservationKernel:
         None when a state is singular (the Python path decides)."""
         q, qdot, qddot = (np.ascontiguousarray(a, dtype=float) for a in (q, qdot, qddot))
         count = q.shape[0]
+        if q.shape != (count, self.library.nv) or qdot.shape != q.shape or qddot.shape != q.shape:
+            raise ValueError(f"observations: q, qdot, qddot ({count}, {self.library.nv}) expected")
         out = np.empty((count, self.rows, self.columns))
         measured = None
         if torques is not None:
             torques = np.ascontiguousarray(torques, dtype=float)
+            if torques.shape != (count, self.library.n_actuated):
+                raise ValueError(f"observations: torques ({count}, {self.library.n_actuated}) expected")
             measured = np.empty((count, self.rows))
         status = self._function(count, q.ctypes.data, qdot.ctypes.data, qddot.ctypes.data, self._layout_address,
                                 None if torques is None else torques.ctypes.data, out.ctypes.data,
