@@ -105,7 +105,8 @@ def record_through_nodes(
                "lockstep": True}
         if run.payload is not None:
             inertia = run.payload.inertia  # ixx iyy izz ixy ixz iyz
-            sim.update(payload_mass=float(run.payload.mass), payload_com=[float(v) for v in run.payload.com],
+            sim.update(payload_mass=float(run.payload.mass), payload_frame=run.payload.frame,
+                       payload_com=[float(v) for v in run.payload.com],
                        payload_inertia=[float(inertia[i, j]) for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))])
         figures[run.name] = _run(bringup, {
             "sim": sim,
