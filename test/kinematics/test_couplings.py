@@ -4,6 +4,9 @@ through the coupling (virtual work: ``tau_a = tau_t,a + c1 tau_t,b``), the MuJoC
 
 from __future__ import annotations
 
+import json
+import re
+
 import mujoco
 import numpy as np
 import pytest
@@ -34,9 +37,29 @@ C1 = 0.8
 C0 = 0.05 + 0.1 - C1 * 0.2  # q_tip = C0 + C1 q_drive in qpos
 
 
-@pytest.fixture
-def finger(tmp_path):
-    (tmp_path / "finger.xml").write_text(FINGER)  # the unedited file, as a vendor ships it
+TENDON = ('<actuator><motor joint="drive"/></actuator>',
+          '<tendon><fixed name="pull"><joint joint="drive" coef="1.0"/><joint joint="tip" coef="0.5"/></fixed></tendon>'
+          '<actuator><motor name="pull_motor" tendon="pull" gear="2"/></actuator>')
+"""The gripper's idiom: one actuator pulls a fixed tendon over both coupled joints (replaces the motor)."""
+
+
+def vendor_style(text: str) -> str:
+    """The finger as a vendor ships it: its one actuator on a fixed tendon (``TENDON``), and mesh geoms for
+    looks and contacts whose files are absent here (each body carries an explicit ``<inertial>``)."""
+    text = text.replace(*TENDON).replace(
+        '<compiler angle="radian"/>', '<compiler angle="radian" meshdir="meshes"/>'
+        '<asset><mesh name="proximal_shell" file="proximal.stl"/><mesh name="distal_shell" file="distal.stl"/></asset>')
+    for body in ("proximal", "distal"):
+        text = re.sub(f'(<body name="{body}".*?<inertial [^>]*/>)', rf'\1<geom type="mesh" mesh="{body}_shell"/>',
+                      text, flags=re.S)
+    assert text.count('type="mesh"') == 2 and 'tendon="pull"' in text
+    return text
+
+
+@pytest.fixture(params=["as written", "vendor style"])
+def finger(tmp_path, request):
+    """The unedited file, as a vendor ships it: the plain finger, and the same in the gripper's style."""
+    (tmp_path / "finger.xml").write_text(FINGER if request.param == "as written" else vendor_style(FINGER))
     return tmp_path / "finger.xml"
 
 
@@ -50,7 +73,7 @@ def test_a_joint_equality_is_a_closure_row(finger):
 
 def test_dynamics_through_the_coupling_agree_with_mujoco(finger):
     robot = pardyn.load_robot(finger)
-    reference = mujoco.MjModel.from_xml_path(str(finger))
+    reference = mujoco.MjModel.from_xml_string(FINGER)  # the same tree (MuJoCo cannot compile absent meshes)
     reference.eq_active0[:] = 0  # the tree alone: its inverse dynamics, springs and damping included
     data = mujoco.MjData(reference)
     dynamics = InverseDynamics(robot)
@@ -83,11 +106,8 @@ def test_a_fixed_tendon_actuator_is_a_transmission_to_the_driving_joint(tmp_path
     """The gripper's idiom: one actuator pulls a fixed tendon over both coupled joints. Through the coupling its
     generalized force on ``drive`` is ``ratio f`` with ``ratio = gear (k_drive + c1 k_tip)``; MuJoCo's actuator
     forces (``qfrc_actuator``) mapped by virtual work, and its tendon length, say the same."""
-    text = FINGER.replace('<actuator><motor joint="drive"/></actuator>',
-                          '<tendon><fixed name="pull"><joint joint="drive" coef="1.0"/><joint joint="tip" coef="0.5"/>'
-                          '</fixed></tendon><actuator><motor name="pull_motor" tendon="pull" gear="2"/></actuator>')
     path = tmp_path / "finger_tendon.xml"
-    path.write_text(text)
+    path.write_text(FINGER.replace(*TENDON))
     robot = pardyn.load_robot(path)
     assert robot.actuated_names == ("drive",)
     transmission = robot.description.transmissions
@@ -118,3 +138,22 @@ def test_compiled_kernels_decline_couplings_and_springs_with_one_line(finger, tm
         '<motor joint="drive"/>', '<motor joint="drive"/><motor joint="tip"/>'))
     robot = pardyn.load_robot(springs_only, kernels="auto")
     assert "Python kinematics and dynamics" in robot.kernel_note and "springs" in robot.kernel_note
+
+
+def test_a_vendor_style_finger_through_describe_kinematics_and_the_demo(tmp_path, own_robot_demo, capsys):
+    """Issue 26's third robot: coupling, tendon actuator, spring, absent meshes; the file unedited. Its
+    dynamics against MuJoCo: ``test_dynamics_through_the_coupling_agree_with_mujoco[vendor style]``."""
+    from pardyn.cli import main
+
+    path = tmp_path / "finger.xml"
+    path.write_text(vendor_style(FINGER))
+    assert main(["robots", "--describe", str(path)]) == 0
+    described = capsys.readouterr()
+    assert "tip = -0.01 + 0.8 drive" in described.out and "actuated: drive" in described.out
+    assert described.err.count("2 mesh geoms skipped") == 1  # once, though the loader reads the file twice
+    assert main(["kinematics", "--robot", str(path), "--actuated", "0.4"]) == 0
+    assert json.loads(capsys.readouterr().out)["joints"]["tip"] == pytest.approx(C0 + C1 * 0.4, abs=1e-12)
+    result, console, _ = own_robot_demo(path)
+    assert "overflow" not in console  # the unlimited tendon motor (DBL_MAX) in the command check
+    validation = result["validation"]
+    assert validation["relative_error_norm"] < validation["nominal"]["relative_error_norm"]

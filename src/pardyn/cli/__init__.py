@@ -78,9 +78,27 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:  #
     return f"pardyn: warning: {message}\n"
 
 
+_SHOWN: set[str] = set()
+"""The warning lines this command printed (:func:`quiet_warnings`)."""
+
+
+def _show_once(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001 - warnings' hook
+    text = _one_line_warning(message, category, filename, lineno)
+    if text not in _SHOWN:
+        _SHOWN.add(text)
+        (file or sys.stderr).write(text)
+
+
 def quiet_warnings() -> None:
-    """Every warning once (whatever its source line), as one line without the Python source it came from."""
+    """Every warning once (whatever its source line), as one line without the Python source it came from.
+
+    Python's ``"once"`` filter is once per calling module (the C implementation keeps it in the caller's
+    registry): a warning met on two call paths (an MJCF read by the loader, then by the tree builder) was
+    printed twice. The lines printed are remembered instead.
+    """
+    _SHOWN.clear()
     warnings.formatwarning = _one_line_warning
+    warnings.showwarning = _show_once
     warnings.simplefilter("once")
     for category in (DeprecationWarning, PendingDeprecationWarning):  # the libraries' business, as by default
         warnings.filterwarnings("ignore", category=category)

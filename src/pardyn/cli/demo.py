@@ -206,11 +206,13 @@ def sized_payload(robot):
                    frame=robot.payload_frame)
 
 
-def identification_demo(robot_name: str, *, duration_s: float, out: Path, loaded: bool | None = None) -> dict:
+def identification_demo(robot_name: str, *, duration_s: float, out: Path, loaded: bool | None = None,
+                        truth_seed: int = 7) -> dict:
     """Part 2 (module docstring); the identification result as JSON.
 
     ``loaded``: record the run with a payload (a shipped robot's known load, else :func:`sized_payload` on
-    its ``payload`` link or task frame, said once); ``None``: when the robot has a known load.
+    its ``payload`` link or task frame, said once); ``None``: when the robot has a known load. ``truth_seed``:
+    the as-built perturbation's seed (studies of the demo's spread).
     """
     from pardyn.closedloop.identification_runs import PAYLOADS, Run  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
@@ -229,7 +231,7 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path, loaded
         runs.append(Run("loaded", 2, duration_s, payload))
     runs.append(Run("validation", 3, max(duration_s / 2, 5.0)))
     recorded = record_through_nodes(robot.reference, runs, out / "bags", truth_path=out / "truth.json",
-                                    truth_seed=7)
+                                    truth_seed=truth_seed)
     bags = recorded.bags
     result = identify(robot, [bags["unloaded"]], loaded_bags=[bags["loaded"]] if "loaded" in bags else [],
                       validate_bags=[bags["validation"]], truth=recorded.truth.as_dict())

@@ -2,7 +2,7 @@
 
 Run once when a robot loads (:class:`pardyn.robot.Robot`):
 
-1. build the tree (:func:`pardyn.description.model.build_model`) and close its
+1. build the tree (:func:`pardyn.description.model.build_tree`) and close its
    loops from the home guess with every declared closure row
    (:func:`pardyn.kinematics.rank.assemble`);
 2. *internal motions*: ``N_i = null([K; S_a])``, the motions left when the
@@ -37,7 +37,7 @@ import numpy as np
 import pinocchio as pin
 
 from pardyn.description.config import Closure, RobotDescription
-from pardyn.description.model import build_model, joint_names
+from pardyn.description.model import build_tree, joint_names
 from pardyn.errors import ConvergenceError, DescriptionError
 from pardyn.kinematics.closure import LoopClosures
 from pardyn.kinematics.rank import (
@@ -69,7 +69,8 @@ class Structure:
         assembled: a closed configuration near the home guess (nv,).
         chart_indices: independent joints (task first, internal last) (n_c,).
         internal_indices: internal coordinates that carry inertia (kept) (k,).
-        locked_joints: ``{joint: value}`` removed from the file's tree.
+        locked_joints: ``{joint: value}`` removed from the file's tree (the YAML's ``locked:``, then the
+            massless internal motions locked at load).
         frame_task: the task frame map, if the task is read from a frame.
         notes: what was decided, for the log and ``pardyn robots --describe``.
     """
@@ -139,8 +140,8 @@ def _lock_massless(
     selection[np.arange(len(actuated)), actuated] = 1.0
     data = model.createData()
     pin.computeJointJacobians(model, data, q)
-    massive = [  # every body with inertia stays still
-        pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+    massive = [  # every body with inertia stays still; (6, nv): pinocchio gives a 1-D array when nv = 1
+        pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED).reshape(6, model.nv)
         for j in range(1, model.njoints)
         if model.inertias[j].mass > 0.0 or np.any(model.inertias[j].inertia != 0.0)
     ]
@@ -284,11 +285,12 @@ def _chart(
 
 def analyse_structure(description: RobotDescription) -> Structure:
     """Build the tree and find its closure rank, internal motions and chart (module docstring)."""
-    model = build_model(description)
+    model, yaml_locked = build_tree(description)
     notes = list(description.notes)
     declared = LoopClosures(model, description.closures)
     q = _assemble(model, description, declared, _guess(model, description))
     model, q, locked, lock_notes = _lock_massless(model, description, q)
+    locked = {**yaml_locked, **locked}
     notes += lock_notes
     names = joint_names(model)
     declared = LoopClosures(model, description.closures)
