@@ -165,32 +165,18 @@ def test_a_pardyn_yaml_around_an_mjcf_tree(tmp_path, four_bar_xml):
     np.testing.assert_allclose(robot.home, vendor.home, atol=1e-10)
 
 
-ADAPTIVE = """<mujoco model="adaptive">
-  <compiler angle="radian"/>  <option gravity="0 0 -9.81"/>
-  <worldbody>
-    <body name="proximal">
-      <joint name="drive" type="hinge" axis="0 1 0"/>
-      <inertial pos="0.03 0 0" mass="0.05" diaginertia="1e-5 2e-5 1.5e-5"/>
-      <body name="distal" pos="0.06 0 0">
-        <joint name="tip" type="hinge" axis="0 1 0" limited="true" range="-0.3 1.2"/>
-        <inertial pos="0.02 0 0" mass="0.03" diaginertia="5e-6 8e-6 6e-6"/>
-      </body>
-    </body>
-  </worldbody>
-  <actuator><motor joint="drive"/></actuator>
-</mujoco>
-"""
-
-
-def test_a_yaml_locks_the_coupler_of_an_adaptive_finger_at_its_limit(tmp_path, capsys):
-    """The gripper's adaptive finger: its coupler rests on a joint limit, so the vendor's MJCF (unedited)
-    gets a YAML that locks it there (``upper``); the kinematics answer lists it with its value; the statics
-    against a hand balance: with the distal link welded at t = 1.2 rad, V = g (-0.05 0.03 sin a
-    - 0.03 (0.06 sin a + 0.02 sin(a + t))) (hinges about y: a point (x, 0, 0) of a body turned by a sits at
-    height -x sin a), tau = dV/da."""
+def test_a_yaml_locks_the_coupler_of_an_adaptive_finger_at_its_limit(tmp_path, capsys, finger_xml):
+    """The gripper's adaptive finger: its coupler (the finger's distal joint, uncoupled, limited to [-0.3, 1.2])
+    rests on a joint limit, so the vendor's MJCF (unedited) gets a YAML that locks it there (``upper``); the
+    kinematics answer lists it with its value; the statics against a hand balance. Hinges about y turn a point
+    (x, 0, z) of a body by theta to height -x sin(theta) + z cos(theta), theta from the joint's ref: with
+    A = a - 0.2, T = 1.2 - 0.1, V = g (0.05 (-0.03 sin A) + 0.03 (-0.06 sin A - 0.02 sin(A + T)
+    + 0.005 cos(A + T))) and tau = dV/da (the locked spring does no work)."""
     from pardyn.dynamics import InverseDynamics
 
-    (tmp_path / "adaptive.xml").write_text(ADAPTIVE)
+    adaptive = re.sub(r"<equality>.*</equality>", "", finger_xml).replace(
+        'ref="0.1"', 'ref="0.1" limited="true" range="-0.3 1.2"')
+    (tmp_path / "adaptive.xml").write_text(adaptive)
     (tmp_path / "adaptive.yaml").write_text(
         "name: adaptive\nurdf: adaptive.xml\ntask: actuated\nactuated: [drive]\nlocked: {tip: upper}\n")
     robot = pardyn.load_robot(tmp_path / "adaptive.yaml")
@@ -199,7 +185,9 @@ def test_a_yaml_locks_the_coupler_of_an_adaptive_finger_at_its_limit(tmp_path, c
     answer = json.loads(capsys.readouterr().out)
     assert answer["locked_joints"] == {"tip": 1.2} and answer["joints"] == {"drive": 0.5}
     tau = InverseDynamics(robot).torques(np.array([0.5]), np.zeros(1), np.zeros(1))
-    expected = -9.81 * (0.05 * 0.03 * math.cos(0.5) + 0.03 * (0.06 * math.cos(0.5) + 0.02 * math.cos(1.7)))
+    a, t = 0.5 - 0.2, 1.2 - 0.1
+    expected = -9.81 * (0.05 * 0.03 * math.cos(a) + 0.03 * (0.06 * math.cos(a) + 0.02 * math.cos(a + t)
+                                                             + 0.005 * math.sin(a + t)))
     assert tau[0] == pytest.approx(expected, rel=1e-12)
 
 
@@ -329,6 +317,7 @@ def test_a_loaded_run_carries_the_load_on_the_task_frame_of_a_robot_without_a_pa
     path = biglide_files(tmp_path, payload_link=False)
     robot = pardyn.load_robot(path)
     assert robot.payload_frame == robot.effector_frame == "platform"
+    assert pardyn.load_robot("ur5e").payload_frame == "tool0"  # a serial robot: its last link, the flange
     assert "payload" not in {body.name for body in robot.nominal_parameters.bodies}
     assert main(["robots", "--describe", str(path)]) == 0 and "degrees of freedom: 2" in capsys.readouterr().out
     result, console, out = own_robot_demo(path, "--loaded")

@@ -14,25 +14,8 @@ import pytest
 import pardyn
 from pardyn.dynamics import InverseDynamics
 
-# a finger: proximal link driven by 'drive', distal link coupled to it (q_tip - 0.1 = 0.05 + 0.8 (q_drive - 0.2)
-# about qpos0 = (0.2, 0.1) from the joints' ref), a spring on the distal joint, gravity in the finger's plane
-FINGER = """
-<mujoco model="finger">
-  <compiler angle="radian"/>  <option gravity="0 0 -9.81"/>
-  <worldbody>
-    <body name="proximal">
-      <joint name="drive" type="hinge" axis="0 1 0" ref="0.2" damping="0.05"/>
-      <inertial pos="0.03 0 0" mass="0.05" diaginertia="1e-5 2e-5 1.5e-5"/>
-      <body name="distal" pos="0.06 0 0">
-        <joint name="tip" type="hinge" axis="0 1 0" ref="0.1" stiffness="0.4" springref="0.3"/>
-        <inertial pos="0.02 0 0.005" mass="0.03" diaginertia="5e-6 8e-6 6e-6"/>
-      </body>
-    </body>
-  </worldbody>
-  <equality><joint joint1="tip" joint2="drive" polycoef="0.05 0.8 0 0 0"/></equality>
-  <actuator><motor joint="drive"/></actuator>
-</mujoco>
-"""
+# FINGER (test/conftest.py, the fixture finger_xml): q_tip - 0.1 = 0.05 + 0.8 (q_drive - 0.2) about qpos0 =
+# (0.2, 0.1) from the joints' ref
 C1 = 0.8
 C0 = 0.05 + 0.1 - C1 * 0.2  # q_tip = C0 + C1 q_drive in qpos
 
@@ -57,9 +40,9 @@ def vendor_style(text: str) -> str:
 
 
 @pytest.fixture(params=["as written", "vendor style"])
-def finger(tmp_path, request):
+def finger(tmp_path, request, finger_xml):
     """The unedited file, as a vendor ships it: the plain finger, and the same in the gripper's style."""
-    (tmp_path / "finger.xml").write_text(FINGER if request.param == "as written" else vendor_style(FINGER))
+    (tmp_path / "finger.xml").write_text(finger_xml if request.param == "as written" else vendor_style(finger_xml))
     return tmp_path / "finger.xml"
 
 
@@ -71,9 +54,9 @@ def test_a_joint_equality_is_a_closure_row(finger):
         assert q[robot.joint_names.index("tip")] == pytest.approx(C0 + C1 * drive, abs=1e-12)
 
 
-def test_dynamics_through_the_coupling_agree_with_mujoco(finger):
+def test_dynamics_through_the_coupling_agree_with_mujoco(finger, finger_xml):
     robot = pardyn.load_robot(finger)
-    reference = mujoco.MjModel.from_xml_string(FINGER)  # the same tree (MuJoCo cannot compile absent meshes)
+    reference = mujoco.MjModel.from_xml_string(finger_xml)  # the same tree (MuJoCo cannot compile absent meshes)
     reference.eq_active0[:] = 0  # the tree alone: its inverse dynamics, springs and damping included
     data = mujoco.MjData(reference)
     dynamics = InverseDynamics(robot)
@@ -102,12 +85,12 @@ def test_the_mujoco_plant_keeps_the_coupling(finger):
     assert abs(state.q[drive] - robot.home[drive]) > 1e-3  # it moved
 
 
-def test_a_fixed_tendon_actuator_is_a_transmission_to_the_driving_joint(tmp_path):
+def test_a_fixed_tendon_actuator_is_a_transmission_to_the_driving_joint(tmp_path, finger_xml):
     """The gripper's idiom: one actuator pulls a fixed tendon over both coupled joints. Through the coupling its
     generalized force on ``drive`` is ``ratio f`` with ``ratio = gear (k_drive + c1 k_tip)``; MuJoCo's actuator
     forces (``qfrc_actuator``) mapped by virtual work, and its tendon length, say the same."""
     path = tmp_path / "finger_tendon.xml"
-    path.write_text(FINGER.replace(*TENDON))
+    path.write_text(finger_xml.replace(*TENDON))
     robot = pardyn.load_robot(path)
     assert robot.actuated_names == ("drive",)
     transmission = robot.description.transmissions
@@ -125,7 +108,7 @@ def test_a_fixed_tendon_actuator_is_a_transmission_to_the_driving_joint(tmp_path
     assert transmission.joint_positions(np.array([[2.0 * data.ten_length[0]]]))[0, 0] == pytest.approx(0.4, abs=1e-12)
 
 
-def test_compiled_kernels_decline_couplings_and_springs_with_one_line(finger, tmp_path):
+def test_compiled_kernels_decline_couplings_and_springs_with_one_line(finger, tmp_path, finger_xml):
     """The kernel generator knows neither couplings nor springs: kernels='auto' keeps the Python path, says
     why, and the answer is still the hand relation (a compiled tree without the coupling row would not be)."""
     robot = pardyn.load_robot(finger, kernels="auto")
@@ -133,20 +116,20 @@ def test_compiled_kernels_decline_couplings_and_springs_with_one_line(finger, tm
     q = robot.solve_forward([0.4]).q
     assert q[robot.joint_names.index("tip")] == pytest.approx(C0 + C1 * 0.4, abs=1e-12)
     springs_only = tmp_path / "spring.xml"
-    springs_only.write_text(FINGER.replace(
+    springs_only.write_text(finger_xml.replace(
         '<equality><joint joint1="tip" joint2="drive" polycoef="0.05 0.8 0 0 0"/></equality>', "").replace(
         '<motor joint="drive"/>', '<motor joint="drive"/><motor joint="tip"/>'))
     robot = pardyn.load_robot(springs_only, kernels="auto")
     assert "Python kinematics and dynamics" in robot.kernel_note and "springs" in robot.kernel_note
 
 
-def test_a_vendor_style_finger_through_describe_kinematics_and_the_demo(tmp_path, own_robot_demo, capsys):
+def test_a_vendor_style_finger_through_describe_kinematics_and_the_demo(tmp_path, own_robot_demo, capsys, finger_xml):
     """Issue 26's third robot: coupling, tendon actuator, spring, absent meshes; the file unedited. Its
     dynamics against MuJoCo: ``test_dynamics_through_the_coupling_agree_with_mujoco[vendor style]``."""
     from pardyn.cli import main
 
     path = tmp_path / "finger.xml"
-    path.write_text(vendor_style(FINGER))
+    path.write_text(vendor_style(finger_xml))
     assert main(["robots", "--describe", str(path)]) == 0
     described = capsys.readouterr()
     assert "tip = -0.01 + 0.8 drive" in described.out and "actuated: drive" in described.out
