@@ -324,7 +324,7 @@ def test_a_loaded_run_carries_the_load_on_the_task_frame_of_a_robot_without_a_pa
     true_mass = round(0.2 * MOVING_MASS, 3)
     assert console.count(f"payload: {true_mass:g} kg (20 % of biglide's moving mass) on frame 'platform' "
                          "(its task frame)") == 1
-    assert result["payload"]["mass"] == pytest.approx(true_mass, rel=0.1)
+    assert result["payload"]["mass"] == pytest.approx(true_mass, rel=0.05)  # 0.8-2.6 % over seeds 7-14
     validation = result["validation"]
     assert validation["relative_error_norm"] < validation["nominal"]["relative_error_norm"]
     params = read_parameter_file(out / "result.json", robot)  # what a controller's parameters_file reads
