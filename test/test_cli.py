@@ -60,6 +60,12 @@ def test_errors_are_one_line_messages(args, expected):
     assert expected in result.stderr and "Traceback" not in result.stderr
 
 
+def test_bare_pardyn_lists_its_commands():
+    result = pardyn()
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert all(f"    {name}" in result.stderr for name in ("robots", "identify", "bringup", "demo", "export"))
+
+
 def test_demo_writes_summary_and_plot(tmp_path):
     """``make demo`` path: the forward problem recovers every inverse solution along the circle."""
     result = pardyn("demo", "--robot", "rrr3", "--kinematics-only", "--rate", "50", "--out", str(tmp_path))

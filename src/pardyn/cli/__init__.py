@@ -106,6 +106,9 @@ def quiet_warnings() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else list(argv)):  # bare `pardyn`: what it can do, as `--help` says it
+        parser.print_help(sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     quiet_warnings()
     try:

@@ -95,7 +95,10 @@ def record_through_nodes(
     law = controller(robot)
     bringup = load_bringup(share_directory() / "config" / "bringup" / "identification.yaml")
     if show_progress:
-        print(f"identification runs of {robot.name} through the ROS 2 nodes ({bringup.source}):", flush=True)
+        source = Path(bringup.source).resolve()
+        if source.is_relative_to(Path.cwd().resolve()):  # the clone's own file: shown as the README writes it
+            source = source.relative_to(Path.cwd().resolve())
+        print(f"identification runs of {robot.name} through the ROS 2 nodes ({source}):", flush=True)
     bags, figures = {}, {}
     for run in runs:
         bag = out_dir / run.name
