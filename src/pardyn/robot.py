@@ -45,8 +45,8 @@ class Robot:
         joint_names: names of the tree coordinates, in ``q`` order (nv,).
         task_indices, actuated_indices, sensed_indices: positions in ``q``
             (``task_indices`` only when the task is made of joints; see :meth:`task_values`).
-        locked_joints: joints of the file's tree locked out of ``model`` (massless
-            internal motions), ``{name: value}``.
+        locked_joints: joints of the file's tree locked out of ``model`` (the YAML's ``locked:``,
+            massless internal motions), ``{name: value}``.
         internal_indices: coordinates of internal motions that carry inertia (kept).
         structure: what the load found (:class:`pardyn.kinematics.structure.Structure`).
         closures: the closure equations (:class:`LoopClosures`).
@@ -191,8 +191,10 @@ class Robot:
         for closure in structure.closures:
             if closure.type == "coupling":
                 a, b = closure.joints
+                terms = " + ".join([f"{closure.coefficients[0]:g}", f"{closure.coefficients[1]:g} {a}"] + [
+                    f"{c:g} {a}^{k}" for k, c in enumerate(closure.coefficients[2:], start=2)])
                 closures.append({"name": closure.name, "frames": [a, b], "type": "coupling", "independent_rows": 1,
-                                 "components": [f"{b} = {closure.coefficients[0]:g} + {closure.coefficients[1]:g} {a}"]})
+                                 "components": [f"{b} = {terms}"]})
                 continue
             rows = 1 if closure.type == "distance" else len(closure.components)
             closures.append({

@@ -13,6 +13,8 @@ import pytest
 
 import pardyn
 from pardyn.dynamics import InverseDynamics
+from pardyn.dynamics.forward import ForwardDynamics
+from pardyn.errors import DescriptionError
 
 # FINGER (test/conftest.py, the fixture finger_xml): q_tip - 0.1 = 0.05 + 0.8 (q_drive - 0.2) about qpos0 =
 # (0.2, 0.1) from the joints' ref
@@ -140,3 +142,105 @@ def test_a_vendor_style_finger_through_describe_kinematics_and_the_demo(tmp_path
     assert "overflow" not in console  # the unlimited tendon motor (DBL_MAX) in the command check
     validation = result["validation"]
     assert validation["relative_error_norm"] < validation["nominal"]["relative_error_norm"]
+
+
+# a cubic coupling about qpos0 = (0.2, 0.1): q_tip - 0.1 = 0.05 + 0.8 x + 0.6 x^2 - 0.9 x^3, x = q_drive - 0.2
+# (MuJoCo's polycoef, five coefficients); in qpos: q_tip = P(q_drive), the hand expansion below
+POLYCOEF = (0.05, 0.8, 0.6, -0.9, 0.0)
+
+
+def _hand_polynomial(q_drive: float, derivative: int = 0) -> float:
+    """``q_tip`` (or its derivatives in ``q_drive``) by hand from MuJoCo's definition about qpos0."""
+    x = q_drive - 0.2
+    c0, c1, c2, c3, _ = POLYCOEF
+    return (0.1 + c0 + c1 * x + c2 * x**2 + c3 * x**3, c1 + 2 * c2 * x + 3 * c3 * x**2, 2 * c2 + 6 * c3 * x)[derivative]
+
+
+@pytest.fixture
+def cubic_finger(tmp_path, finger_xml):
+    path = tmp_path / "cubic.xml"
+    path.write_text(finger_xml.replace('polycoef="0.05 0.8 0 0 0"', f'polycoef="{" ".join(map(str, POLYCOEF))}"'))
+    return path
+
+
+def test_a_polynomial_joint_equality_is_a_closure_row_with_its_jacobian_and_drift(cubic_finger):
+    """Nonlinear ``polycoef`` (was refused: "not linear"): the solution is the hand polynomial and MuJoCo's own
+    equality residual (``efc_pos``) is zero there; the Jacobian row and the drift ``Kdot qdot`` equal finite
+    differences of the residual and of ``K qdot``."""
+    robot = pardyn.load_robot(cubic_finger, kernels="auto")
+    assert robot.summary()["closures"][0]["components"][0].endswith("drive^3")
+    assert "coupling" in robot.kernel_note  # the compiled kernels decline it: the Python rows below
+    closures = robot.closures
+    reference = mujoco.MjModel.from_xml_path(str(cubic_finger))
+    data = mujoco.MjData(reference)
+    drive, tip = robot.joint_names.index("drive"), robot.joint_names.index("tip")
+    for a in (-0.4, 0.2, 0.7):
+        q = robot.solve_forward([a]).q
+        assert q[tip] == pytest.approx(_hand_polynomial(a), abs=1e-12)
+        data.qpos[:] = q
+        mujoco.mj_forward(reference, data)
+        assert abs(data.efc_pos[data.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY]).max() < 1e-12
+        h, qdot = 1e-6, np.array([0.7, -0.4])
+        numeric = np.array([(closures.residual(q + h * e) - closures.residual(q - h * e)) / (2 * h)
+                            for e in np.eye(2)]).T
+        jacobian, rate = closures.jacobian_and_rate(q, qdot)
+        assert jacobian == pytest.approx(numeric, abs=1e-8)
+        assert jacobian[0, drive] == pytest.approx(-_hand_polynomial(a, 1), rel=1e-12)
+        rate_numeric = (closures.jacobian(q + h * qdot) - closures.jacobian(q - h * qdot)) / (2 * h)
+        assert rate == pytest.approx(rate_numeric, abs=1e-8)
+        assert closures.drift(q, qdot) == pytest.approx(rate @ qdot, abs=1e-12)
+
+
+def test_dynamics_and_plant_through_a_polynomial_coupling_agree_with_mujoco(cubic_finger):
+    """Inverse dynamics = MuJoCo's ``mj_inverse`` of the tree mapped by virtual work through the hand polynomial
+    (``tau_a = tau_t,a + P'(q_a) tau_t,b``, ``qddot_b = P' qddot_a + P'' qdot_a^2``), and so does the forward
+    dynamics (its accelerations keep the hand relation and give the torque back); the plant's MuJoCo model
+    holds the cubic equality while it moves."""
+    from pardyn.plants.mujoco_plant import MujocoPlant
+
+    robot = pardyn.load_robot(cubic_finger)
+    reference = mujoco.MjModel.from_xml_path(str(cubic_finger))
+    reference.eq_active0[:] = 0
+    data = mujoco.MjData(reference)
+    dynamics = InverseDynamics(robot)
+    drive, tip = robot.joint_names.index("drive"), robot.joint_names.index("tip")
+    for a, a_dot, a_ddot in ((-0.3, 0.8, -1.5), (0.5, -1.1, 2.0)):
+        slope, curvature = _hand_polynomial(a, 1), _hand_polynomial(a, 2)
+        q, qdot, qddot = np.zeros(2), np.zeros(2), np.zeros(2)
+        q[drive], qdot[drive], qddot[drive] = a, a_dot, a_ddot
+        q[tip], qdot[tip] = _hand_polynomial(a), slope * a_dot
+        qddot[tip] = slope * a_ddot + curvature * a_dot**2
+        data.qpos[:], data.qvel[:], data.qacc[:] = q, qdot, qddot
+        mujoco.mj_inverse(reference, data)
+        expected = data.qfrc_inverse[drive] + slope * data.qfrc_inverse[tip]
+        assert dynamics.torques(q, qdot, qddot)[0] == pytest.approx(expected, rel=1e-10, abs=1e-13)
+        # forward dynamics (the drift row): the hand second derivative, and MuJoCo returns the torque applied
+        accelerations = ForwardDynamics(robot).accelerations(q, qdot, np.array([0.07]))
+        assert accelerations[tip] == pytest.approx(slope * accelerations[drive] + curvature * a_dot**2, rel=1e-10)
+        data.qacc[:] = accelerations
+        mujoco.mj_inverse(reference, data)
+        assert data.qfrc_inverse[drive] + slope * data.qfrc_inverse[tip] == pytest.approx(0.07, rel=1e-10)
+    plant = MujocoPlant(robot)
+    state = plant.step(np.array([0.03]), 0.2)
+    assert abs(state.q[tip] - _hand_polynomial(state.q[drive])) < 1e-6
+    assert abs(state.q[drive] - robot.home[drive]) > 1e-3
+
+
+def test_polynomial_couplings_in_a_yaml_and_what_is_refused(tmp_path, cubic_finger):
+    """A YAML coupling takes 2 to 5 coefficients; a tendon over a nonlinearly coupled joint is one line."""
+    from pardyn.description.config import parse_description
+
+    closure = {"name": "g", "type": "coupling", "joints": ["drive", "tip"], "coefficients": [0.1, 0.5, 0.2]}
+    top = {"name": "f", "urdf": str(cubic_finger), "task": "actuated", "actuated": ["drive"], "closures": [closure]}
+    assert parse_description(top, source=tmp_path / "f.yaml").closures[0].coefficients == (0.1, 0.5, 0.2)
+    closure["coefficients"] = [0.0] * 6
+    with pytest.raises(DescriptionError, match=r"closures\[0\].coefficients: expected 2 to 5 numbers"):
+        parse_description(top, source=tmp_path / "f.yaml")
+    text = cubic_finger.read_text().replace(
+        '<actuator><motor joint="drive"/></actuator>',
+        '<tendon><fixed name="pull"><joint joint="drive" coef="1"/><joint joint="tip" coef="1"/></fixed></tendon>'
+        '<actuator><motor name="m" tendon="pull"/></actuator>')
+    cubic_finger.write_text(text)
+    with pytest.raises(DescriptionError, match="actuator 'm': its tendon runs over 'tip', coupled to 'drive' by a "
+                                               "nonlinear polycoef"):
+        pardyn.load_robot(cubic_finger)

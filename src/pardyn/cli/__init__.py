@@ -78,28 +78,25 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:  #
     return f"pardyn: warning: {message}\n"
 
 
-_SHOWN: set[str] = set()
-"""The warning lines this command printed (:func:`quiet_warnings`)."""
-
-
-def _show_once(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001 - warnings' hook
-    text = _one_line_warning(message, category, filename, lineno)
-    if text not in _SHOWN:
-        _SHOWN.add(text)
-        (file or sys.stderr).write(text)
-
-
 def quiet_warnings() -> None:
     """Every warning once (whatever its source line), as one line without the Python source it came from.
 
-    Python's ``"once"`` filter is once per calling module (the C implementation keeps it in the caller's
-    registry): a warning met on two call paths (an MJCF read by the loader, then by the tree builder) was
-    printed twice. The lines printed are remembered instead.
+    CPython's ``"once"`` remembers a warning in the registry of the module it is attributed to, so the same text
+    raised from two call paths (an MJCF read for the description, then for the tree) would print twice: the
+    texts already shown are kept here as well.
     """
-    _SHOWN.clear()
     warnings.formatwarning = _one_line_warning
-    warnings.showwarning = _show_once
     warnings.simplefilter("once")
+    shown_texts: set[str] = set()
+    show = getattr(warnings.showwarning, "pardyn_wrapped", warnings.showwarning)  # one command: one set
+
+    def show_once(message, category, filename, lineno, file=None, line=None) -> None:
+        if str(message) not in shown_texts:
+            shown_texts.add(str(message))
+            show(message, category, filename, lineno, file, line)
+
+    show_once.pardyn_wrapped = show
+    warnings.showwarning = show_once
     for category in (DeprecationWarning, PendingDeprecationWarning):  # the libraries' business, as by default
         warnings.filterwarnings("ignore", category=category)
 

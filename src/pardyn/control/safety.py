@@ -105,10 +105,9 @@ def check_command(
     bad = [name for name, value in zip(names, values) if not math.isfinite(value)]
     if bad:
         raise CommandRejected(f"non-finite torques for {bad}: {values.tolist()}", reason="non_finite")
-    # |tau| / factor > limit, not |tau| > factor * limit: an unlimited actuator's limit is DBL_MAX (MJCF without
-    # forcerange), whose multiple overflows
-    wild = [f"{name} {value:.6g}" for name, value, limit in zip(names, values, np.asarray(limits, dtype=float))
-            if abs(value) / implausible_factor > limit]
+    with np.errstate(over="ignore"):  # an unlimited joint (limit: the largest float) has an infinite bound
+        bound = implausible_factor * np.asarray(limits, dtype=float)
+    wild = [f"{name} {value:.6g}" for name, value, b in zip(names, values, bound) if abs(value) > b]
     if wild:
         raise CommandRejected(
             f"implausible torques {wild}: beyond {implausible_factor:g}x the limits {np.asarray(limits).tolist()} "

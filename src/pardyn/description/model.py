@@ -10,7 +10,7 @@ from pardyn.description.config import RobotDescription
 from pardyn.description.validation import build_urdf_model, check_urdf
 from pardyn.errors import DescriptionError
 
-__all__ = ["build_model", "build_tree", "joint_names"]
+__all__ = ["build_model", "joint_names"]
 
 
 def joint_names(model: pin.Model) -> tuple[str, ...]:
@@ -18,18 +18,19 @@ def joint_names(model: pin.Model) -> tuple[str, ...]:
     return tuple(model.names[1:])
 
 
-def _lock_joints(model: pin.Model, description: RobotDescription) -> tuple[pin.Model, dict[str, float]]:
-    """The model with the YAML's ``locked`` joints fixed (pinocchio's ``buildReducedModel``), and their values.
+def _lock_joints(model: pin.Model, description: RobotDescription, values_out: dict | None = None) -> pin.Model:
+    """The model with the YAML's ``locked`` joints fixed (pinocchio's ``buildReducedModel``).
 
     ``locked: {joint: value, ...}`` (rad, m), ``locked: [joint, ...]`` (at 0) or
     ``locked: others`` (every joint the YAML does not name in ``task``,
     ``actuated`` or ``sensed``, at 0): a mobile manipulator's wheels, head and
     hand when only its arm is modelled. The bodies of a locked joint are
-    welded to its parent (their inertia lumped into the parent body).
+    welded to its parent (their inertia lumped into the parent body). ``values_out`` receives
+    ``{joint: value}`` (rad, m; ``lower``/``upper`` resolved to the limit).
     """
     locked = description.locked
     if locked is None:
-        return model, {}
+        return model
     names = list(model.names[1:])
     used = set(description.task_joints) | set(description.actuated) | set(description.sensed)
     values = {name: 0.0 for name in names if name not in used} if locked == "others" else dict(locked)
@@ -48,28 +49,24 @@ def _lock_joints(model: pin.Model, description: RobotDescription) -> tuple[pin.M
             if not math.isfinite(value):
                 raise DescriptionError(f"{description.source}: locked.{name}: {name!r} has no {side} limit in "
                                        f"{description.urdf}; give a value (rad, m)")
-        values[name] = float(value)
+        if values_out is not None:
+            values_out[name] = float(value)
         if joint.nq == 1:
             reference[joint.idx_q] = value
         elif joint.nq == 2:  # continuous: (cos, sin)
             reference[joint.idx_q:joint.idx_q + 2] = (math.cos(value), math.sin(value))
-    return pin.buildReducedModel(model, [model.getJointId(name) for name in values], reference), values
+    return pin.buildReducedModel(model, [model.getJointId(name) for name in values], reference)
 
 
-def build_model(description: RobotDescription) -> pin.Model:
-    """The tree of :func:`build_tree`."""
-    return build_tree(description)[0]
-
-
-def build_tree(description: RobotDescription) -> tuple[pin.Model, dict[str, float]]:
-    """Load the URDF tree with pinocchio and check every name the YAML uses; the model and the YAML's
-    ``locked`` joints with their values (rad, m; ``lower``/``upper`` resolved to the limits).
+def build_model(description: RobotDescription, *, locked: dict[str, float] | None = None) -> pin.Model:
+    """Load the URDF tree with pinocchio and check every name the YAML uses.
 
     Only one-degree-of-freedom joints (revolute, prismatic) are accepted, so
     that ``q`` and ``v`` share indices (``nq == nv``) and a joint name is one
     coordinate. Raises :class:`DescriptionError` naming the YAML key at fault.
+    ``locked`` (when given) receives the YAML's locked joints and their values.
     """
-    model, locked = _lock_joints(_read_tree(description), description)
+    model = _lock_joints(_read_tree(description), description, locked)
 
     names = joint_names(model)
     for joint_id in range(1, model.njoints):
@@ -124,7 +121,7 @@ def build_tree(description: RobotDescription) -> tuple[pin.Model, dict[str, floa
     for label in ("working_mode", "assembly_mode"):
         for i, condition in enumerate(getattr(description, label)):
             check_frames(f"{label}[{i}]", condition.frames)
-    return model, locked
+    return model
 
 
 def _read_tree(description: RobotDescription) -> pin.Model:
