@@ -171,9 +171,10 @@ def test_a_pardyn_yaml_around_an_mjcf_tree(tmp_path, four_bar_xml):
 
 
 def test_a_yaml_locks_the_coupler_of_an_adaptive_finger_at_its_limit(tmp_path, capsys, finger_xml):
-    """The gripper's adaptive finger: its coupler (the finger's distal joint, uncoupled, limited to [-0.3, 1.2])
-    rests on a joint limit, so the vendor's MJCF (unedited) gets a YAML that locks it there (``upper``); the
-    kinematics answer lists it with its value; the statics against a hand balance. Hinges about y turn a point
+    """An adaptive finger: its coupler (the finger's distal joint, uncoupled, limited to [-0.3, 1.2]) rests on
+    a joint limit, so the vendor's MJCF (unedited) gets a YAML that locks it there (``upper``), which leaves a
+    one-joint tree (pinocchio's Jacobians are then 1-D: the load failed); the kinematics answer lists the locked
+    joint with its value; the statics against a hand balance. Hinges about y turn a point
     (x, 0, z) of a body by theta to height -x sin(theta) + z cos(theta), theta from the joint's ref: with
     A = a - 0.2, T = 1.2 - 0.1, V = g (0.05 (-0.03 sin A) + 0.03 (-0.06 sin A - 0.02 sin(A + T)
     + 0.005 cos(A + T))) and tau = dV/da (the locked spring does no work)."""
