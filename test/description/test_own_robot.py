@@ -140,6 +140,10 @@ def test_derived_excitation_drawings_and_units(biglide, tmp_path):
 
 
 def test_continuous_joints_of_a_vendor_urdf_load_as_unbounded_revolute(tmp_path):
+    from pardyn.control import actuator_limits
+    from pardyn.dynamics import InverseDynamics
+    from pardyn.errors import InputError
+
     links = "".join(f'<link name="l{i}"><inertial><origin xyz="0.5 0 0"/><mass value="1"/><inertia ixx="0.01" '
                     f'iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>' for i in (1, 2))
     (tmp_path / "arm.urdf").write_text(textwrap.dedent(f"""\
@@ -151,8 +155,10 @@ def test_continuous_joints_of_a_vendor_urdf_load_as_unbounded_revolute(tmp_path)
     robot = pardyn.load_robot(tmp_path / "arm.yaml")
     assert robot.model.nq == robot.model.nv == 2
     assert np.all(np.isinf(robot.model.upperPositionLimit)) and robot.model.effortLimit[1] == 7.0
-    from pardyn.dynamics import InverseDynamics
-
+    # j1 states no effort: what the sim and the controllers need is asked for where the user can give it
+    with pytest.raises(InputError, match=r"\['j1'\] must be positive and finite, got \[0.0, 7.0\]; give those "
+                                         r"joints <limit effort=\.\.\. velocity=\.\.\.> in the tree, or the YAML"):
+        actuator_limits(robot)
     # hand: two unit masses at 0.5 and 1.5 m from j1, horizontal arm, gravity -z along the axes: no torque; a
     # pure j1 acceleration of 1 rad/s^2 at q = 0 needs I1 = 2 * 0.01 + 0.5^2 + 1.5^2 = 2.52 kg m^2
     tau = InverseDynamics(robot).torques(np.zeros(2), np.zeros(2), np.array([1.0, 0.0]))
