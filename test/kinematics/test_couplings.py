@@ -4,6 +4,9 @@ through the coupling (virtual work: ``tau_a = tau_t,a + c1 tau_t,b``), the MuJoC
 
 from __future__ import annotations
 
+import json
+import re
+
 import mujoco
 import numpy as np
 import pytest
@@ -13,32 +16,38 @@ from pardyn.dynamics import InverseDynamics
 from pardyn.dynamics.forward import ForwardDynamics
 from pardyn.errors import DescriptionError
 
-# a finger: proximal link driven by 'drive', distal link coupled to it (q_tip - 0.1 = 0.05 + 0.8 (q_drive - 0.2)
-# about qpos0 = (0.2, 0.1) from the joints' ref), a spring on the distal joint, gravity in the finger's plane
-FINGER = """
-<mujoco model="finger">
-  <compiler angle="radian"/>  <option gravity="0 0 -9.81"/>
-  <worldbody>
-    <body name="proximal">
-      <joint name="drive" type="hinge" axis="0 1 0" ref="0.2" damping="0.05"/>
-      <inertial pos="0.03 0 0" mass="0.05" diaginertia="1e-5 2e-5 1.5e-5"/>
-      <body name="distal" pos="0.06 0 0">
-        <joint name="tip" type="hinge" axis="0 1 0" ref="0.1" stiffness="0.4" springref="0.3"/>
-        <inertial pos="0.02 0 0.005" mass="0.03" diaginertia="5e-6 8e-6 6e-6"/>
-      </body>
-    </body>
-  </worldbody>
-  <equality><joint joint1="tip" joint2="drive" polycoef="0.05 0.8 0 0 0"/></equality>
-  <actuator><motor joint="drive"/></actuator>
-</mujoco>
-"""
+# FINGER (test/conftest.py, the fixture finger_xml): q_tip - 0.1 = 0.05 + 0.8 (q_drive - 0.2) about qpos0 =
+# (0.2, 0.1) from the joints' ref
 C1 = 0.8
 C0 = 0.05 + 0.1 - C1 * 0.2  # q_tip = C0 + C1 q_drive in qpos
 
 
-@pytest.fixture
-def finger(tmp_path):
-    (tmp_path / "finger.xml").write_text(FINGER)  # the unedited file, as a vendor ships it
+# the vendor-style finger's expected note (its absent meshes; checked in test/description/test_own_robot.py)
+pytestmark = pytest.mark.filterwarnings("ignore:.*mesh files missing.*2 mesh geoms skipped:UserWarning")
+
+TENDON = ('<actuator><motor joint="drive"/></actuator>',
+          '<tendon><fixed name="pull"><joint joint="drive" coef="1.0"/><joint joint="tip" coef="0.5"/></fixed></tendon>'
+          '<actuator><motor name="pull_motor" tendon="pull" gear="2"/></actuator>')
+"""The gripper's idiom: one actuator pulls a fixed tendon over both coupled joints (replaces the motor)."""
+
+
+def vendor_style(text: str) -> str:
+    """The finger as a vendor ships it: its one actuator on a fixed tendon (``TENDON``), and mesh geoms for
+    looks and contacts whose files are absent here (each body carries an explicit ``<inertial>``)."""
+    text = text.replace(*TENDON).replace(
+        '<compiler angle="radian"/>', '<compiler angle="radian" meshdir="meshes"/>'
+        '<asset><mesh name="proximal_shell" file="proximal.stl"/><mesh name="distal_shell" file="distal.stl"/></asset>')
+    for body in ("proximal", "distal"):
+        text = re.sub(f'(<body name="{body}".*?<inertial [^>]*/>)', rf'\1<geom type="mesh" mesh="{body}_shell"/>',
+                      text, flags=re.S)
+    assert text.count('type="mesh"') == 2 and 'tendon="pull"' in text
+    return text
+
+
+@pytest.fixture(params=["as written", "vendor style"])
+def finger(tmp_path, request, finger_xml):
+    """The unedited file, as a vendor ships it: the plain finger, and the same in the gripper's style."""
+    (tmp_path / "finger.xml").write_text(finger_xml if request.param == "as written" else vendor_style(finger_xml))
     return tmp_path / "finger.xml"
 
 
@@ -50,9 +59,9 @@ def test_a_joint_equality_is_a_closure_row(finger):
         assert q[robot.joint_names.index("tip")] == pytest.approx(C0 + C1 * drive, abs=1e-12)
 
 
-def test_dynamics_through_the_coupling_agree_with_mujoco(finger):
+def test_dynamics_through_the_coupling_agree_with_mujoco(finger, finger_xml):
     robot = pardyn.load_robot(finger)
-    reference = mujoco.MjModel.from_xml_path(str(finger))
+    reference = mujoco.MjModel.from_xml_string(finger_xml)  # the same tree (MuJoCo cannot compile absent meshes)
     reference.eq_active0[:] = 0  # the tree alone: its inverse dynamics, springs and damping included
     data = mujoco.MjData(reference)
     dynamics = InverseDynamics(robot)
@@ -81,15 +90,12 @@ def test_the_mujoco_plant_keeps_the_coupling(finger):
     assert abs(state.q[drive] - robot.home[drive]) > 1e-3  # it moved
 
 
-def test_a_fixed_tendon_actuator_is_a_transmission_to_the_driving_joint(tmp_path):
+def test_a_fixed_tendon_actuator_is_a_transmission_to_the_driving_joint(tmp_path, finger_xml):
     """The gripper's idiom: one actuator pulls a fixed tendon over both coupled joints. Through the coupling its
     generalized force on ``drive`` is ``ratio f`` with ``ratio = gear (k_drive + c1 k_tip)``; MuJoCo's actuator
     forces (``qfrc_actuator``) mapped by virtual work, and its tendon length, say the same."""
-    text = FINGER.replace('<actuator><motor joint="drive"/></actuator>',
-                          '<tendon><fixed name="pull"><joint joint="drive" coef="1.0"/><joint joint="tip" coef="0.5"/>'
-                          '</fixed></tendon><actuator><motor name="pull_motor" tendon="pull" gear="2"/></actuator>')
     path = tmp_path / "finger_tendon.xml"
-    path.write_text(text)
+    path.write_text(finger_xml.replace(*TENDON))
     robot = pardyn.load_robot(path)
     assert robot.actuated_names == ("drive",)
     transmission = robot.description.transmissions
@@ -107,7 +113,7 @@ def test_a_fixed_tendon_actuator_is_a_transmission_to_the_driving_joint(tmp_path
     assert transmission.joint_positions(np.array([[2.0 * data.ten_length[0]]]))[0, 0] == pytest.approx(0.4, abs=1e-12)
 
 
-def test_compiled_kernels_decline_couplings_and_springs_with_one_line(finger, tmp_path):
+def test_compiled_kernels_decline_couplings_and_springs_with_one_line(finger, tmp_path, finger_xml):
     """The kernel generator knows neither couplings nor springs: kernels='auto' keeps the Python path, says
     why, and the answer is still the hand relation (a compiled tree without the coupling row would not be)."""
     robot = pardyn.load_robot(finger, kernels="auto")
@@ -115,11 +121,29 @@ def test_compiled_kernels_decline_couplings_and_springs_with_one_line(finger, tm
     q = robot.solve_forward([0.4]).q
     assert q[robot.joint_names.index("tip")] == pytest.approx(C0 + C1 * 0.4, abs=1e-12)
     springs_only = tmp_path / "spring.xml"
-    springs_only.write_text(FINGER.replace(
+    springs_only.write_text(finger_xml.replace(
         '<equality><joint joint1="tip" joint2="drive" polycoef="0.05 0.8 0 0 0"/></equality>', "").replace(
         '<motor joint="drive"/>', '<motor joint="drive"/><motor joint="tip"/>'))
     robot = pardyn.load_robot(springs_only, kernels="auto")
     assert "Python kinematics and dynamics" in robot.kernel_note and "springs" in robot.kernel_note
+
+
+def test_a_vendor_style_finger_through_describe_kinematics_and_the_demo(tmp_path, own_robot_demo, capsys, finger_xml):
+    """Issue 26's third robot: coupling, tendon actuator, spring, absent meshes; the file unedited. Its
+    dynamics against MuJoCo: ``test_dynamics_through_the_coupling_agree_with_mujoco[vendor style]``."""
+    from pardyn.cli import main
+
+    path = tmp_path / "finger.xml"
+    path.write_text(vendor_style(finger_xml))
+    assert main(["robots", "--describe", str(path)]) == 0
+    described = capsys.readouterr().out
+    assert "tip = -0.01 + 0.8 drive" in described and "actuated: drive" in described
+    assert main(["kinematics", "--robot", str(path), "--actuated", "0.4"]) == 0
+    assert json.loads(capsys.readouterr().out)["joints"]["tip"] == pytest.approx(C0 + C1 * 0.4, abs=1e-12)
+    result, console, _ = own_robot_demo(path)
+    assert "overflow" not in console  # the unlimited tendon motor (DBL_MAX) in the command check
+    validation = result["validation"]
+    assert validation["relative_error_norm"] < validation["nominal"]["relative_error_norm"]
 
 
 # a cubic coupling about qpos0 = (0.2, 0.1): q_tip - 0.1 = 0.05 + 0.8 x + 0.6 x^2 - 0.9 x^3, x = q_drive - 0.2
@@ -135,9 +159,9 @@ def _hand_polynomial(q_drive: float, derivative: int = 0) -> float:
 
 
 @pytest.fixture
-def cubic_finger(tmp_path):
+def cubic_finger(tmp_path, finger_xml):
     path = tmp_path / "cubic.xml"
-    path.write_text(FINGER.replace('polycoef="0.05 0.8 0 0 0"', f'polycoef="{" ".join(map(str, POLYCOEF))}"'))
+    path.write_text(finger_xml.replace('polycoef="0.05 0.8 0 0 0"', f'polycoef="{" ".join(map(str, POLYCOEF))}"'))
     return path
 
 

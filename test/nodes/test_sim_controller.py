@@ -389,7 +389,8 @@ def test_sim_parameters_choose_the_plant_and_the_payload(ros_client, in_process)
     try:
         assert isinstance(node.plant, PinocchioPlant)
         payload = node.plant.payload
-        assert payload.mass == 2.5 and payload.frame == "platform"
+        # payload_frame left empty: the DualV's 'payload' link (fixed at the platform's origin)
+        assert payload.mass == 2.5 and payload.frame == "payload"
         np.testing.assert_array_equal(payload.com, [0.01, 0.0, 0.02])
         np.testing.assert_array_equal(payload.inertia, [[0.1, 0.01, 0.02], [0.01, 0.2, 0.03], [0.02, 0.03, 0.3]])
         q = node.plant.state().q

@@ -140,8 +140,8 @@ def _lock_massless(
     selection[np.arange(len(actuated)), actuated] = 1.0
     data = model.createData()
     pin.computeJointJacobians(model, data, q)
-    massive = [  # every body with inertia stays still
-        pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+    massive = [  # every body with inertia stays still; (6, nv): pinocchio gives a 1-D array when nv = 1
+        pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED).reshape(6, model.nv)
         for j in range(1, model.njoints)
         if model.inertias[j].mass > 0.0 or np.any(model.inertias[j].inertia != 0.0)
     ]
@@ -216,7 +216,7 @@ def _moving_bodies(model: pin.Model, q: np.ndarray, motions: np.ndarray) -> list
         inertia = model.inertias[joint]
         if inertia.mass <= 0.0:
             continue
-        jacobian = pin.getJointJacobian(model, data, joint, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        jacobian = pin.getJointJacobian(model, data, joint, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED).reshape(6, model.nv)
         lever = data.oMi[joint].rotation @ inertia.lever
         velocity = jacobian[:3] - np.cross(lever, jacobian[3:].T).T  # v_com = v - (R c) x w
         if np.abs(velocity @ motions).max() > 1e-7:
