@@ -322,7 +322,8 @@ class ObservationKernel:
 
     def single(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray, torques: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray | None] | None:
-        """One state (nv,) each: ``(Y (rows, columns), P J^T tau (rows,) or None)`` through fixed buffers, or None."""
+        """One state (nv,) each: ``(Y (rows, columns), P J^T tau (rows,) or None)`` through fixed buffers, or None.
+        Not reentrant (one set of buffers per kernel, as the library's own calls): one thread per Regressor."""
         state = self._state
         state[0], state[1], state[2] = q, qdot, qddot
         a = self._addresses
