@@ -60,6 +60,12 @@ def test_errors_are_one_line_messages(args, expected):
     assert expected in result.stderr and "Traceback" not in result.stderr
 
 
+def test_bare_pardyn_lists_its_commands():
+    result = pardyn()
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert all(f"    {name}" in result.stderr for name in ("robots", "identify", "bringup", "demo", "export"))
+
+
 def test_demo_writes_summary_and_plot(tmp_path):
     """``make demo`` path: the forward problem recovers every inverse solution along the circle."""
     result = pardyn("demo", "--robot", "rrr3", "--kinematics-only", "--rate", "50", "--out", str(tmp_path))
@@ -71,6 +77,27 @@ def test_demo_writes_summary_and_plot(tmp_path):
     assert summary["max_analytic_vs_newton_task_error"] < 1e-10
     assert summary["max_velocity_round_trip_error"] < 1e-10
     assert (tmp_path / "kinematics" / "kinematics.png").stat().st_size > 10_000
+
+
+def test_two_demos_in_one_ros_domain_keep_to_their_own_nodes(tmp_path):
+    """Two people of a lab run ``pardyn demo`` at once on one network (one ROS domain): each run's nodes keep to
+    their own namespace, so both finish with the figures a run alone gives (lockstep: deterministic, equal to
+    the last digit). Before, the two sims took each other's commands and a bag failed ("duplicated stamp")."""
+    import os
+    import random
+
+    environment = {**os.environ, "ROS_DOMAIN_ID": str(random.SystemRandom().randint(1, 100)),
+                   "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    command = [sys.executable, "-m", "pardyn.cli", "demo", "--robot", "five_bar", "--duration", "3", "--no-loaded",
+               "--rate", "20", "--out"]
+    runs = [subprocess.Popen([*command, str(tmp_path / name)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, env=environment) for name in ("first", "second")]
+    outputs = [run.communicate(timeout=300)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    first, second = (json.loads((tmp_path / name / "result.json").read_text()) for name in ("first", "second"))
+    assert first["fit"] == second["fit"]
+    for figure in ("relative_error_norm", "nominal"):
+        assert first["validation"][figure] == second["validation"][figure]
 
 
 def test_experiment_through_the_cli_prints_its_claim_and_writes_its_json(tmp_path):

@@ -271,8 +271,10 @@ SIM = (
           choices=("",) + MUJOCO_INTEGRATORS),
     _spec("coulomb_width", "double", 0.01, "Coulomb friction smoothing of the pinocchio plant (rad/s)",
           low=0.0, high=1e3),
-    _spec("payload_mass", "double", 0.0, "payload fixed to the platform (kg); 0: none", low=0.0, high=1e6),
-    _spec("payload_com", "double_array", (), "payload centre of mass in the platform frame (m); empty: the origin"),
+    _spec("payload_mass", "double", 0.0, "payload fixed to payload_frame (kg); 0: none", low=0.0, high=1e6),
+    _spec("payload_frame", "string", "", "frame carrying the payload; empty: the robot's 'payload' link, else its "
+          "task frame (Robot.payload_frame: the platform, a serial robot's last link)"),
+    _spec("payload_com", "double_array", (), "payload centre of mass in payload_frame (m); empty: the origin"),
     _spec("payload_inertia", "double_array", (),
           "payload inertia about its com, ixx iyy izz ixy ixz iyz (kg m^2); empty: point mass"),
     _spec("counts_per_revolution", "integer", 2**17, "encoder counts per turn of a measured revolute joint",

@@ -9,15 +9,18 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 
 from pardyn.description.config import ModeCondition, RobotDescription
 from pardyn.description.formats import load_description
 from pardyn.description.model import joint_names
-from pardyn.dynamics.parameters import parameters_from_description
+from pardyn.dynamics.parameters import parameters_from_description, payload_body
 from pardyn.errors import ConvergenceError, DescriptionError, InputError, KinematicsError
 from pardyn.kernels import CompiledSolver, select_kernels
 from pardyn.kinematics.analytic import analytic_kinematics
@@ -42,8 +45,8 @@ class Robot:
         joint_names: names of the tree coordinates, in ``q`` order (nv,).
         task_indices, actuated_indices, sensed_indices: positions in ``q``
             (``task_indices`` only when the task is made of joints; see :meth:`task_values`).
-        locked_joints: joints of the file's tree locked out of ``model`` (massless
-            internal motions), ``{name: value}``.
+        locked_joints: joints of the file's tree locked out of ``model`` (the YAML's ``locked:``,
+            massless internal motions), ``{name: value}``.
         internal_indices: coordinates of internal motions that carry inertia (kept).
         structure: what the load found (:class:`pardyn.kinematics.structure.Structure`).
         closures: the closure equations (:class:`LoopClosures`).
@@ -135,6 +138,38 @@ class Robot:
             )
         return self._task_indices
 
+    @property
+    def effector_frame(self) -> str:
+        """Name of the pinocchio frame the task moves: the YAML's task frame; else the body at the end of the
+        task's virtual chain (a platform); else (a serial robot whose task is its joints) the tree's last frame,
+        its last link."""
+        if self.task_frame is not None:
+            return self.task_frame
+        model = self.model
+        virtual = [int(i) + 1 for i in self.task_indices if self.joint_names[i] not in self.actuated_names]
+        if virtual:
+            joint = max(virtual)
+            return next((f.name for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == joint
+                         and f.placement.isIdentity()), model.names[joint])  # else the joint's own frame
+        return model.frames[len(model.frames) - 1].name
+
+    @property
+    def payload_frame(self) -> str:
+        """Name of the frame a payload is carried on: the tree's link named ``payload`` (a massless link fixed
+        where the load sits, whose body the identification fills, eq. 38), else :attr:`effector_frame`."""
+        return "payload" if self.model.existFrame("payload", pin.FrameType.BODY) else self.effector_frame
+
+    def with_payload_body(self) -> Robot:
+        """This robot, its nominal parameters carrying an empty ``payload`` body on :attr:`payload_frame` (what
+        a loaded run identifies, eq. 38); itself when they carry one already. A shallow copy: everything else is
+        shared."""
+        params = self.nominal_parameters
+        if any(body.name == "payload" for body in params.bodies):
+            return self
+        robot = copy.copy(self)
+        robot.nominal_parameters = replace(params, bodies=(*params.bodies, payload_body(self.model, self.payload_frame)))
+        return robot
+
     def task_velocity(self, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
         """``xdot`` (n,) of a closed state: ``qdot[task]``, or ``J_x(q) qdot`` for a frame task (m/s, rad/s)."""
         if self.frame_task is not None:
@@ -156,8 +191,10 @@ class Robot:
         for closure in structure.closures:
             if closure.type == "coupling":
                 a, b = closure.joints
+                terms = " + ".join([f"{closure.coefficients[0]:g}", f"{closure.coefficients[1]:g} {a}"] + [
+                    f"{c:g} {a}^{k}" for k, c in enumerate(closure.coefficients[2:], start=2)])
                 closures.append({"name": closure.name, "frames": [a, b], "type": "coupling", "independent_rows": 1,
-                                 "components": [f"{b} = {closure.coefficients[0]:g} + {closure.coefficients[1]:g} {a}"]})
+                                 "components": [f"{b} = {terms}"]})
                 continue
             rows = 1 if closure.type == "distance" else len(closure.components)
             closures.append({

@@ -11,18 +11,12 @@ __all__ = ["animation", "draw_planar_robot", "draw_spatial_robot", "effector_pos
 
 
 def effector_position(robot: Robot, q: np.ndarray) -> np.ndarray:
-    """Position (3,) m of what the task moves at ``q``: the task frame, else the body at the end of the task's
-    virtual chain, else (a serial robot whose task is its joints) the last frame of the tree."""
+    """Position (3,) m of what the task moves at ``q``: :attr:`~pardyn.robot.Robot.effector_frame`'s origin."""
     import pinocchio as pin  # noqa: PLC0415
 
     model, data = robot.model, robot.model.createData()
     pin.framesForwardKinematics(model, data, q)
-    if robot.description.task_frame is not None:
-        return data.oMf[model.getFrameId(robot.description.task_frame)].translation.copy()
-    virtual = [int(i) + 1 for i in robot.task_indices if robot.joint_names[i] not in robot.actuated_names]
-    if virtual:
-        return data.oMi[max(virtual)].translation.copy()
-    return data.oMf[len(model.frames) - 1].translation.copy()
+    return data.oMf[model.getFrameId(robot.effector_frame)].translation.copy()
 
 
 def plane_axes(robot: Robot, joints: np.ndarray) -> tuple[int, int] | None:

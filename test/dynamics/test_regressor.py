@@ -39,12 +39,13 @@ def _random_parameters(params, rng):
     return params.with_vector(vector)
 
 
+@pytest.mark.parametrize("kernels", ["python", "compiled"])  # pardyn.kernels: the whole observation matrix in C
 @pytest.mark.parametrize(("name", "projection", "projected"), CASES)
-def test_observation_times_parameters_is_the_inverse_dynamic_model(load, name, projection, projected):
-    robot = load(name)
+def test_observation_times_parameters_is_the_inverse_dynamic_model(load, name, projection, projected, kernels):
+    robot = load(name)  # the reference torques: pinocchio's RNEA closed by the Python path
     rng = np.random.default_rng(19)
     nominal = robot.nominal_parameters
-    regressor = Regressor(robot, projection=projection, projected=projected)
+    regressor = Regressor(load(name, kernels), projection=projection, projected=projected)
     q, qdot, qddot = _states(robot, rng, 5)
     for params in (nominal, _random_parameters(nominal, rng)):
         torques = InverseDynamics(robot, params).torques_batch(q, qdot, qddot)  # RNEA path
@@ -53,6 +54,32 @@ def test_observation_times_parameters_is_the_inverse_dynamic_model(load, name, p
         np.testing.assert_allclose(observation @ params.vector(), measured, rtol=1e-10, atol=1e-10)
         if projection == "standard":
             np.testing.assert_allclose(measured, torques, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(("name", "projection", "projected"), [*CASES, ("delta", "standard", None),
+                                                                 ("hexapod", "standard", None)])
+def test_compiled_observations_equal_the_python_path(load, name, projection, projected):
+    """The C observation matrices (pardyn.kernels) against the Python path's definition, state by state:
+    ``P W^T Y_t`` with pinocchio's regressor (``Regressor.tree``) and the velocity map of
+    ``robot.differential``, and the measured side ``P J^T tau``; one state and a batch alike."""
+    python, compiled = load(name), load(name, "compiled")
+    rng = np.random.default_rng(7)
+    q, qdot, qddot = _states(python, rng, 4)
+    torques = rng.normal(0.0, 5.0, (4, len(python.actuated_indices)))
+    reference = Regressor(python, projection=projection, projected=projected)
+    regressor = Regressor(compiled, projection=projection, projected=projected)
+    assert regressor._compiled is not None  # noqa: SLF001 (the C path is the one under test)
+    observation, measured = regressor.equations(q, qdot, qddot, torques)
+    for k in range(4):
+        velocity_map = python.differential.task_velocity_map(q[k])
+        left = reference._left(velocity_map[None])[0]  # noqa: SLF001 (P: I, J^-T or J_1^-T)
+        expected = left @ velocity_map.T @ reference.tree(q[k], qdot[k], qddot[k])
+        gamma = torques[k] if projection == "standard" else left @ velocity_map[python.actuated_indices].T @ torques[k]
+        np.testing.assert_allclose(observation[k], expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+        np.testing.assert_allclose(measured[k], gamma, rtol=0, atol=1e-12 * np.abs(gamma).max())
+        single, single_measured = regressor.equations(q[k], qdot[k], qddot[k], torques[k])
+        np.testing.assert_array_equal(single, observation[k])
+        np.testing.assert_array_equal(single_measured, measured[k])
 
 
 def test_single_sample_shapes(load):

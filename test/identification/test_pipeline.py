@@ -90,6 +90,20 @@ def test_dualv_identified_model_predicts_like_the_truth(dualv_runs, dualv_result
     assert np.linalg.norm(errors) / np.linalg.norm(norms) < 0.03
 
 
+def test_dualv_compiled_kernels_identify_what_the_python_path_does(dualv_runs, dualv_result):
+    """pardyn.kernels (``pardyn identify``'s path): closed-loop states and observation matrices in C give the
+    plant's payload and the Python path's parameters (that path solves its states in numpy passes: 1e-8 apart)."""
+    robot = pardyn.load_robot("dualv", kernels="compiled")
+    bags = dualv_runs.bags
+    result = identify(robot, [bags["unloaded"]], loaded_bags=[bags["loaded"]], validate_bags=[bags["validation_1"]],
+                      show_progress=False)
+    assert result.payload["mass"] == pytest.approx(DUALV_PAYLOAD.mass, rel=0.01)
+    reference = dualv_result.estimate.chi
+    assert np.abs(result.estimate.chi - reference).max() <= 1e-6 * np.abs(reference).max()
+    assert result.as_json()["validation"]["relative_error_norm"] == pytest.approx(
+        dualv_result.as_json()["validation"]["relative_error_norm"], rel=1e-6)
+
+
 def test_dualv_case2_gives_the_same_payload(dualv_runs):
     robot = pardyn.load_robot("dualv")
     bags = dualv_runs.bags
@@ -200,7 +214,8 @@ def test_wu3r_identification_recovers_the_as_built_machine(tmp_path):
     assert np.linalg.norm(errors["nominal"]) / scale > 0.1
 
 
-def test_a_bag_of_another_robot_names_bag_topic_and_time(tmp_path):
+@pytest.mark.parametrize("kernels", ["python", "compiled"])  # compiled: the C series hands the sample to Python
+def test_a_bag_of_another_robot_names_bag_topic_and_time(tmp_path, kernels):
     """Issue 20, item 4: DualV states given to --robot five_bar: the kinematics error names the bag."""
     dualv = pardyn.load_robot("dualv")
     t = np.arange(2000) * 1e-3
@@ -215,7 +230,7 @@ def test_a_bag_of_another_robot_names_bag_topic_and_time(tmp_path):
     bag = write_joint_states(tmp_path / "dualv_bag", t, list(dualv.actuated_names), np.array(rows),
                              effort=np.ones((2000, 4)))
     with pytest.raises(BagError, match=r"dualv_bag.*joint_states.*t=\d+\.\d+ s.*five_bar") as raised:
-        identify(pardyn.load_robot("five_bar"), [bag], show_progress=False)
+        identify(pardyn.load_robot("five_bar", kernels=kernels), [bag], show_progress=False)
     assert "leg3_joint1" in str(raised.value)  # the bag's joints, a hint that it is another robot's
 
 

@@ -191,3 +191,35 @@ def test_exported_c_library_called_from_c_matches_the_python_path(load, tmp_path
     projected = InternalStressProjection(robot).project_at(q, tau)
     np.testing.assert_allclose(star, projected, rtol=1e-12, atol=1e-12 * np.abs(projected).max())
     np.testing.assert_allclose(jacobian, robot.closures.jacobian(q), atol=1e-12)
+
+
+def test_series_follows_a_trajectory_and_stops_where_the_python_path_must_take_over(load):
+    """The identification's closed-loop states in one C call (``KernelLibrary.series``): along a smooth DualV
+    trajectory solved by the Python path (the truth), q, qdot, qddot come back; a reading that closes no loop
+    stops the series at that sample (``closed_loop_states`` goes on in Python from there)."""
+    from pardyn.kernels import CompiledSolver
+
+    python, compiled = load("dualv"), load("dualv", "compiled")
+    step = 1e-3
+    t = np.arange(60) * step
+    frequencies = np.array([3.0, 4.0, 5.0])
+    amplitude = np.array([0.02, -0.015, 0.05])
+    poses = python.home[python.task_indices] + amplitude * np.sin(np.outer(t, frequencies))
+    velocity = amplitude * frequencies * np.cos(np.outer(t, frequencies))
+    acceleration = -amplitude * frequencies**2 * np.sin(np.outer(t, frequencies))
+    q_true, qdot_true, qddot_true = (np.empty((len(t), python.nv)) for _ in range(3))
+    for k in range(len(t)):
+        q_true[k] = python.solve_inverse(poses[k], start=q_true[k - 1] if k else python.home).q
+        _, qdot_true[k], qddot_true[k] = python.differential.task_states(q_true[k], velocity[k], acceleration[k])
+    measured = python.measured_indices
+    arguments = (q_true[:, measured], qdot_true[:, measured], qddot_true[:, measured])
+    done, q, qdot, qddot = compiled.kernels.series(CompiledSolver.FORWARD, *arguments, q_true[0] + 1e-4, step, 10)
+    assert done == len(t)
+    np.testing.assert_allclose(q, q_true, atol=1e-10)
+    np.testing.assert_allclose(qdot, qdot_true, atol=1e-10)
+    np.testing.assert_allclose(qddot, qddot_true, atol=1e-8)
+    broken = arguments[0].copy()
+    broken[27] += 1.5  # no five-bar loop closes with these proximal angles
+    done, q, _, _ = compiled.kernels.series(CompiledSolver.FORWARD, broken, *arguments[1:], q_true[0], step, 10)
+    assert done == 27 and compiled.kernels._info.status != 0  # noqa: SLF001
+    np.testing.assert_allclose(q[:27], q_true[:27], atol=1e-10)

@@ -306,6 +306,49 @@ def test_controller_answers_states_then_zero_torque_without_them_and_drops_bad_s
     assert "[ERROR]" in output and "[WARN]" in output and "Traceback" not in output
 
 
+def test_controller_watchdog_counts_simulated_time_under_use_sim_time(launch_node, ros_client, ros_namespace):
+    """A simulation that stalls (a lockstep sim waiting, a loaded machine) stops /clock: its silence in wall time
+    is no silent robot, so no zero torque and no error; once simulated time runs past the watchdog without a
+    state, the controller trips as on hardware (20 periods of 1 ms here)."""
+    from rosgraph_msgs.msg import Clock
+
+    robot = load_robot("dualv")
+    names = list(robot.actuated_names)
+    namespace = f"{ros_namespace}/sim_time_watchdog"
+    controller = launch_node("controller", params_file=CONTROLLER_CONFIG, namespace=namespace,
+                             params={"watchdog_periods": 20, "internal_stress_projection": "false",
+                                     "use_sim_time": "true"})
+    commands = ros_client.collect(Float64MultiArray, f"{namespace}/effort_controller/commands", depth=2000)
+    states = ros_client.publisher(JointState, f"{namespace}/joint_states")
+    clock = ros_client.publisher(Clock, "/clock")
+
+    def publish_clock(k: int) -> None:
+        message = Clock()
+        message.clock.sec, message.clock.nanosec = divmod(k * PERIOD_NS, 1_000_000_000)
+        clock.publish(message)
+
+    q0 = robot.home[robot.actuated_indices]
+    try:
+        state = joint_state(names, q0, np.zeros(4), 1000)
+        assert ros_client.publish_until(states, state, lambda: (publish_clock(1000), commands)[1], timeout_s=20.0), \
+            controller.output()
+        answered = len(commands)
+        # 0.6 s of wall time (30 watchdog periods) with simulated time standing at the state's stamp
+        deadline = time.monotonic() + 0.6
+        while time.monotonic() < deadline:
+            publish_clock(1000)
+            ros_client.spin_until(lambda: False, 0.02)
+        assert "no joint_states for" not in controller.output(), controller.output()
+        assert len(commands) == answered, "a watchdog command while simulated time stood still"
+        # simulated time runs 100 periods on without a state: zero torque and the error
+        assert ros_client.spin_until(lambda: (publish_clock(1100), "no joint_states for" in controller.output())[1],
+                                     5.0), controller.output()
+        assert ros_client.spin_until(lambda: list(commands[-1].data) == [0.0] * 4, 2.0)
+    finally:
+        code = controller.stop(signal.SIGINT)
+    assert code == 0, controller.output()
+
+
 # --------------------------------------------------------------------------- in process: parameters, plants
 
 @pytest.mark.parametrize("executable", ["sim", "controller", "trajectory"])
@@ -346,7 +389,8 @@ def test_sim_parameters_choose_the_plant_and_the_payload(ros_client, in_process)
     try:
         assert isinstance(node.plant, PinocchioPlant)
         payload = node.plant.payload
-        assert payload.mass == 2.5 and payload.frame == "platform"
+        # payload_frame left empty: the DualV's 'payload' link (fixed at the platform's origin)
+        assert payload.mass == 2.5 and payload.frame == "payload"
         np.testing.assert_array_equal(payload.com, [0.01, 0.0, 0.02])
         np.testing.assert_array_equal(payload.inertia, [[0.1, 0.01, 0.02], [0.01, 0.2, 0.03], [0.02, 0.03, 0.3]])
         q = node.plant.state().q

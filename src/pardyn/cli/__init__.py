@@ -79,15 +79,33 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:  #
 
 
 def quiet_warnings() -> None:
-    """Every warning once (whatever its source line), as one line without the Python source it came from."""
+    """Every warning once (whatever its source line), as one line without the Python source it came from.
+
+    CPython's ``"once"`` remembers a warning in the registry of the module it is attributed to, so the same text
+    raised from two call paths (an MJCF read for the description, then for the tree) would print twice: the
+    texts already shown are kept here as well.
+    """
     warnings.formatwarning = _one_line_warning
     warnings.simplefilter("once")
+    shown_texts: set[str] = set()
+    show = getattr(warnings.showwarning, "pardyn_wrapped", warnings.showwarning)  # one command: one set
+
+    def show_once(message, category, filename, lineno, file=None, line=None) -> None:
+        if str(message) not in shown_texts:
+            shown_texts.add(str(message))
+            show(message, category, filename, lineno, file, line)
+
+    show_once.pardyn_wrapped = show
+    warnings.showwarning = show_once
     for category in (DeprecationWarning, PendingDeprecationWarning):  # the libraries' business, as by default
         warnings.filterwarnings("ignore", category=category)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else list(argv)):  # bare `pardyn`: what it can do, as `--help` says it
+        parser.print_help(sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     quiet_warnings()
     try:

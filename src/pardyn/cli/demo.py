@@ -11,7 +11,8 @@
    ``trajectory`` (exciting) and ``recorder`` in one process): the robot *as
    built* (nominal parameters perturbed, :mod:`pardyn.closedloop.identification_runs`)
    follows an exciting trajectory without, then with a payload (DualV: the
-   paper's 5.37 kg; Delta 1 kg, hexapod 2 kg: ``PAYLOADS``), then a validation trajectory, each recorded to a bag;
+   paper's 5.37 kg; Delta 1 kg, hexapod 2 kg: ``PAYLOADS``; any other robot with ``--loaded``: 20 % of its
+   moving mass on its task frame, :func:`sized_payload`), then a validation trajectory, each recorded to a bag;
    ``pardyn identify`` then identifies the parameters. Writes ``bags/``,
    ``truth.json``, ``result.json`` and ``report/``.
 """
@@ -28,7 +29,6 @@ import numpy as np
 
 from pardyn.cli.console import add_verbose_argument, node_log
 from pardyn.cli.options import number
-from pardyn.errors import InputError
 from pardyn.kinematics.solver import revolute_mask
 from pardyn.progress import progress
 from pardyn.robot import load_robot
@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rate", type=number(1.0, 1e6, unit="Hz"), default=1000.0, help="kinematics part: sampling rate in Hz")
     parser.add_argument("--loaded", action=argparse.BooleanOptionalAction, default=None,
                         help="record a run with a payload (default: when the robot has a known load; other robots "
-                             "get one sized from their mass on their 'payload' link)")
+                             "get 20 %% of their moving mass on their 'payload' link, else on their task frame)")
     add_verbose_argument(parser)
     parser.add_argument("--radius", type=number(0.0, 10.0, low_open=True, unit="m"), default=0.05, help="kinematics part: circle radius in m")
 
@@ -188,26 +188,31 @@ def _plot(robot, times, poses, joints, path: Path) -> None:
     plt.close(figure)
 
 
+PAYLOAD_SHARE = 0.2
+"""Mass of a sized payload as a share of the robot's moving mass (:func:`sized_payload`)."""
+
+
 def sized_payload(robot):
-    """A payload for the loaded run of a robot without a known one: 20 % of the robot's moving mass (kg), a
-    water sphere (1000 kg/m^3) 1 cm off the origin of the robot's ``payload`` link (its YAML's ``dynamics:``
-    body on the task frame); ``None`` when the robot has no such body (nothing to identify it into)."""
-    from pardyn.plants.pinocchio_plant import Payload  # noqa: PLC0415
+    """The load of a robot without a known one (``PAYLOADS``): ``PAYLOAD_SHARE`` (20 %) of the robot's moving
+    mass (the sum of its bodies' masses, kg), a water sphere (1000 kg/m^3; ``I = 0.4 m r^2``) whose centre is
+    1 cm along x off the origin of :attr:`~pardyn.robot.Robot.payload_frame`: the robot's ``payload`` link,
+    else its task frame (the platform; a serial robot's last link)."""
+    from pardyn.plants.payload import Payload  # noqa: PLC0415
 
-    params = robot.nominal_parameters
-    if not any(body.name == "payload" for body in params.bodies):
-        return None
-    mass = 0.2 * sum(float(body.standard[9]) for body in params.bodies)
+    moving = sum(float(body.standard[9]) for body in robot.nominal_parameters.bodies)
+    mass = round(PAYLOAD_SHARE * moving, 3)
     radius = (3.0 * mass / (4.0 * math.pi * 1000.0)) ** (1.0 / 3.0)
-    return Payload(mass=round(mass, 3), com=np.array([0.01, 0.0, 0.0]),
-                   inertia=np.eye(3) * 0.4 * mass * radius**2, frame="payload")
+    return Payload(mass=mass, com=np.array([0.01, 0.0, 0.0]), inertia=np.eye(3) * 0.4 * mass * radius**2,
+                   frame=robot.payload_frame)
 
 
-def identification_demo(robot_name: str, *, duration_s: float, out: Path, loaded: bool | None = None) -> dict:
+def identification_demo(robot_name: str, *, duration_s: float, out: Path, loaded: bool | None = None,
+                        truth_seed: int = 7) -> dict:
     """Part 2 (module docstring); the identification result as JSON.
 
-    ``loaded``: record the run with a payload (a shipped robot's known load, else :func:`sized_payload`);
-    ``None``: when the robot has a known load.
+    ``loaded``: record the run with a payload (a shipped robot's known load, else :func:`sized_payload` on
+    its ``payload`` link or task frame, said once); ``None``: when the robot has a known load. ``truth_seed``:
+    the as-built perturbation's seed (studies of the demo's spread).
     """
     from pardyn.closedloop.identification_runs import PAYLOADS, Run  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
@@ -219,15 +224,14 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path, loaded
     payload = PAYLOADS.get(robot.name) if robot.reference == robot.name else None
     if loaded and payload is None:
         payload = sized_payload(robot)
-        if payload is None:
-            raise InputError(f"{robot.description.source}: dynamics.bodies: a loaded run needs a body on a "
-                             "'payload' link (a massless link fixed to the task frame, listed with mass 0)")
+        print(f"payload: {payload.mass:g} kg ({100 * PAYLOAD_SHARE:g} % of {robot.name}'s moving mass) on frame "
+              f"'{payload.frame}'" + ("" if payload.frame == "payload" else " (its task frame)"))
     runs = [Run("unloaded", 1, duration_s)]
     if payload is not None and loaded is not False:
         runs.append(Run("loaded", 2, duration_s, payload))
     runs.append(Run("validation", 3, max(duration_s / 2, 5.0)))
     recorded = record_through_nodes(robot.reference, runs, out / "bags", truth_path=out / "truth.json",
-                                    truth_seed=7)
+                                    truth_seed=truth_seed)
     bags = recorded.bags
     result = identify(robot, [bags["unloaded"]], loaded_bags=[bags["loaded"]] if "loaded" in bags else [],
                       validate_bags=[bags["validation"]], truth=recorded.truth.as_dict())

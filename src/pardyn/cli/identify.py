@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="bag without payload (repeat): pardyn's or any rosbag2 bag, MCAP or sqlite3")
     add_data_arguments(parser, runs=True)
     parser.add_argument("--loaded-bag", action="append", default=[], type=Path,
-                        help="bag with the payload fixed to the platform (repeat; eq. 49)")
+                        help="bag with the payload fixed to the platform (repeat; eq. 49): the robot's 'payload' link, "
+                             "else its task frame")
     parser.add_argument("--validate-bag", action="append", default=[], type=Path, help="held-out bag (repeat)")
     parser.add_argument("--model", choices=("auto", *MODELS), default="auto",
                         help="identification model: standard (eq. 19), case1 (eq. 30), case2 (eq. 36); "

@@ -126,7 +126,9 @@ def actuator_limits(robot: Robot, override: Sequence[float] | np.ndarray | None 
         source = "effort limits"
     bad = [name for name, value in zip(names, limits) if not (math.isfinite(value) and value > 0.0)]
     if bad:
-        raise InputError(f"{source}: the limits of {bad} must be positive and finite, got {limits.tolist()}")
+        remedy = ("; give those joints <limit effort=... velocity=...> in the tree, or the YAML a 'limits: effort:' "
+                  "section" if source.endswith("<limit effort>") else "")
+        raise InputError(f"{source}: the limits of {bad} must be positive and finite, got {limits.tolist()}{remedy}")
     return limits.copy()
 
 

@@ -105,7 +105,8 @@ def check_command(
     bad = [name for name, value in zip(names, values) if not math.isfinite(value)]
     if bad:
         raise CommandRejected(f"non-finite torques for {bad}: {values.tolist()}", reason="non_finite")
-    bound = implausible_factor * np.asarray(limits, dtype=float)
+    with np.errstate(over="ignore"):  # an unlimited joint (limit: the largest float) has an infinite bound
+        bound = implausible_factor * np.asarray(limits, dtype=float)
     wild = [f"{name} {value:.6g}" for name, value, b in zip(names, values, bound) if abs(value) > b]
     if wild:
         raise CommandRejected(

@@ -110,9 +110,10 @@ class Closure:
     components: tuple[int, ...]
     length: float | None = None
     joints: tuple[str, str] = ()
-    """``coupling``: the joints ``(a, b)`` of ``q_b = c0 + c1 q_a`` (``frames`` is then empty)."""
-    coefficients: tuple[float, float] = ()
-    """``coupling``: ``(c0, c1)`` (rad or m; ratio), e.g. MJCF ``<equality joint polycoef>``."""
+    """``coupling``: the joints ``(a, b)`` of ``q_b = c0 + c1 q_a + ... + c4 q_a^4`` (``frames`` is then empty)."""
+    coefficients: tuple[float, ...] = ()
+    """``coupling``: ``(c0, c1, ...)``, 2 to 5 of them (SI units of ``q_b / q_a^k``), e.g. MJCF
+    ``<equality joint polycoef>`` re-expanded about ``q = 0``."""
 
     @property
     def size(self) -> int:
@@ -219,13 +220,17 @@ def _parse_closure(reader: YamlFields, raw: Any, index: int) -> Closure:
     key = f"closures[{index}]"
     item = reader.mapping(raw, key)
     reader.check_keys(item, key, {"name", "frames", "type", "components", "length", "joints", "coefficients"})
-    if item.get("type") == "coupling":  # q_b = c0 + c1 q_a between two joints
+    if item.get("type") == "coupling":  # q_b = c0 + c1 q_a (+ c2 q_a^2 ... + c4 q_a^4) between two joints
         joints = reader.strings(item.get("joints"), f"{key}.joints")
-        coefficients = reader.vector(item.get("coefficients"), f"{key}.coefficients", 2)
+        raw = item.get("coefficients")
+        if not (isinstance(raw, list) and 2 <= len(raw) <= MAX_COUPLING_COEFFICIENTS):
+            raise reader.fail(f"{key}.coefficients", f"expected 2 to {MAX_COUPLING_COEFFICIENTS} numbers "
+                                                     f"[c0, c1, ...] of q_b = c0 + c1 q_a + c2 q_a^2 ..., got {raw!r}")
+        coefficients = reader.vector(raw, f"{key}.coefficients", len(raw))
         if len(joints) != 2:
             raise reader.fail(f"{key}.joints", f"expected two joint names [a, b] (q_b = c0 + c1 q_a), got {list(joints)}")
         name = reader.string(item.get("name", f"closure{index}"), f"{key}.name")
-        return coupling(name, joints[0], joints[1], float(coefficients[0]), float(coefficients[1]))
+        return coupling(name, joints[0], joints[1], *(float(c) for c in coefficients))
     frames = reader.strings(item.get("frames"), f"{key}.frames")
     if len(frames) != 2:
         raise reader.fail(f"{key}.frames", f"expected two frame names, got {list(frames)}")
@@ -250,10 +255,18 @@ def _parse_closure(reader: YamlFields, raw: Any, index: int) -> Closure:
     return Closure(name=name, frames=(frames[0], frames[1]), type=kind, components=components, length=length)
 
 
-def coupling(name: str, joint_a: str, joint_b: str, c0: float, c1: float) -> Closure:
-    """The closure ``q_b = c0 + c1 q_a`` (one row ``q_b - c0 - c1 q_a``: a gear, a linkage's linear coupling)."""
+MAX_COUPLING_COEFFICIENTS = 5
+"""A coupling polynomial has at most five coefficients (degree 4), as MuJoCo's ``polycoef``."""
+
+
+def coupling(name: str, joint_a: str, joint_b: str, c0: float, c1: float, *higher: float) -> Closure:
+    """The closure ``q_b = c0 + c1 q_a + c2 q_a^2 + ...`` (one row ``q_b - P(q_a)``: a gear, a linkage's
+    coupling; ``higher`` up to ``c4``; trailing zeros dropped, so a linear one keeps ``(c0, c1)``)."""
+    coefficients = [c0, c1, *higher]
+    while len(coefficients) > 2 and coefficients[-1] == 0.0:
+        coefficients.pop()
     return Closure(name=name, frames=(), type="coupling", components=(), joints=(joint_a, joint_b),
-                   coefficients=(c0, c1))
+                   coefficients=tuple(float(c) for c in coefficients))
 
 
 def _parse_condition(reader: YamlFields, raw: Any, key: str) -> ModeCondition:

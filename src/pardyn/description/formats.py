@@ -14,6 +14,7 @@ the rest of pardyn does not know where a robot came from.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -54,7 +55,9 @@ def _load_pardyn(path: Path) -> RobotDescription:
 
         tree = read_mjcf(description.urdf)
         description = replace(description, closures=description.closures or _mjcf_closures(tree),
-                              springs=description.springs or tree.springs)
+                              springs=description.springs or tree.springs,
+                              transmissions=description.transmissions or _tendon_transmission(
+                                  tree, description.actuated, source=path))
     return description
 
 
@@ -69,18 +72,29 @@ def _mjcf_closures(robot) -> tuple[Closure, ...]:
     )
 
 
-def _tendon_transmission(robot):
+def _tendon_transmission(robot, actuated=None, *, source: Path | None = None):
     """The fixed-tendon actuators of an MJCF as a :class:`~pardyn.dynamics.transmission.Transmission` (motor: the
-    tendon's length, ``theta = ratio (q_a - q_0)``); joint motors keep ratio 1. None without tendon actuators."""
-    if not robot.tendon_drives:
+    tendon's length, ``theta = ratio (q_a - q_0)``); joint motors keep ratio 1. None without tendon actuators.
+
+    ``actuated``: the joints of a pardyn YAML around the MJCF (default: the MJCF's own); a tendon whose driving
+    joint is not among them is left out, said once (``source``: that YAML).
+    """
+    actuated = tuple(robot.actuated if actuated is None else actuated)
+    unused = [(actuator, joint) for actuator, joint, _, _ in robot.tendon_drives if joint not in actuated]
+    if unused and source is not None:
+        warnings.warn(f"{source}: actuated: {list(actuated)} leaves out the joints that the MJCF's tendon actuators "
+                      f"drive {[joint for _, joint in unused]} (actuators {[a for a, _ in unused]}): their "
+                      "transmissions are not used", stacklevel=4)
+    drives = {joint: (actuator, ratio, constant) for actuator, joint, ratio, constant in robot.tendon_drives
+              if joint in actuated}
+    if not drives:
         return None
     from pardyn.dynamics.transmission import Transmission  # noqa: PLC0415
 
-    drives = {joint: (actuator, ratio, constant) for actuator, joint, ratio, constant in robot.tendon_drives}
-    motors = [drives[j][0] if j in drives else j for j in robot.actuated]
-    ratio = np.diag([drives[j][1] if j in drives else 1.0 for j in robot.actuated])
-    offset = np.array([-drives[j][2] / drives[j][1] if j in drives else 0.0 for j in robot.actuated])
-    return Transmission(tuple(motors), tuple(robot.actuated), ratio, offset)
+    motors = [drives[j][0] if j in drives else j for j in actuated]
+    ratio = np.diag([drives[j][1] if j in drives else 1.0 for j in actuated])
+    offset = np.array([-drives[j][2] / drives[j][1] if j in drives else 0.0 for j in actuated])
+    return Transmission(tuple(motors), actuated, ratio, offset)
 
 
 @FORMATS.register("gepetto")

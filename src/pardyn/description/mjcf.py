@@ -191,20 +191,29 @@ def _compile(source: Path) -> mujoco.MjModel:
 
 
 def _compile_without_meshes(source: Path, message: str) -> mujoco.MjModel:
-    """The model with its mesh geoms and mesh assets removed, when every body that has a mesh geom carries an
-    explicit ``<inertial>`` (the meshes are then only visual and collision shapes: the dynamics do not change).
+    """The model with its mesh geoms and mesh assets removed, when every body that has a mesh geom either carries
+    an explicit ``<inertial>`` or is fixed to the world (no joint between it and the world: its mass moves nothing;
+    the 2F-85's ``base_mount``). The meshes are then only visual and collision shapes: the dynamics do not change.
 
     Raises:
-        DescriptionError: a mesh geom defines a body's mass (no ``<inertial>``), naming the body and the mesh.
+        DescriptionError: a mesh geom defines the mass of a moving body (no ``<inertial>``), naming the body and
+            the mesh.
     """
     spec = mujoco.MjSpec.from_file(str(source))
     meshes = [geom for geom in spec.geoms if geom.type == mujoco.mjtGeom.mjGEOM_MESH]
+    static = set()
     for geom in meshes:
-        if not geom.parent.explicitinertial:
-            raise DescriptionError(
-                f"{source}: MuJoCo cannot compile this MJCF ({message}) and body {geom.parent.name!r} takes its mass "
-                f"from mesh geom {geom.name or geom.meshname!r}: give the body an <inertial> or provide the mesh file"
-            )
+        body = geom.parent
+        if body.explicitinertial:
+            continue
+        if _fixed_to_world(body):
+            static.add(body.name)
+            continue
+        raise DescriptionError(
+            f"{source}: MuJoCo cannot compile this MJCF ({message}) and body {body.name!r} takes its mass "
+            f"from mesh geom {geom.name or geom.meshname!r}: provide the mesh files (meshdir) or give the body "
+            "an <inertial>"
+        )
     for geom in meshes:
         spec.delete(geom)
     for mesh in list(spec.meshes):
@@ -213,9 +222,19 @@ def _compile_without_meshes(source: Path, message: str) -> mujoco.MjModel:
         model = spec.compile()
     except ValueError as error:
         raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {' '.join(str(error).split())}") from error
+    fixed = f"; the mass of {sorted(static)} (fixed to the world: it moves nothing) is left out" if static else ""
     warnings.warn(f"{source}: mesh files missing ({message}); {len(meshes)} mesh geoms skipped (visual and "
-                  "collision only: every body carrying one has an explicit <inertial>)", stacklevel=4)
+                  f"collision only: every moving body carrying one has an explicit <inertial>{fixed})", stacklevel=4)
     return model
+
+
+def _fixed_to_world(body) -> bool:
+    """Whether no joint (nor mocap) moves an ``MjsBody`` relative to the world: it and its ancestors have none."""
+    while body is not None and body.name != "world":
+        if body.joints or body.mocap:
+            return False
+        body = body.parent
+    return True
 
 
 def _rotation(quaternion: np.ndarray) -> np.ndarray:
@@ -392,27 +411,33 @@ class _Builder:
             if not supported:
                 raise DescriptionError(
                     f"{self.source}: equality {name!r} is a {label} equality; pardyn closes loops with "
-                    "connect (3D) and weld (6D) equalities between bodies or sites, and linear joint couplings"
+                    "connect (3D) and weld (6D) equalities between bodies or sites, and joint couplings (polycoef): "
+                    "set it active=\"false\" in a copy of the file, or write the constraint as one of those"
                 )
             closures.append(self._coupling(eq, name) if kind == mujoco.mjtEq.mjEQ_JOINT else self._closure(eq, name, kind))
         return sorted(closures, key=lambda closure: closure.type == "coupling")  # their rows come last
 
     def _coupling(self, eq: int, name: str) -> MjcfClosure:
-        """A ``joint`` equality ``q1 - q1_0 = c0 + c1 (q2 - q2_0)`` (MuJoCo's ``polycoef``, about ``qpos0``) as
-        ``q_b = c0' + c1 q_a`` with ``b = joint1``, ``a = joint2``, ``c0' = c0 + q1_0 - c1 q2_0``."""
+        """A ``joint`` equality ``q1 - q1_0 = P(q2 - q2_0)`` (MuJoCo's ``polycoef``, five coefficients, about
+        ``qpos0``) as ``q_b = P'(q_a)`` with ``b = joint1``, ``a = joint2``: ``P`` re-expanded about ``q = 0``
+        (binomial shift, exact), plus ``q1_0`` in the constant; linear: ``c0' = c0 + q1_0 - c1 q2_0``."""
         mj = self.mj
         polycoef = np.array(mj.eq_data[eq][:5], dtype=float)
         joint_b, joint_a = int(mj.eq_obj1id[eq]), int(mj.eq_obj2id[eq])
         if joint_a < 0:
             raise DescriptionError(f"{self.source}: equality {name!r} holds joint {self.joint_names[joint_b]!r} at a "
                                    "constant: lock it instead (a pardyn YAML around this file, locked:)")
-        if np.any(polycoef[2:] != 0.0):
-            raise DescriptionError(f"{self.source}: equality {name!r}: polycoef {polycoef.tolist()} is not linear; "
-                                   "pardyn couples joints linearly (q_b = c0 + c1 q_a)")
         q1_0, q2_0 = mj.qpos0[mj.jnt_qposadr[joint_b]], mj.qpos0[mj.jnt_qposadr[joint_a]]
-        c0, c1 = polycoef[0] + q1_0 - polycoef[1] * q2_0, polycoef[1]
+        shifted = np.polynomial.Polynomial(polycoef)(np.polynomial.Polynomial([-q2_0, 1.0])).coef
+        coefficients = np.zeros(5)
+        coefficients[: shifted.size] = shifted
+        coefficients[0] += q1_0
+        if not np.any(coefficients[1:]):
+            raise DescriptionError(f"{self.source}: equality {name!r}: polycoef {polycoef.tolist()} does not depend "
+                                   f"on joint {self.joint_names[joint_a]!r}: lock {self.joint_names[joint_b]!r} "
+                                   "instead (a pardyn YAML around this file, locked:)")
         return MjcfClosure(name, self.joint_names[joint_a], self.joint_names[joint_b], "coupling",
-                           (float(c0), float(c1)))
+                           tuple(float(c) for c in np.trim_zeros(coefficients, "b")))  # c1..c4 not all 0: >= 2
 
     def _closure(self, eq: int, name: str, kind: int) -> MjcfClosure:
         mj = self.mj
@@ -451,7 +476,12 @@ class _Builder:
         terms = []
         for w in wraps:
             joint = self.joint_names[int(mj.wrap_objid[w])]
-            a, c0, c1 = coupled.get(joint, (joint, 0.0, 1.0))
+            a, c0, c1, *higher = coupled.get(joint, (joint, 0.0, 1.0))
+            if any(higher):
+                raise DescriptionError(
+                    f"{self.source}: actuator {name!r}: its tendon runs over {joint!r}, coupled to {a!r} by a "
+                    "nonlinear polycoef, so its length is not linear in the driving joint; pardyn's transmissions are "
+                    "linear: drive the joint itself (<motor joint=...>) or couple it linearly")
             terms.append((a, float(mj.wrap_prm[w]) * c0, float(mj.wrap_prm[w]) * c1))
         driven = {a for a, _, _ in terms}
         if len(driven) != 1:
@@ -475,6 +505,7 @@ class _Builder:
                 if drive is not None and drive[1] not in actuated:
                     actuated.append(drive[1])
                     self.tendon_drives.append(drive)
+                    self._effort_limit(actuator, drive[1], abs(drive[2]))
                     continue
             if transmission not in _JOINT_TRANSMISSIONS:
                 label = mujoco.mjtTrn(transmission).name.removeprefix("mjTRN_").lower()
@@ -485,7 +516,22 @@ class _Builder:
                 self.note(f"actuator {name!r} drives {joint!r} again: counted once")
                 continue
             actuated.append(joint)
+            self._effort_limit(actuator, joint, abs(float(mj.actuator_gear[actuator, 0])))
         return tuple(actuated)
+
+    def _effort_limit(self, actuator: int, joint: str, ratio: float) -> None:
+        """``model.effortLimit`` of a driven joint (N m or N) from the actuator's ``forcerange`` (when
+        ``forcelimited``) times its ratio to the joint (gear, or the tendon's ratio), and the joint's own
+        ``actuatorfrcrange``; unlimited (pinocchio's default) otherwise."""
+        mj = self.mj
+        joint_id = self.joint_names.index(joint)
+        limits = []
+        if mj.actuator_forcelimited[actuator]:
+            limits.append(ratio * float(np.abs(mj.actuator_forcerange[actuator]).max()))
+        if mj.jnt_actfrclimited[joint_id]:
+            limits.append(float(np.abs(mj.jnt_actfrcrange[joint_id]).max()))
+        if limits and min(limits) > 0.0:
+            self.model.effortLimit[mj.jnt_dofadr[joint_id]] = min(limits)
 
     def _gravity(self) -> np.ndarray:
         gravity = np.array(self.mj.opt.gravity, dtype=float)

@@ -18,14 +18,15 @@ def joint_names(model: pin.Model) -> tuple[str, ...]:
     return tuple(model.names[1:])
 
 
-def _lock_joints(model: pin.Model, description: RobotDescription) -> pin.Model:
+def _lock_joints(model: pin.Model, description: RobotDescription, values_out: dict | None = None) -> pin.Model:
     """The model with the YAML's ``locked`` joints fixed (pinocchio's ``buildReducedModel``).
 
     ``locked: {joint: value, ...}`` (rad, m), ``locked: [joint, ...]`` (at 0) or
     ``locked: others`` (every joint the YAML does not name in ``task``,
     ``actuated`` or ``sensed``, at 0): a mobile manipulator's wheels, head and
     hand when only its arm is modelled. The bodies of a locked joint are
-    welded to its parent (their inertia lumped into the parent body).
+    welded to its parent (their inertia lumped into the parent body). ``values_out`` receives
+    ``{joint: value}`` (rad, m; ``lower``/``upper`` resolved to the limit).
     """
     locked = description.locked
     if locked is None:
@@ -48,6 +49,8 @@ def _lock_joints(model: pin.Model, description: RobotDescription) -> pin.Model:
             if not math.isfinite(value):
                 raise DescriptionError(f"{description.source}: locked.{name}: {name!r} has no {side} limit in "
                                        f"{description.urdf}; give a value (rad, m)")
+        if values_out is not None:
+            values_out[name] = float(value)
         if joint.nq == 1:
             reference[joint.idx_q] = value
         elif joint.nq == 2:  # continuous: (cos, sin)
@@ -55,14 +58,15 @@ def _lock_joints(model: pin.Model, description: RobotDescription) -> pin.Model:
     return pin.buildReducedModel(model, [model.getJointId(name) for name in values], reference)
 
 
-def build_model(description: RobotDescription) -> pin.Model:
+def build_model(description: RobotDescription, *, locked: dict[str, float] | None = None) -> pin.Model:
     """Load the URDF tree with pinocchio and check every name the YAML uses.
 
     Only one-degree-of-freedom joints (revolute, prismatic) are accepted, so
     that ``q`` and ``v`` share indices (``nq == nv``) and a joint name is one
     coordinate. Raises :class:`DescriptionError` naming the YAML key at fault.
+    ``locked`` (when given) receives the YAML's locked joints and their values.
     """
-    model = _lock_joints(_read_tree(description), description)
+    model = _lock_joints(_read_tree(description), description, locked)
 
     names = joint_names(model)
     for joint_id in range(1, model.njoints):

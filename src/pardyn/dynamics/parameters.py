@@ -99,6 +99,7 @@ __all__ = [
     "body_to_joint_matrix",
     "parameters_from_description",
     "parameters_from_model",
+    "payload_body",
     "read_parameter_file",
     "write_parameter_file",
 ]
@@ -518,11 +519,10 @@ def parameters_from_model(robot: Robot, model: pin.Model | None = None) -> Dynam
             continue
         link = next(f.name for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == joint)
         bodies.append(Body(name=link, joint=joint, placement=pin.SE3.Identity(), standard=standard))
-    for frame in model.frames:  # a massless link named "payload": where a load is identified (eq. 38), empty
-        if (frame.name == "payload" and frame.type == pin.FrameType.BODY and frame.parentJoint != 0
-                and all(body.name != "payload" for body in bodies)):
-            bodies.append(Body(name="payload", joint=int(frame.parentJoint), placement=frame.placement.copy(),
-                               standard=np.zeros(10)))
+    # a massless link named "payload": where a load is identified (eq. 38), empty
+    if model.existFrame("payload", pin.FrameType.BODY) and all(body.name != "payload" for body in bodies):
+        if model.frames[model.getFrameId("payload", pin.FrameType.BODY)].parentJoint != 0:
+            bodies.append(payload_body(model, "payload"))
     drives = {}
     for index, name in enumerate(robot.joint_names):
         values = {"ia": float(model.armature[index]), "fv": float(model.damping[index]),
@@ -533,6 +533,14 @@ def parameters_from_model(robot: Robot, model: pin.Model | None = None) -> Dynam
         robot=robot.name, bodies=tuple(bodies), drives=_order_drives(robot, drives),
         gravity=np.asarray(model.gravity.linear, dtype=float).copy(), njoints=model.njoints, nv=model.nv,
     )
+
+
+def payload_body(model: pin.Model, frame: str) -> Body:
+    """An empty body named ``payload`` fixed at ``frame`` of ``model``: the 10 parameters of a load carried
+    there (eq. 38), zero until identified."""
+    placed = model.frames[model.getFrameId(frame)]
+    return Body(name="payload", joint=int(placed.parentJoint), placement=placed.placement.copy(),
+                standard=np.zeros(10))
 
 
 def _remedy(robot: Robot) -> str:
@@ -624,6 +632,8 @@ def read_parameter_file(path: str | Path, robot: Robot, *, base: DynamicParamete
           "unlisted": "nominal"                    # or "zero"
         }
 
+    A robot without a ``payload`` body skips the ``*_payload`` names (a load identified on its task frame,
+    :meth:`~pardyn.robot.Robot.with_payload_body`: not part of the bare robot).
     ``unlisted`` says what the parameters not listed become: their nominal
     value (``base``, ``robot.nominal_parameters`` by default), or zero. Base parameters
     (section 4.1) are written with ``"unlisted": "zero"`` under the name of the
@@ -652,6 +662,8 @@ def read_parameter_file(path: str | Path, robot: Robot, *, base: DynamicParamete
     if unlisted not in ("nominal", "zero"):
         raise InputError(f"{path}: unlisted: expected 'nominal' or 'zero', got {unlisted!r}")
     base = robot.nominal_parameters if base is None else base
+    if not any(body.name == "payload" for body in base.bodies):  # a load identified on the task frame: not the robot's
+        values = {name: value for name, value in values.items() if not name.endswith("_payload")}
     params = base.with_values(values, unlisted="keep" if unlisted == "nominal" else "zero",
                               where=f"{path}: standard_parameters")
     check_parameters(params, f"{path}: standard_parameters", error=InputError)

@@ -152,6 +152,11 @@ class Regressor:
         self._drive_end = self._inertial + 4 * len(self._drive_index)  # spring columns k_j after: q_j - q_ref,j
         self._spring_index = np.array([spring.index for spring in self.params.springs], dtype=int)
         self._spring_reference = np.array([spring.reference for spring in self.params.springs])
+        # the robot's compiled kernels (pardyn.kernels): the whole observation matrix of N states in one C call
+        kernels = robot.kernels
+        self._compiled = None if kernels is None or len(self._spring_index) else kernels.observations(
+            self._body_map, self._drive_index,
+            robot.task_indices if projection == "platform" else self.actuated_indices[self.kept], self.params.gravity)
 
     @property
     def rows(self) -> int:
@@ -255,6 +260,10 @@ class Regressor:
         """
         q = np.asarray(q, dtype=float)
         single = q.ndim == 1
+        if self._compiled is not None:
+            answer = self._compiled_equations(q, qdot, qddot, torques, single)
+            if answer is not None:
+                return answer
         if single and self._fast is not None:
             return self._single_equations(q, np.asarray(qdot, dtype=float), np.asarray(qddot, dtype=float),
                                           None if torques is None else np.asarray(torques, dtype=float))
@@ -276,6 +285,30 @@ class Regressor:
                 measured[part] = self._measure(maps, left, torques[part])
         if single:
             return observation[0], None if measured is None else measured[0]
+        return observation, measured
+
+    def _compiled_equations(self, q: np.ndarray, qdot, qddot, torques, single: bool):
+        """:meth:`equations` through the compiled kernels, or None (a singular state: the Python path decides)."""
+        qdot, qddot = np.asarray(qdot, dtype=float), np.asarray(qddot, dtype=float)
+        if q.ndim not in (1, 2) or q.shape[-1] != self.robot.nv or qdot.shape != q.shape or qddot.shape != q.shape:
+            return None  # the Python path says what is wrong
+        wanted = torques is not None and self.projection != "standard"  # standard: Gamma = tau itself
+        if torques is not None:
+            torques = np.asarray(torques, dtype=float)
+            if not single:
+                torques = np.atleast_2d(torques)
+            expected = (self.n_actuated,) if single else (q.shape[0], self.n_actuated)
+            if torques.shape != expected:
+                raise InputError(f"torques: expected {expected}, got {torques.shape}")
+        if single:
+            answer = self._compiled.single(q, qdot, qddot, torques if wanted else None)
+        else:
+            answer = self._compiled(q, qdot, qddot, torques if wanted else None)
+        if answer is None:
+            return None
+        observation, measured = answer
+        if torques is not None and not wanted:
+            measured = torques.copy()
         return observation, measured
 
     def _single_equations(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray,

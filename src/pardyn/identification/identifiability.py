@@ -105,16 +105,20 @@ def compare_bases(structural: BaseParameters, data: BaseParameters, *, motion: M
                            data_relations=tuple(r for r in data.relations if r not in structural_relations))
 
 
-def random_states(robot, *, samples: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random closed states around home: q (M, nv), qdot, qddot (M <= ``samples``: unsolvable draws skipped).
+def random_states(robot, *, samples: int = 60, seed: int = 0,
+                  columns: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random closed states around home: q (M, nv), qdot, qddot (M <= the draws: unsolvable draws skipped).
 
     Measured coordinates drawn within 0.05 (rad or m) of home, the loops closed by the forward problem,
-    random measured rates and accelerations (the model's structure, independent of any record).
+    random measured rates and accelerations (the model's structure, independent of any record). ``samples``
+    draws, or more when ``columns`` (the observation matrix's) needs them: twice as many equations as columns,
+    one per actuated joint and draw (a one-motor gripper with 86 standard parameters: 172 draws, not 60).
     """
     from pardyn.errors import PardynError  # noqa: PLC0415
 
     rng = np.random.default_rng(seed)
     n_a = len(robot.actuated_names)
+    samples = max(samples, -(-2 * columns // max(n_a, 1)))
     home = robot.home[robot.measured_indices]
     states = []
     for _ in range(samples):
@@ -138,7 +142,7 @@ def structural_base(robot, regressor, names: Sequence[str], *, samples: int = 60
     A column of ``names`` the regressor does not have (a coupled motor's) is zero here: it is then never
     a structural base parameter, so never reported lost.
     """
-    own = regressor.matrix(*random_states(robot, samples=samples, seed=seed))  # (M, rows, n_st)
+    own = regressor.matrix(*random_states(robot, samples=samples, seed=seed, columns=len(names)))  # (M, rows, n_st)
     index = {name: k for k, name in enumerate(regressor.names)}
     columns = np.zeros((*own.shape[:2], len(names)))
     for k, name in enumerate(names):

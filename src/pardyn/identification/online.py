@@ -93,7 +93,8 @@ def structural_base(robot: Robot, regressor: Regressor, *, samples: int = 60, se
     into the platform's (no loaded/unloaded split online: the estimate is the platform with
     whatever it carries).
     """
-    observation = regressor.matrix(*random_states(robot, samples=samples, seed=seed))  # (M, rows, n_st)
+    states = random_states(robot, samples=samples, seed=seed, columns=len(regressor.names))
+    observation = regressor.matrix(*states)  # (M, rows, n_st)
     return base_parameters(observation.reshape(-1, observation.shape[-1]), names=regressor.names, order=symmetric_order(regressor.names), eps=eps)
 
 

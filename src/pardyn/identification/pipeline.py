@@ -144,7 +144,8 @@ def identify(
         robot: the robot (its YAML's nominal parameters give the parameter layout).
         bags: bags recorded without payload, or joint-state series (CSV files,
             :func:`pardyn.bags.csv_series.read_csv_series`).
-        loaded_bags: bags (series) recorded with the payload fixed to the platform (eq. 49).
+        loaded_bags: bags (series) recorded with the payload fixed to the platform (eq. 49): the robot's
+            ``payload`` body, else one on its task frame (:meth:`~pardyn.robot.Robot.with_payload_body`).
         validate_bags: held-out bags (series) without payload, for cross-validation.
         settings: pipeline settings (defaults: the papers' recipe).
         closed_loop: a closed-loop estimator (iv, didim): the controller and reference of each
@@ -172,13 +173,15 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
               truth: Mapping[str, float] | None) -> IdentificationResult:
     """:func:`identify` with the BLAS thread limit in place: the story, one step a line."""
     _check_settings(robot, bags, settings)
+    if loaded_bags:  # a robot without a 'payload' link carries its load on its task frame (Robot.payload_frame)
+        robot = robot.with_payload_body()
     clock = time.perf_counter()
     regressor = Regressor(robot, projection=settings.model.projection(robot), projected=settings.model.projected)
     sources = [_source(b) for b in [*bags, *loaded_bags]]
     every = prepare_all(robot, regressor, sources, settings, show_progress=show_progress)  # steps 1-4
     timings = _summed_timings(every)
     unloaded, loaded = _with_efforts(every[: len(bags)]), _with_efforts(every[len(bags):])  # all-zero runs out
-    payload_columns = _payload_columns(robot, regressor, identify_payload=bool(loaded))
+    payload_columns = _payload_columns(regressor)
     scale = _scale_notes(robot, unloaded[0])
 
     clock_step = time.perf_counter()
@@ -409,15 +412,12 @@ def _summed_timings(every: Sequence[BagData]) -> dict[str, float]:
     return timings
 
 
-def _payload_columns(robot: Robot, regressor: Regressor, *, identify_payload: bool) -> list[int]:
-    """The payload's standard columns (eq. 38); an error if loaded bags are given for a robot without one."""
+def _payload_columns(regressor: Regressor) -> list[int]:
+    """The payload's standard columns (eq. 38); none when the robot carries no payload body."""
     try:
-        columns = regressor.payload_columns().tolist()
+        return regressor.payload_columns().tolist()
     except InputError:
-        columns = []
-    if identify_payload and not columns:
-        raise InputError(f"{robot.description.source}: dynamics: no 'payload' body to identify from the loaded bags")
-    return columns
+        return []
 
 
 def _scale_notes(robot: Robot, first: BagData) -> list[str]:

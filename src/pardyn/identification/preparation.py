@@ -41,6 +41,7 @@ from pardyn.identification.rotor_compensation import compensate_bag_torques
 from pardyn.identification.selection import drop_slow_samples
 from pardyn.identification.settings import DataSettings, FilterSettings, IdentificationSettings, ModelSettings
 from pardyn.identification.sources import Source, joint_side_series
+from pardyn.kernels import CompiledSolver
 from pardyn.kinematics import batch as closed_loop_batch
 from pardyn.parallel import parallel_map
 from pardyn.progress import progress
@@ -243,9 +244,11 @@ def closed_loop_states(robot: Robot, recording: Recording, filtered: Filtered, m
                        show_progress: bool = False) -> States:
     """Step 3: the tree states at the kept samples (eqs. 21, 24).
 
-    A serial robot with every joint measured: the readings. Otherwise the whole bag at once where
-    :mod:`pardyn.kinematics.batch` applies (``model.batch_kinematics``), else sample by sample from a
-    second-order prediction; the branch and conditioning checked every :data:`CHECK_EVERY` samples.
+    A serial robot with every joint measured: the readings. Otherwise sample by sample from a second-order
+    prediction, the branch and conditioning checked every :data:`CHECK_EVERY` samples: in C when the robot has
+    compiled kernels (:mod:`pardyn.kernels`, the Python loop taking over at the first sample that is not the plain
+    case), else the whole bag at once where :mod:`pardyn.kinematics.batch` applies (``model.batch_kinematics``),
+    else in Python.
     """
     series, bag, positions, keep = recording.series, recording.bag, recording.positions, filtered.keep
     derivatives, step = filtered.derivatives, filtered.step_s
@@ -263,6 +266,13 @@ def closed_loop_states(robot: Robot, recording: Recording, filtered: Filtered, m
         q[:, measured], qdot[:, measured], qddot[:, measured] = (
             derivatives.q[keep], derivatives.qdot[keep], derivatives.qddot[keep])
         rows = ()
+    elif robot.kernels is not None:
+        # the compiled kernels (pardyn.kernels): the sample-by-sample loop below in one C call, up to the first
+        # sample that is not the plain case (budget spent, branch, singular), from which the loop below goes on
+        problem = CompiledSolver.FORWARD if len(measured) == n_a else CompiledSolver.FORWARD_SENSED
+        done, q, qdot, qddot = robot.kernels.series(problem, derivatives.q[keep], derivatives.qdot[keep],
+                                                    derivatives.qddot[keep], start_q, step, CHECK_EVERY)
+        rows = range(done, count)
     elif model.batch_kinematics and closed_loop_batch.supports(robot):
         # the whole bag at once (pardyn.kinematics.batch): same equations, numpy over the samples
         try:

@@ -10,7 +10,9 @@
   ``closure(q) -> (phi (m,), K (m, nv) column-major)``,
   ``modes(q) -> signed values of the working then assembly mode conditions``,
   ``drift(q, v) -> Kdot v (m,)`` (the forward-mode derivative of ``K(q) v`` along ``v``),
-  ``regressor(q, qdot, qddot, gravity) -> d tau_t / d inertial`` (nv, 10 (njoints - 1)), exact (RNEA is linear),
+  ``regressor(q, qdot, qddot, gravity) -> d tau_t / d inertial`` (nv, 10 (njoints - 1)), exact (RNEA is linear);
+  its structural nonzeros only (column-major, the pattern in ``pd_regressor_colind``/``pd_regressor_row``:
+  5-15 % of the matrix), which the closed-loop observation matrices multiply by ``W^T`` directly,
   ``rnea(q, qdot, qddot, params) -> tau_t (nv,)`` with the drive terms of eq. (5);
 * ``pardyn_NAME.c``: the generic solver (``solver.c`` of this package) bound to the data header, then the
   control laws in one call (``laws.c``: PD + eq. 50, actuated computed torque).
@@ -207,9 +209,10 @@ def generate_sources(robot: Robot, out: Path) -> dict[str, Path]:
     gravity = ca.SX.sym("gravity", 3)
     inertial = ca.SX.sym("inertial", n_inertial)
     joint_regressor = ca.jacobian(tree.rnea(qdot, qddot, inertial, gravity), inertial)  # exact: RNEA is linear
+    pattern = joint_regressor.sparsity()
     functions = [
         ca.Function(f"{prefix}_closure_cg", [q], [ca.densify(phi), ca.densify(jacobian)]),
-        ca.Function(f"{prefix}_regressor_cg", [q, qdot, qddot, gravity], [ca.densify(joint_regressor)]),
+        ca.Function(f"{prefix}_regressor_cg", [q, qdot, qddot, gravity], [joint_regressor]),  # its nonzeros only
         ca.Function(f"{prefix}_drift_cg", [q, velocity], [ca.densify(drift)]),
         ca.Function(f"{prefix}_modes_cg", [q], [ca.densify(modes)]),
         ca.Function(f"{prefix}_rnea_cg", [q, qdot, qddot, params], [ca.densify(tau)]),
@@ -260,6 +263,21 @@ typedef struct pardyn_info {{
   double parallel;   /* condition number of K on the non-actuated joints (0 without checks) */
 }} pardyn_info;
 #endif
+#ifndef PARDYN_OBSERVATION_LAYOUT
+#define PARDYN_OBSERVATION_LAYOUT
+/* Columns and rows of the identification model's observation matrices (pardyn.dynamics.regressor.Regressor). */
+typedef struct pardyn_observation_layout {{
+  int n_body;               /* body columns: column c = sum_k body_value[k] * joint-regressor column body_source[k], */
+  const int *body_start;    /*   k in [body_start[c], body_start[c + 1]) (B of DynamicParameters.body_map, CSC) */
+  const int *body_source;
+  const double *body_value;
+  int n_drive;              /* drive joints drive[0..n_drive): 4 columns each after the body columns, eq. (5) */
+  const int *drive;
+  const int *left;          /* N_TASK joints: rows W_left^T Y_t, W_left the velocity map from their rates: the task */
+                            /* joints W^T Y_t (eq. 30), the actuated J^-T W^T Y_t (19), the kept ones J_1^-T W^T Y_t (36) */
+  double gravity[3];        /* m/s^2 */
+}} pardyn_observation_layout;
+#endif
 
 /* phi (M,) and K = dphi/dq (M x NV, column-major) at q (NV,). */
 int {prefix}_closure(const double *q, double *phi, double *jacobian);
@@ -274,6 +292,20 @@ int {prefix}_states(int problem, const double *q, const double *rates, const dou
  * each state's Y (NV x 10 (njoints - 1), tau_t = Y inertial, without drive terms) column-major. */
 int {prefix}_joint_regressors(int count, const double *q, const double *qdot, const double *qddot,
                               const double *gravity, double *out);
+/* Closed-loop states of a recorded series (N samples, h = step s apart): Newton from the previous sample's
+ * second-order prediction (the first from start (NV,)), branch and conditioning checked every check_every samples,
+ * then qdot, qddot from the given joints' readings, rates, accelerations (N x n_given each, row-major); q, qdot,
+ * qddot (N x NV). Returns the count of samples solved; info: the status of the next (fall back from there). */
+int {prefix}_series(int problem, int count, const double *readings, const double *rates, const double *accelerations,
+                    const double *start, double step, int check_every, double *q, double *qdot, double *qddot,
+                    pardyn_info *info);
+/* Closed-loop observation matrices of N closed states (q, qdot, qddot: N x NV row-major), eqs. (19), (30), (36):
+ * out (N, N_TASK, n_body + 4 n_drive) row-major, rows P W^T Y_t with W the task velocity map (qdot = W xdot) and
+ * P = J_1^-T, J_1 = W[layout->left] (I for the task joints); with torques (N x N_ACTUATED) and measured (N x N_TASK)
+ * non-NULL, measured = P J^T tau. Returns PARDYN_STATUS_SINGULAR at the first state where the joints other than
+ * layout->left do not close the loops regularly (the later states are not written). */
+int {prefix}_observations(int count, const double *q, const double *qdot, const double *qddot,
+                          const pardyn_observation_layout *layout, const double *torques, double *out, double *measured);
 /* Tree efforts tau_t (NV,) by RNEA with the drive terms of eq. (5); params (N_PARAMS,). */
 int {prefix}_tree_torques(const double *q, const double *qdot, const double *qddot, const double *params, double *tau);
 /* Minimum-norm actuator torques (N_ACTUATED,) of a closed state, eqs. (19), (26); stress (N_ACTUATED,) or NULL. */
@@ -324,6 +356,9 @@ void {prefix}_nominal_parameters(double *params);
         + _array("pd_home", "double", robot.home)
         + _array("pd_mode_signs", "int", [c.sign for c in conditions])
         + _array("pd_nominal", "double", parameter_vector(robot, robot.nominal_parameters))
+        + f"#define PD_REGRESSOR_NNZ {pattern.nnz()}\n"
+        + _array("pd_regressor_colind", "int", pattern.colind())
+        + _array("pd_regressor_row", "int", pattern.row())
         + "#endif\n"
     )
     files = {

@@ -25,7 +25,7 @@ from pardyn.kernels.codegen import c_name, check_supported, description_hash, ge
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["CompileError", "KernelLibrary", "cache_root", "compiler", "load_kernels"]
+__all__ = ["CompileError", "KernelLibrary", "ObservationKernel", "cache_root", "compiler", "load_kernels"]
 
 COMPILE_FLAGS = ["-O2", "-fPIC", "-shared", "-std=c99", "-fno-math-errno"]
 """No -ffast-math: the kernels must agree with the Python path to the last digits."""
@@ -38,6 +38,12 @@ class CompileError(Exception):
 class _Info(ctypes.Structure):
     _fields_ = [("status", ctypes.c_int), ("iterations", ctypes.c_int), ("residual", ctypes.c_double),
                 ("serial", ctypes.c_double), ("parallel", ctypes.c_double)]
+
+
+class _ObservationLayout(ctypes.Structure):  # pardyn_observation_layout of the generated header
+    _fields_ = [("n_body", ctypes.c_int), ("body_start", ctypes.c_void_p), ("body_source", ctypes.c_void_p),
+                ("body_value", ctypes.c_void_p), ("n_drive", ctypes.c_int), ("drive", ctypes.c_void_p),
+                ("left", ctypes.c_void_p), ("gravity", ctypes.c_double * 3)]
 
 
 def cache_root() -> Path:
@@ -81,6 +87,8 @@ class KernelLibrary:
         self.nv = robot.nv
         self.m = robot.closures.size
         self.n_actuated = len(robot.actuated_indices)
+        self.n_task = len(robot.task_indices)
+        self._given_counts = (self.n_task, self.n_actuated, len(robot.measured_indices))  # per problem 0, 1, 2
         self._prefix = f"pardyn_{c_name(robot.name)}_"
         self._bind()
 
@@ -98,6 +106,11 @@ class KernelLibrary:
             function.restype = ctypes.c_int
             self._functions[name] = function
         self._solve_function = self._functions["solve"]
+        self._functions["observations"] = function = getattr(lib, prefix + "observations")
+        function.argtypes, function.restype = [ctypes.c_int] + [address] * 7, ctypes.c_int
+        self._functions["series"] = function = getattr(lib, prefix + "series")
+        function.argtypes = [ctypes.c_int, ctypes.c_int] + [address] * 4 + [ctypes.c_double, ctypes.c_int] + [address] * 4
+        function.restype = ctypes.c_int
         for name, signature in (("pd_step", "pppppippp"), ("ctc_step", "pppppppppp")):  # laws.c: one call per message
             function = getattr(lib, prefix + name)
             function.argtypes = [ctypes.c_int if kind == "i" else address for kind in signature]
@@ -113,8 +126,14 @@ class KernelLibrary:
         self._addresses = {name: getattr(self, name).ctypes.data
                            for name in ("_q_in", "_v_in", "_a_in", "_out", "_values", "_stress", "_accelerations")}
         self._info_address = ctypes.addressof(self._info)
+        self._params_object, self._params_pointer = None, 0
+        self._torques_out = np.zeros(max(self.n_actuated, 1))
+        self._inverse_function = self._functions["inverse_dynamics"]
+        self._inverse_arguments = (self._addresses["_q_in"], self._addresses["_v_in"], self._addresses["_a_in"])
+        self._stress_address, self._torques_address = self._addresses["_stress"], self._torques_out.ctypes.data
 
-    _UNPICKLED = ("_lib", "_functions", "_solve_function", "_info", "_addresses", "_info_address")
+    _UNPICKLED = ("_lib", "_functions", "_solve_function", "_info", "_addresses", "_info_address", "_params_object",
+                  "_params_pointer", "_inverse_function", "_inverse_arguments")
 
     def __getstate__(self) -> dict:  # ctypes handles do not pickle: the other process reloads the library
         return {k: v for k, v in self.__dict__.items() if k not in self._UNPICKLED}
@@ -185,29 +204,61 @@ class KernelLibrary:
                                             gravity.ctypes.data, out.ctypes.data)
         return out.transpose(0, 2, 1)
 
+    def observations(self, body_map: np.ndarray, drives, left, gravity) -> ObservationKernel:
+        """The identification model's observation matrices through this library (:class:`ObservationKernel`)."""
+        return ObservationKernel(self, body_map, drives, left, gravity)
+
+    def series(self, problem: int, readings: np.ndarray, rates: np.ndarray, accelerations: np.ndarray,
+               start: np.ndarray, step_s: float, check_every: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """The closed-loop states of a recorded series (N, n_given) each, sample by sample in one C call
+        (``pardyn_NAME_series``): ``(done, q, qdot, qddot)`` (N, nv) each, the first ``done`` samples solved in the
+        plain case (``done < N``: the Python path takes over at sample ``done``)."""
+        readings, rates, accelerations = (np.ascontiguousarray(a, dtype=float) for a in (readings, rates, accelerations))
+        count = readings.shape[0]
+        shape = (count, self._given_counts[problem])
+        if readings.shape != shape or rates.shape != shape or accelerations.shape != shape or len(start) != self.nv:
+            raise ValueError(f"series: readings, rates, accelerations {shape} and start ({self.nv},) expected")
+        q, qdot, qddot = (np.empty((count, self.nv)) for _ in range(3))
+        start = np.ascontiguousarray(start, dtype=float)
+        done = self._functions["series"](problem, count, readings.ctypes.data, rates.ctypes.data,
+                                         accelerations.ctypes.data, start.ctypes.data, float(step_s), int(check_every),
+                                         q.ctypes.data, qdot.ctypes.data, qddot.ctypes.data, self._info_address)
+        return done, q, qdot, qddot
+
     def _state(self, q, qdot, qddot) -> None:
         self._q_in[:] = q
         self._v_in[:] = qdot
         self._a_in[:] = qddot
 
+    def _params_address(self, params: np.ndarray) -> int:
+        """The address of a parameter vector, taken once per vector (``ndarray.ctypes`` costs ~1 us a call)."""
+        if params is not self._params_object:
+            self._params_object, self._params_pointer = params, params.ctypes.data  # holds the vector alive
+        return self._params_pointer
+
     def tree_torques(self, q, qdot, qddot, params: np.ndarray) -> np.ndarray:
         """Tree efforts (nv,) with the drive terms (eq. 1, 5); ``params`` C-contiguous (n_params,)."""
         self._state(q, qdot, qddot)
-        out = np.empty(self.nv)
         a = self._addresses
-        self._functions["tree_torques"](a["_q_in"], a["_v_in"], a["_a_in"], params.ctypes.data, out.ctypes.data)
-        return out
+        self._functions["tree_torques"](a["_q_in"], a["_v_in"], a["_a_in"], self._params_address(params), a["_out"])
+        return self._out.copy()
 
     def inverse_dynamics(self, q, qdot, qddot, params: np.ndarray, stress: np.ndarray | None = None) -> np.ndarray | None:
-        """Minimum-norm actuator torques (n_a,) plus the projected internal stress; None if singular."""
-        self._state(q, qdot, qddot)
-        out = np.empty(self.n_actuated)
-        a = self._addresses
-        if stress is not None:
+        """Minimum-norm actuator torques (n_a,) plus the projected internal stress; None if singular.
+
+        One C call on fixed buffers whose addresses were taken once (a controller's or a simulation's per-state
+        call: the ctypes and numpy overhead is most of its cost)."""
+        self._q_in[:] = q
+        self._v_in[:] = qdot
+        self._a_in[:] = qddot
+        if stress is None:
+            status = self._inverse_function(*self._inverse_arguments, self._params_address(params), None,
+                                            self._torques_address)
+        else:
             self._stress[:] = stress
-        status = self._functions["inverse_dynamics"](a["_q_in"], a["_v_in"], a["_a_in"], params.ctypes.data,
-                                                      None if stress is None else a["_stress"], out.ctypes.data)
-        return None if status else out
+            status = self._inverse_function(*self._inverse_arguments, self._params_address(params),
+                                            self._stress_address, self._torques_address)
+        return None if status else self._torques_out.copy()
 
     def project(self, q, tau) -> np.ndarray | None:
         """Eq. (50): ``J (J^T J)^-1 J^T tau`` (n_a,); None if singular."""
@@ -216,6 +267,89 @@ class KernelLibrary:
         out = np.empty(self.n_actuated)
         status = self._functions["project"](self._addresses["_q_in"], self._addresses["_stress"], out.ctypes.data)
         return None if status else out
+
+
+class ObservationKernel:
+    """The observation matrices of an identification model in C (``pardyn_NAME_observations``), eqs. (19), (30), (36).
+
+    Args:
+        library: the robot's kernels.
+        body_map: ``B`` (10 (njoints - 1), n_body) of :meth:`pardyn.dynamics.parameters.DynamicParameters.body_map`.
+        drives: the drive joints' indices (n_d,): four columns each after the body columns (eq. 5).
+        left: the n (task count) joints whose rates give the rows: ``W_left^T Y_t`` with ``W_left`` the velocity
+            map from their rates, i.e. ``J_1^-T W^T Y_t`` with ``J_1 = W[left]`` (the task joints: ``W^T Y_t``,
+            eq. 30; the actuated: eq. 19; the kept actuators: eq. 36).
+        gravity: (3,), m/s^2.
+    """
+
+    def __init__(self, library: KernelLibrary, body_map: np.ndarray, drives, left, gravity) -> None:
+        self._arguments = (library, body_map, drives, left, gravity)
+        self.library = library
+        body_map = np.asarray(body_map, dtype=float)
+        body, source = np.nonzero(body_map.T)  # B's nonzeros column by column (CSC)
+        self._start = np.ascontiguousarray(np.searchsorted(body, np.arange(body_map.shape[1] + 1)), dtype=np.intc)
+        self._source = np.ascontiguousarray(source, dtype=np.intc)
+        self._value = np.ascontiguousarray(body_map.T[body, source])
+        self._drives = np.ascontiguousarray(drives, dtype=np.intc)
+        self._left = np.ascontiguousarray(left, dtype=np.intc)
+        self.rows = library.n_task
+        self.columns = body_map.shape[1] + 4 * len(self._drives)
+        layout = self._layout = _ObservationLayout()
+        layout.n_body = body_map.shape[1]
+        layout.body_start, layout.body_source = self._start.ctypes.data, self._source.ctypes.data
+        layout.body_value = self._value.ctypes.data
+        layout.n_drive, layout.drive = len(self._drives), self._drives.ctypes.data
+        layout.left = self._left.ctypes.data
+        layout.gravity[:] = [float(g) for g in gravity]
+        self._function = library._functions["observations"]  # noqa: SLF001 (the library's own binding)
+        self._layout_address = ctypes.addressof(layout)
+        nv = library.nv
+        self._state = np.zeros((3, nv))  # one state's q, qdot, qddot, addresses taken once
+        self._torques = np.zeros(max(library.n_actuated, 1))
+        self._out = np.zeros((self.rows, self.columns))
+        self._measured = np.zeros(self.rows)
+        self._addresses = (self._state[0].ctypes.data, self._state[1].ctypes.data, self._state[2].ctypes.data,
+                           self._layout_address, self._torques.ctypes.data, self._out.ctypes.data,
+                           self._measured.ctypes.data)
+
+    def __reduce__(self):  # ctypes pointers do not pickle: rebuilt from the arguments (the library reloads itself)
+        return ObservationKernel, self._arguments
+
+    def __call__(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray, torques: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """``(Y (N, rows, columns), P J^T tau (N, rows) or None)`` of N states (N, nv) and torques (N, n_a);
+        None when a state is singular (the Python path decides)."""
+        q, qdot, qddot = (np.ascontiguousarray(a, dtype=float) for a in (q, qdot, qddot))
+        count = q.shape[0]
+        if q.shape != (count, self.library.nv) or qdot.shape != q.shape or qddot.shape != q.shape:
+            raise ValueError(f"observations: q, qdot, qddot ({count}, {self.library.nv}) expected")
+        out = np.empty((count, self.rows, self.columns))
+        measured = None
+        if torques is not None:
+            torques = np.ascontiguousarray(torques, dtype=float)
+            if torques.shape != (count, self.library.n_actuated):
+                raise ValueError(f"observations: torques ({count}, {self.library.n_actuated}) expected")
+            measured = np.empty((count, self.rows))
+        status = self._function(count, q.ctypes.data, qdot.ctypes.data, qddot.ctypes.data, self._layout_address,
+                                None if torques is None else torques.ctypes.data, out.ctypes.data,
+                                None if measured is None else measured.ctypes.data)
+        return None if status else (out, measured)
+
+    def single(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray, torques: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """One state (nv,) each: ``(Y (rows, columns), P J^T tau (rows,) or None)`` through fixed buffers, or None.
+        Not reentrant (one set of buffers per kernel, as the library's own calls): one thread per Regressor."""
+        state = self._state
+        state[0], state[1], state[2] = q, qdot, qddot
+        a = self._addresses
+        if torques is None:
+            status = self._function(1, a[0], a[1], a[2], a[3], None, a[5], None)
+        else:
+            self._torques[:] = torques
+            status = self._function(1, a[0], a[1], a[2], a[3], a[4], a[5], a[6])
+        if status:
+            return None
+        return self._out.copy(), None if torques is None else self._measured.copy()
 
 
 def load_kernels(robot: Robot, *, cache: Path | None = None) -> KernelLibrary:

@@ -473,14 +473,130 @@ int PD_API(states)(int problem, const double *q, const double *rates, const doub
   return PD_STATUS_OK;
 }
 
+/* The joint regressor's structural nonzeros at one state (CSC of pd_regressor_colind/pd_regressor_row). */
+static void pd_regressor_values(const double *q, const double *qdot, const double *qddot, const double *gravity,
+                                double *values) {
+  const double *arg[4] = {q, qdot, qddot, gravity};
+  double *res[1] = {values};
+  PD_REGRESSOR_FN(arg, res, 0, 0, 0);
+}
+
 int PD_API(joint_regressors)(int count, const double *q, const double *qdot, const double *qddot,
                              const double *gravity, double *out) {
+  double values[PD_REGRESSOR_NNZ + 1];
   for (int k = 0; k < count; ++k) {
-    const double *arg[4] = {q + PD_NV * k, qdot + PD_NV * k, qddot + PD_NV * k, gravity};
-    double *res[1] = {out + (long)PD_NV * PD_N_INERTIAL * k};
-    PD_REGRESSOR_FN(arg, res, 0, 0, 0);
+    double *y = out + (long)PD_NV * PD_N_INERTIAL * k;
+    pd_regressor_values(q + PD_NV * k, qdot + PD_NV * k, qddot + PD_NV * k, gravity, values);
+    memset(y, 0, sizeof(double) * PD_NV * PD_N_INERTIAL);
+    for (int c = 0; c < PD_N_INERTIAL; ++c)
+      for (int t = pd_regressor_colind[c]; t < pd_regressor_colind[c + 1]; ++t) y[pd_regressor_row[t] + PD_NV * c] = values[t];
   }
   return PD_STATUS_OK;
+}
+
+/* W_g (NV x n_given, column-major): qdot = W_g qdot[given] on K qdot = 0, for n_given = NV - M given joints
+ * (K on the other joints square: one LU, n_given right-hand sides). */
+static int pd_given_map(const double *jac, const int *given, int n_given, double *map) {
+  int nv = PD_NV, m = PD_M, dependent[PD_NV + 1], n_dep = 0;
+  char is_given[PD_NV + 1];
+  double matrix[PD_M * PD_M + 1], rhs[PD_M * PD_NV + 1];
+  memset(is_given, 0, sizeof is_given);
+  for (int i = 0; i < n_given; ++i) is_given[given[i]] = 1;
+  for (int i = 0; i < nv; ++i) if (!is_given[i]) dependent[n_dep++] = i;
+  if (n_dep != m) return PD_STATUS_UNSUPPORTED;
+  for (int j = 0; j < n_dep; ++j) memcpy(matrix + m * j, jac + m * dependent[j], sizeof(double) * m);
+  for (int c = 0; c < n_given; ++c) for (int r = 0; r < m; ++r) rhs[r + m * c] = -jac[r + m * given[c]];
+  if (pd_lu_solve(matrix, m, rhs, n_given)) return PD_STATUS_SINGULAR;
+  for (int c = 0; c < n_given; ++c) {
+    double *column = map + nv * c;
+    for (int i = 0; i < n_given; ++i) column[given[i]] = i == c ? 1.0 : 0.0;
+    for (int j = 0; j < n_dep; ++j) column[dependent[j]] = rhs[j + m * c];
+  }
+  return PD_STATUS_OK;
+}
+
+/* The identification model's observation matrices (pardyn.dynamics.regressor.Regressor.equations), state by state:
+ *   V = W_left^T (N_TASK x NV), W_left the velocity map from the rates of the joints layout->left (= P W^T with
+ *   W the task velocity map and P = J_1^-T, J_1 = W[left]: the task joints give P = I), then V Y_t on the joint
+ *   regressor's nonzeros only, B's columns, the drive columns V[:, j] [qddot_j, qdot_j, sign(qdot_j), 1] (eq. 5),
+ *   and measured = P J^T tau = V[:, actuated] tau. */
+int PD_API(observations)(int count, const double *q, const double *qdot, const double *qddot,
+                         const pardyn_observation_layout *layout, const double *torques, double *out, double *measured) {
+  enum { NT = PD_N_TASK };
+  const int nv = PD_NV, n_cols = layout->n_body + 4 * layout->n_drive;
+  double phi[PD_M + 1], jac[PD_M * PD_NV + 1], w[PD_NV * PD_N_TASK + 1], v[PD_N_TASK * PD_NV + 1];
+  double values[PD_REGRESSOR_NNZ + 1], projected[PD_N_TASK * PD_N_INERTIAL + 1];
+  for (int k = 0; k < count; ++k) {
+    const double *qk = q + nv * k, *qdk = qdot + nv * k, *qddk = qddot + nv * k;
+    pd_closure_eval(qk, phi, jac);
+    int status = pd_given_map(jac, layout->left, NT, w);
+    if (status) return status;
+    for (int i = 0; i < nv; ++i) for (int r = 0; r < NT; ++r) v[r + NT * i] = w[i + nv * r]; /* W_left^T */
+    if (measured && torques) {
+      for (int r = 0; r < NT; ++r) {
+        double s = 0.0;
+        for (int a = 0; a < PD_N_ACTUATED; ++a) s += v[r + NT * pd_actuated[a]] * torques[PD_N_ACTUATED * k + a];
+        measured[NT * k + r] = s; /* P J^T tau, eqs. (30), (36) */
+      }
+    }
+    pd_regressor_values(qk, qdk, qddk, layout->gravity, values);
+    memset(projected, 0, sizeof(double) * NT * PD_N_INERTIAL);
+    for (int c = 0; c < PD_N_INERTIAL; ++c) {
+      double *column = projected + NT * c;
+      for (int t = pd_regressor_colind[c]; t < pd_regressor_colind[c + 1]; ++t) {
+        const double *row = v + NT * pd_regressor_row[t];
+        double y = values[t];
+        for (int r = 0; r < NT; ++r) column[r] += row[r] * y;
+      }
+    }
+    double *o = out + (long)NT * n_cols * k;
+    for (int c = 0; c < layout->n_body; ++c) {
+      double column[PD_N_TASK + 1];
+      memset(column, 0, sizeof column);
+      for (int t = layout->body_start[c]; t < layout->body_start[c + 1]; ++t) {
+        const double *source = projected + NT * layout->body_source[t];
+        double b = layout->body_value[t];
+        if (b == 1.0) for (int r = 0; r < NT; ++r) column[r] += source[r];
+        else for (int r = 0; r < NT; ++r) column[r] += source[r] * b;
+      }
+      for (int r = 0; r < NT; ++r) o[n_cols * r + c] = column[r];
+    }
+    for (int d = 0; d < layout->n_drive; ++d) {
+      int j = layout->drive[d];
+      double rate = qdk[j];
+      double terms[4] = {qddk[j], rate, rate > 0.0 ? 1.0 : (rate < 0.0 ? -1.0 : rate), 1.0};
+      for (int r = 0; r < NT; ++r) {
+        double *cell = o + n_cols * r + layout->n_body + 4 * d;
+        for (int e = 0; e < 4; ++e) cell[e] = v[r + NT * j] * terms[e];
+      }
+    }
+  }
+  return PD_STATUS_OK;
+}
+
+/* The closed-loop states of a recorded series, sample by sample as pardyn.identification.preparation's
+ * closed_loop_states: Newton from the previous sample's second-order prediction q + h qdot + h^2/2 qddot (the first
+ * from start), the branch and conditioning checked on samples i % check_every == 0, then qdot and qddot from the
+ * given joints' rates and accelerations (PD_API(states)). readings, rates, accelerations: N x n_given row-major of the
+ * problem's given joints; q, qdot, qddot: N x NV. Returns the number of samples solved in the plain case; info then
+ * holds the next sample's status (pardyn's Python path takes over from that sample). */
+int PD_API(series)(int problem, int count, const double *readings, const double *rates, const double *accelerations,
+                   const double *start, double step, int check_every, double *q, double *qdot, double *qddot,
+                   pardyn_info *info) {
+  const int *given;
+  int n_given = pd_given(problem, &given);
+  if (n_given < 0 || check_every < 1) { info->status = PD_STATUS_UNSUPPORTED; return 0; }
+  double guess[PD_NV + 1], half = 0.5 * (step * step);
+  for (int i = 0; i < count; ++i) {
+    double *qi = q + PD_NV * i, *qdi = qdot + PD_NV * i, *qddi = qddot + PD_NV * i;
+    if (i == 0) memcpy(guess, start, sizeof(double) * PD_NV);
+    else for (int j = 0; j < PD_NV; ++j) guess[j] = (qi[j - PD_NV] + step * qdi[j - PD_NV]) + half * qddi[j - PD_NV];
+    if (PD_API(solve)(problem, readings + n_given * i, guess, i % check_every == 0, qi, info)) return i;
+    int status = PD_API(states)(problem, qi, rates + n_given * i, accelerations + n_given * i, qdi, qddi, NULL);
+    if (status) { info->status = status; return i; }
+  }
+  info->status = PD_STATUS_OK;
+  return count;
 }
 
 void PD_API(nominal_parameters)(double *params) {

@@ -17,6 +17,12 @@ Error of one closure (world-aligned, so that planar loops keep x, y, rz):
 Rows of K are the matching rows of ``J_b - J_a`` with pinocchio's
 LOCAL_WORLD_ALIGNED frame Jacobians (exact where the error is zero; the
 rotation rows are exact everywhere for loops whose joint axes are parallel).
+
+Joint couplings (MJCF ``<equality joint polycoef>``, a YAML ``type: coupling``)
+come last, one row each, a polynomial of degree <= 4 (MuJoCo's five ``polycoef``)::
+
+    e = q_b - P(q_a),   P(x) = c_0 + c_1 x + ... + c_4 x^4
+    K row = e_b - P'(q_a) e_a,   Kdot qdot = -P''(q_a) qdot_a^2
 """
 
 from __future__ import annotations
@@ -50,17 +56,21 @@ class LoopClosures:
     def __init__(self, model: pin.Model, closures: Sequence[Closure]) -> None:
         self.model = model
         self.data = model.createData()
-        # joint couplings q_b = c0 + c1 q_a: linear rows C q - c after the frame closures' (constant C)
+        # joint couplings q_b = P(q_a) = sum_k c_k q_a^k: rows q_b - P(q_a) after the frame closures'
         self.couplings = tuple(c for c in closures if c.type == "coupling")
         self.closures = tuple(c for c in closures if c.type != "coupling")
-        self._coupling_rows = np.zeros((len(self.couplings), model.nv))
-        self._coupling_offsets = np.zeros(len(self.couplings))
+        self._coupling_a = np.array([model.joints[model.getJointId(c.joints[0])].idx_v for c in self.couplings],
+                                    dtype=int)
+        self._coupling_b = np.array([model.joints[model.getJointId(c.joints[1])].idx_v for c in self.couplings],
+                                    dtype=int)
+        degree = max((len(c.coefficients) for c in self.couplings), default=2)
+        self._polynomials = np.zeros((len(self.couplings), max(degree, 2)))  # (n_couplings, degree + 1), c_0 first
         for k, closure in enumerate(self.couplings):
-            joint_a, joint_b = (model.joints[model.getJointId(name)].idx_v for name in closure.joints)
-            c0, c1 = closure.coefficients
-            self._coupling_rows[k, joint_b] += 1.0
-            self._coupling_rows[k, joint_a] -= c1
-            self._coupling_offsets[k] = c0
+            self._polynomials[k, : len(closure.coefficients)] = closure.coefficients
+        self._linear = not np.any(self._polynomials[:, 2:])  # constant rows: C = e_b - c_1 e_a
+        self._coupling_rows = None
+        if self._linear:
+            self._coupling_rows = self._coupling_jacobian(np.zeros(model.nq))
         self._q = np.zeros(model.nq)  # the configuration of the last evaluation (the coupling rows read it)
         self._frame_ids = [
             (model.getFrameId(c.frames[0]), model.getFrameId(c.frames[1])) for c in self.closures
@@ -116,11 +126,40 @@ class LoopClosures:
         self.__dict__.update(state)
         self._bind_views()
 
+    def _coupling_values(self, q: np.ndarray, derivative: int = 0) -> np.ndarray:
+        """``P^(derivative)(q_a)`` of every coupling, shape (n_couplings,) (Horner on the rows of coefficients)."""
+        coefficients = self._polynomials
+        for _ in range(derivative):
+            coefficients = coefficients[:, 1:] * np.arange(1, coefficients.shape[1])
+        x = q[self._coupling_a]
+        value = np.zeros(len(self.couplings))
+        for column in range(coefficients.shape[1] - 1, -1, -1):
+            value = value * x + coefficients[:, column]
+        return value
+
+    def _coupling_jacobian(self, q: np.ndarray) -> np.ndarray:
+        """Rows ``e_b - P'(q_a) e_a`` of the couplings, shape (n_couplings, nv) (constant when linear)."""
+        if self._coupling_rows is not None:
+            return self._coupling_rows
+        rows = np.zeros((len(self.couplings), self.model.nv))
+        index = np.arange(len(self.couplings))
+        rows[index, self._coupling_b] += 1.0
+        rows[index, self._coupling_a] -= self._coupling_values(q, 1)
+        return rows
+
+    def _coupling_rates(self, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
+        """``d/dt`` of the coupling rows: ``-P''(q_a) qdot_a e_a``, shape (n_couplings, nv)."""
+        rates = np.zeros((len(self.couplings), self.model.nv))
+        if not self._linear:
+            rates[np.arange(len(self.couplings)), self._coupling_a] = -self._coupling_values(q, 2) * qdot[
+                self._coupling_a]
+        return rates
+
     def _placement_errors(self) -> np.ndarray:
-        """Residual (m,): the frame closures' (:meth:`_frame_errors`), then the couplings' ``q_b - c0 - c1 q_a``."""
+        """Residual (m,): the frame closures' (:meth:`_frame_errors`), then the couplings' ``q_b - P(q_a)``."""
         if not len(self.couplings):
             return self._frame_errors()
-        return np.concatenate([self._frame_errors(), self._coupling_rows @ self._q - self._coupling_offsets])
+        return np.concatenate([self._frame_errors(), self._q[self._coupling_b] - self._coupling_values(self._q)])
 
     def _frame_errors(self) -> np.ndarray:
         """Residual (m,) from the frame placements already in ``self.data``.
@@ -182,6 +221,7 @@ class LoopClosures:
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """Closure Jacobian ``K(q) = d phi / d q`` at a closed configuration, shape (m, nv)."""
+        self._q = q
         pin.computeJointJacobians(self.model, self.data, q)
         pin.updateFramePlacements(self.model, self.data)
         return self._jacobian_from_data()
@@ -198,7 +238,8 @@ class LoopClosures:
         pin.updateFramePlacements(model, data)
         jacobian = np.empty((self.size, model.nv))
         rate = np.empty((self.size, model.nv))
-        jacobian[self.frame_size:], rate[self.frame_size:] = self._coupling_rows, 0.0  # linear: no rate
+        jacobian[self.frame_size:] = self._coupling_jacobian(q)
+        rate[self.frame_size:] = self._coupling_rates(q, qdot)
         for closure, (ia, ib), rows, components in zip(
             self.closures, self._frame_ids, self._rows, self._components
         ):
@@ -221,7 +262,7 @@ class LoopClosures:
     def _jacobian_from_data(self) -> np.ndarray:
         if not len(self.couplings):
             return self._frame_jacobian()
-        return np.vstack([self._frame_jacobian(), self._coupling_rows])
+        return np.vstack([self._frame_jacobian(), self._coupling_jacobian(self._q)])
 
     def _frame_jacobian(self) -> np.ndarray:
         relative = self._relative_jacobians()  # (n_closures * 6, nv)
@@ -242,7 +283,9 @@ class LoopClosures:
         """
         pin.forwardKinematics(self.model, self.data, q, v, np.zeros(self.model.nv))
         pin.updateFramePlacements(self.model, self.data)
-        out = np.zeros(self.size)  # the couplings' rows are linear: no drift
+        out = np.zeros(self.size)
+        if len(self.couplings):  # d/dt (qdot_b - P'(q_a) qdot_a) at zero qddot: -P''(q_a) qdot_a^2
+            out[self.frame_size:] = -self._coupling_values(q, 2) * v[self._coupling_a] ** 2
         for closure, (ia, ib), rows, components in zip(
             self.closures, self._frame_ids, self._rows, self._components
         ):

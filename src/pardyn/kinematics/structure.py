@@ -69,7 +69,8 @@ class Structure:
         assembled: a closed configuration near the home guess (nv,).
         chart_indices: independent joints (task first, internal last) (n_c,).
         internal_indices: internal coordinates that carry inertia (kept) (k,).
-        locked_joints: ``{joint: value}`` removed from the file's tree.
+        locked_joints: ``{joint: value}`` removed from the file's tree (the YAML's ``locked:``, then
+            the massless internal motions).
         frame_task: the task frame map, if the task is read from a frame.
         notes: what was decided, for the log and ``pardyn robots --describe``.
     """
@@ -139,8 +140,8 @@ def _lock_massless(
     selection[np.arange(len(actuated)), actuated] = 1.0
     data = model.createData()
     pin.computeJointJacobians(model, data, q)
-    massive = [  # every body with inertia stays still
-        pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+    massive = [  # every body with inertia stays still; (6, nv): pinocchio gives a 1-D array when nv = 1
+        pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED).reshape(6, model.nv)
         for j in range(1, model.njoints)
         if model.inertias[j].mass > 0.0 or np.any(model.inertias[j].inertia != 0.0)
     ]
@@ -215,7 +216,7 @@ def _moving_bodies(model: pin.Model, q: np.ndarray, motions: np.ndarray) -> list
         inertia = model.inertias[joint]
         if inertia.mass <= 0.0:
             continue
-        jacobian = pin.getJointJacobian(model, data, joint, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        jacobian = pin.getJointJacobian(model, data, joint, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED).reshape(6, model.nv)
         lever = data.oMi[joint].rotation @ inertia.lever
         velocity = jacobian[:3] - np.cross(lever, jacobian[3:].T).T  # v_com = v - (R c) x w
         if np.abs(velocity @ motions).max() > 1e-7:
@@ -251,11 +252,17 @@ def _check_mobility(
     )
     moving = _moving_bodies(model, q, internal) if internal.shape[1] else []
     if moving:
+        count = internal.shape[1]
+        where = (f"add it to {description.source.name}" if description.description_format == "pardyn" else
+                 f"write a pardyn YAML around {description.source.name} (urdf: {description.source.name}, actuated:, "
+                 "task:)")
         raise _fail(
             description, "closures",
             f"{head} for {n_task} task coordinates {list(description.task_names)}: the actuated joints "
             f"{list(description.actuated)} do not determine the configuration (with them held, "
-            f"{internal.shape[1]} motion(s) remain that move the bodies of {moving})",
+            f"{count} motion(s) remain that move the bodies of {moving}); an adaptive mechanism rests on joint "
+            f"limits (a finger's coupler): lock {count} of these joints there with locked: {{<joint>: lower or "
+            f"upper}}: {where}",
         )
     if n_task + internal.shape[1] != mobility:
         raise _fail(
@@ -284,11 +291,13 @@ def _chart(
 
 def analyse_structure(description: RobotDescription) -> Structure:
     """Build the tree and find its closure rank, internal motions and chart (module docstring)."""
-    model = build_model(description)
+    locked_by_yaml: dict[str, float] = {}
+    model = build_model(description, locked=locked_by_yaml)
     notes = list(description.notes)
     declared = LoopClosures(model, description.closures)
     q = _assemble(model, description, declared, _guess(model, description))
     model, q, locked, lock_notes = _lock_massless(model, description, q)
+    locked = {**locked_by_yaml, **locked}  # the YAML's locked: values, then the massless internal motions'
     notes += lock_notes
     names = joint_names(model)
     declared = LoopClosures(model, description.closures)

@@ -49,7 +49,8 @@ Topics (relative names):
 Safety:
 
 * watchdog: once states have started, if none arrives for ``watchdog_periods``
-  control periods (wall clock), the node publishes zero torque (every half
+  control periods (the steady clock; simulated time under ``use_sim_time``, so a
+  simulation slowed by its machine never trips it), the node publishes zero torque (every half
   watchdog period; tagged one before the last state answered, so that a lockstep
   sim never takes it for the answer to a state) and logs an error until states come back;
 * a state with missing names or NaN/inf positions is dropped with a
@@ -160,6 +161,7 @@ class ControllerNode(Node):
         self._holding_safe = False
         self.safe_answers = 0
         self._started_wall = time.monotonic()
+        self._sim_time = bool(self.get_parameter("use_sim_time").value)
         self._silence_reported = False
         self._hold = self._fixed_setpoint(p["setpoint"], p["setpoint_task"])
         self._trajectory: SampledReference | None = None  # in time from its start
@@ -257,7 +259,7 @@ class ControllerNode(Node):
             return
         reading = self._filter.update(message.name, message.position, message.velocity, stamp_ns,
                                       time.monotonic_ns())
-        again = self.protocol.repeat(stamp_ns, reading.stamp == "resend", time.monotonic())
+        again = self.protocol.repeat(stamp_ns, reading.stamp == "resend", self._watchdog_clock_s())
         if again is not None:  # the sim re-sent the state: the same command, the law not called again
             self._publisher.publish(command_message(again[0], self.names, again[1]))
             return
@@ -271,7 +273,7 @@ class ControllerNode(Node):
         self._report_reading(reading, stamp_ns)
         self._count_missed(stamp_ns)
         tau = self._command(position, velocity, reading.time_ns)
-        tag, back = self.protocol.answer(stamp_ns, tau, time.monotonic())
+        tag, back = self.protocol.answer(stamp_ns, tau, self._watchdog_clock_s())
         self._publisher.publish(command_message(tau, self.names, tag))
         if back:
             self.get_logger().info(f"{STATE_TOPIC} back at {stamp_ns * 1e-9:.6f} s: control resumed")
@@ -345,11 +347,18 @@ class ControllerNode(Node):
                 f"positions moved: acting on them at {reading.time_ns * 1e-9:.6f} s (reception interval)",
             )
 
+    def _watchdog_clock_s(self) -> float:
+        """The watchdog's clock (s): simulated time under ``use_sim_time`` (a lockstep sim that waits, or a loaded
+        machine, stops it: a slow simulation is not a silent robot), else the steady clock."""
+        if self._sim_time:
+            return self.get_clock().now().nanoseconds * 1e-9
+        return time.monotonic()
+
     def _check_watchdog(self) -> None:
         if self.protocol.last_state_s is None:
             self._check_silent_publishers()
             return  # not started: nothing to hold yet
-        silence = self.protocol.watchdog(time.monotonic())
+        silence = self.protocol.watchdog(self._watchdog_clock_s())
         if silence is None:
             return
         silent_s, tag = silence  # tag: one before the last answered state (pardyn.control.lockstep)

@@ -9,11 +9,17 @@ the ``trajectory`` node (an exciting trajectory, seeded) and the ``recorder`` no
 (``joint_states`` to a rosbag2 MCAP bag), run in one process by
 :func:`pardyn.nodes.bringup.run_nodes` until the simulated clock passes the end of the
 trajectory. Used by ``pardyn demo`` and the ``hexapod_identification`` experiment.
+
+Each call runs its nodes in a namespace of its own (``/pardyn_<8 hex digits>``, ``/clock``
+included: :func:`pardyn.nodes.bringup.namespace_remappings`): two demos in one ROS domain --
+two people of a lab on one network, or two terminals -- would otherwise take each other's
+states and commands and break each other's bags.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +33,7 @@ SETTLE_S = 0.3
 """Simulated time recorded after the trajectory ends (s)."""
 
 
-def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: bool) -> dict:
+def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: bool, namespace: str) -> dict:
     """Run one bringup until the sim's clock passes ``end_s``; its figures."""
     from pardyn.nodes.bringup import run_nodes  # noqa: PLC0415 - imports rclpy
 
@@ -43,7 +49,7 @@ def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: b
                   f"({now / max(wall - shown['start'], 1e-9):.2f}x real time)", flush=True)
         return now >= end_s
 
-    nodes = run_nodes(bringup.with_parameters(overrides), until=finished)
+    nodes = run_nodes(bringup.with_parameters(overrides), namespace=namespace, until=finished)
     sim, trajectory = nodes["sim"], nodes["trajectory"]
     wall = time.perf_counter() - shown["start"]
     design = getattr(trajectory, "design", None)
@@ -63,6 +69,7 @@ def record_through_nodes(
     start_s: float = 0.5,
     sim_parameters: Mapping[str, Any] | None = None,
     show_progress: bool = True,
+    namespace: str | None = None,
 ) -> RecordedRuns:
     """Record ``runs`` of ``robot_name`` through the nodes; bags ``out_dir/<run>``.
 
@@ -76,6 +83,7 @@ def record_through_nodes(
         start_s: simulated time at which the trajectory starts (the controller holds before).
         sim_parameters: more parameters of the sim node (e.g. ``counts_per_revolution``, ``torque_noise``;
             ``config/sim.yaml``'s by default).
+        namespace: the nodes' namespace; default a fresh ``pardyn_<8 hex digits>`` (module docstring).
 
     Raises:
         FileExistsError: a run's bag exists.
@@ -94,8 +102,13 @@ def record_through_nodes(
                          note=f"the simulated robot as built: nominal parameters perturbed (seed {truth_seed})")
     law = controller(robot)
     bringup = load_bringup(share_directory() / "config" / "bringup" / "identification.yaml")
+    namespace = namespace or f"pardyn_{uuid.uuid4().hex[:8]}"
     if show_progress:
-        print(f"identification runs of {robot.name} through the ROS 2 nodes ({bringup.source}):", flush=True)
+        source = Path(bringup.source).resolve()
+        if source.is_relative_to(Path.cwd().resolve()):  # the clone's own file: shown as the README writes it
+            source = source.relative_to(Path.cwd().resolve())
+        print(f"identification runs of {robot.name} through the ROS 2 nodes ({source}, namespace /{namespace}):",
+              flush=True)
     bags, figures = {}, {}
     for run in runs:
         bag = out_dir / run.name
@@ -105,7 +118,8 @@ def record_through_nodes(
                "lockstep": True}
         if run.payload is not None:
             inertia = run.payload.inertia  # ixx iyy izz ixy ixz iyz
-            sim.update(payload_mass=float(run.payload.mass), payload_com=[float(v) for v in run.payload.com],
+            sim.update(payload_mass=float(run.payload.mass), payload_frame=run.payload.frame,
+                       payload_com=[float(v) for v in run.payload.com],
                        payload_inertia=[float(inertia[i, j]) for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))])
         figures[run.name] = _run(bringup, {
             "sim": sim,
@@ -113,7 +127,8 @@ def record_through_nodes(
             "trajectory": {"robot": robot.reference, "kind": "exciting", "seed": run.seed, "duration": run.duration_s,
                            "start_time": start_s},
             "recorder": {"bag_path": str(bag), "autostart": True},
-        }, end_s=start_s + run.duration_s + SETTLE_S, label=run.name, show_progress=show_progress)
+        }, end_s=start_s + run.duration_s + SETTLE_S, label=run.name, show_progress=show_progress,
+            namespace=namespace)
         bags[run.name] = bag
         if show_progress:
             numbers = figures[run.name]

@@ -165,7 +165,7 @@ class SimNode(Node):
             f"robot {self.robot.name} on the {p['plant']} plant, {'lockstep' if self.lockstep else 'free-running'} at "
             f"{1.0 / self.period_s:g} Hz: {self._commands.topic_name} {list(self.names)} -> "
             f"{self._state_publisher.topic_name} {list(self.measurement.names)}; limits {self.limits.tolist()} N m (N for prismatic joints)"
-            + (f"; payload {p['payload_mass']:g} kg" if p["payload_mass"] > 0.0 else "")
+            + (f"; payload {p['payload_mass']:g} kg on {self.plant.payload.frame}" if p["payload_mass"] > 0.0 else "")
             + (f"; starts once {sorted(self._gate.nodes)} are up" if self._gate is not None else "")
         )
         if self._gate is None:
@@ -181,7 +181,8 @@ class SimNode(Node):
     # ------------------------------------------------------------ setup
     def _make_plant(self, p: dict):
         """The plant of the parameters ``p``, reset to the initial pose."""
-        payload = self._payload(p["payload_mass"], p["payload_com"], p["payload_inertia"])
+        payload = self._payload(p["payload_mass"], p["payload_com"], p["payload_inertia"],
+                                p["payload_frame"] or self.robot.payload_frame)
         plant = make_plant(self.robot, p["plant"], self.dynamic_parameters, payload=payload,
                            timestep=p["plant_timestep"], coulomb_width=p["coulomb_width"], integrator=p["integrator"])
         plant.reset(self.robot.home if not p["initial_task"] else self.robot.solve_inverse(p["initial_task"]).q)
@@ -223,7 +224,7 @@ class SimNode(Node):
             return None
         return StartGate(frozenset(self._qualified(name) for name in nodes), timeout_s, time.monotonic())
 
-    def _payload(self, mass: float, com: list[float], inertia: list[float]):
+    def _payload(self, mass: float, com: list[float], inertia: list[float], frame: str):
         if mass <= 0.0:
             return None
         from pardyn.plants.payload import Payload  # noqa: PLC0415
@@ -237,7 +238,7 @@ class SimNode(Node):
                 raise InputError(f"parameter payload_inertia: expected ixx iyy izz ixy ixz iyz, got {inertia}")
             ixx, iyy, izz, ixy, ixz, iyz = inertia
             matrix = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=float)
-        return Payload(mass, com, matrix)
+        return Payload(mass, com, matrix, frame)
 
     def _make_measurement(self, options: dict) -> MeasurementModel:
         model = MeasurementModel(self.robot, **options)

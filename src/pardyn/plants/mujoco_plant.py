@@ -288,9 +288,9 @@ def build_mjcf(
     data = model.createData()
     pin.framesForwardKinematics(model, data, pin.neutral(model))  # MuJoCo's qpos0: every joint at 0
     for closure in robot.description.closures:
-        if closure.type == "coupling":  # q_b = c0 + c1 q_a; the plant's qpos0 is q = 0
+        if closure.type == "coupling":  # q_b = c0 + c1 q_a + ... + c4 q_a^4; the plant's qpos0 is q = 0
             ET.SubElement(equality, "joint", name=closure.name, joint1=closure.joints[1], joint2=closure.joints[0],
-                          polycoef=_numbers([*closure.coefficients, 0.0, 0.0, 0.0]))
+                          polycoef=_numbers([*closure.coefficients, 0.0, 0.0, 0.0, 0.0][:5]))
             continue
         site_a, site_b = closure.frames
         if closure.type == "distance":

@@ -80,7 +80,9 @@ def derived_excitation(robot: Robot) -> ExcitationSettings:
     if not np.all(amplitude > 0.0) or not np.all(np.isfinite(amplitude)):
         at_limit = [robot.actuated_names[k] for k in np.flatnonzero(margin <= 0.0)]
         why = f"home of {at_limit} on a position limit" if at_limit else f"robot size {size:g} m"
-        raise InputError(f"{robot.name}: cannot derive the excitation defaults ({why}); {remedy}")
+        inside = (f"give a home inside the limits (home: task: in {source.name}; a vendor MJCF's qpos0 often puts "
+                  "a gripper on its limit) or " if at_limit else "")
+        raise InputError(f"{robot.name}: cannot derive the excitation defaults ({why}); {inside}{remedy}")
     omega = 2.0 * math.pi * DERIVED_FREQUENCY_HZ * _HARMONICS
     velocity = amplitude * omega
     limit = robot.model.velocityLimit[robot.actuated_indices]

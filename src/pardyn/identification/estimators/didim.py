@@ -19,8 +19,8 @@ from pardyn.errors import InputError
 from pardyn.identification.estimators.protocol import (
     EstimatorContext,
     EstimatorResult,
-    change,
     finish,
+    iterate,
     register,
     row_weights,
 )
@@ -55,19 +55,18 @@ class DirectAndInverseDynamics:
     def estimate(self, system: LinearSystem, context: EstimatorContext) -> EstimatorResult:
         block_sigmas = context.block_sigmas
         weights = row_weights(system, block_sigmas)
-        chi, changes, errors = np.asarray(context.start, dtype=float), [], []
         y_norm = max(float(np.linalg.norm(system.Y * weights)), 1e-300)
-        for k in range(1, context.max_iterations + 1):
+        last: list = []  # the last step's simulated system, covariance and sigma
+
+        def step(chi: np.ndarray) -> tuple[np.ndarray, float, str]:
             simulated = context.simulate(chi)
-            errors.append(float(np.linalg.norm((system.Y - simulated.Y) * weights)) / y_norm)
+            error = float(np.linalg.norm((system.Y - simulated.Y) * weights)) / y_norm
             new, covariance, sigma = _output_error_step(system, simulated, chi, block_sigmas)
-            changes.append(change(system, weights, new - chi))
-            chi = new
-            if context.progress:
-                context.progress(f"didim iteration {k}: output error {100 * errors[-1]:.3g} %, "
-                                 f"change {changes[-1]:.3g}")
-            if changes[-1] < context.tolerance:
-                break
+            last[:] = [simulated, covariance, sigma]
+            return new, error, f"output error {100 * error:.3g} %"
+
+        chi, changes, errors = iterate(self.name, system, context, step)
+        simulated, covariance, sigma = last
         condition = float(np.linalg.cond(simulated.W * weights[:, None]))
         estimate = finish(system, chi, covariance, sigma, self.name, block_sigmas, condition)
         return EstimatorResult(estimate, self.name, len(changes), changes[-1] < context.tolerance, tuple(changes),

@@ -20,8 +20,8 @@ from pardyn.errors import InputError
 from pardyn.identification.estimators.protocol import (
     EstimatorContext,
     EstimatorResult,
-    change,
     finish,
+    iterate,
     register,
     row_weights,
 )
@@ -64,17 +64,12 @@ class InstrumentalVariables:
     closed_loop = True
 
     def estimate(self, system: LinearSystem, context: EstimatorContext) -> EstimatorResult:
-        weights = row_weights(system, context.block_sigmas)
-        chi, changes, fits = np.asarray(context.start, dtype=float), [], []
-        result = None
-        for k in range(1, context.max_iterations + 1):
-            result = instrumental_variables(system, context.simulate(chi).W, block_sigmas=context.block_sigmas)
-            changes.append(change(system, weights, result.chi - chi))
-            fits.append(result.relative_error)
-            chi = result.chi
-            if context.progress:
-                context.progress(f"iv iteration {k}: change {changes[-1]:.3g}, fit error {100 * fits[-1]:.3g} %")
-            if changes[-1] < context.tolerance:
-                break
-        return EstimatorResult(result, self.name, len(changes), changes[-1] < context.tolerance, tuple(changes),
+        last: list[Estimate] = []
+
+        def step(chi: np.ndarray) -> tuple[np.ndarray, float, str]:
+            last[:] = [instrumental_variables(system, context.simulate(chi).W, block_sigmas=context.block_sigmas)]
+            return last[0].chi, last[0].relative_error, f"fit error {100 * last[0].relative_error:.3g} %"
+
+        _, changes, fits = iterate(self.name, system, context, step)
+        return EstimatorResult(last[0], self.name, len(changes), changes[-1] < context.tolerance, tuple(changes),
                                tuple(fits), context.start_name)

@@ -31,6 +31,7 @@ __all__ = [
     "EstimatorContext",
     "EstimatorResult",
     "Simulation",
+    "iterate",
     "register",
 ]
 
@@ -145,6 +146,25 @@ def row_weights(system: LinearSystem, block_sigmas: np.ndarray | None) -> np.nda
 def change(system: LinearSystem, weights: np.ndarray, delta: np.ndarray) -> float:
     """``||W delta|| / ||Y||`` (weighted): how much a step moves the model's torques."""
     return float(np.linalg.norm((system.W @ delta) * weights) / max(np.linalg.norm(system.Y * weights), 1e-300))
+
+
+def iterate(name: str, system: LinearSystem, context: EstimatorContext,
+            step: Callable[[np.ndarray], tuple[np.ndarray, float, str]]) -> tuple[np.ndarray, list[float], list[float]]:
+    """The closed-loop estimators' iteration from ``context.start``: ``step(chi) -> (next chi, figure, what to
+    say)`` until the step moves the model's torques by less than the tolerance (:func:`change`) or
+    ``max_iterations`` steps; one progress line per step. Returns the last chi, the changes, the figures."""
+    weights = row_weights(system, context.block_sigmas)
+    chi, changes, figures = np.asarray(context.start, dtype=float), [], []
+    for k in range(1, context.max_iterations + 1):
+        new, figure, said = step(chi)
+        changes.append(change(system, weights, new - chi))
+        figures.append(figure)
+        chi = new
+        if context.progress:
+            context.progress(f"{name} iteration {k}: {said}, change {changes[-1]:.3g}")
+        if changes[-1] < context.tolerance:
+            break
+    return chi, changes, figures
 
 
 def finish(system: LinearSystem, chi: np.ndarray, covariance: np.ndarray, sigma: float, method: str,
