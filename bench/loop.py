@@ -20,7 +20,8 @@ themselves (their summary lines):
   call, :mod:`pardyn.control.compiled`) beside the PD alone, and the two paths' torque difference;
 * with rclpy's single-threaded executor, with its events executor
   (``PARDYN_EXECUTOR``, :func:`pardyn.nodes.common.make_executor`), and the sim on the
-  single-threaded one with the controller on the events one (the shipped bringups), the ratio
+  single-threaded one with the controller on the events one (the shipped sim bringup with one process per
+  node: its sim checks ``command_sources``), the ratio
   between them, and the same loop in one process without ROS (plant + encoders
   + PD): the ceiling the DDS loop is compared against;
 * ``--observer``: also the latency as seen by a third process subscribed to
@@ -296,7 +297,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="wall-clock seconds measured per run")
     parser.add_argument("--executors", default="single,events,single/events",
                         help="executors compared (PARDYN_EXECUTOR); SIM/CONTROLLER for one each (single/events: "
-                             "the shipped bringups, whose sim checks command_sources on the single-threaded one)")
+                             "the shipped sim bringup with one process per node, whose sim checks command_sources)")
     parser.add_argument("--observer", action="store_true", help="also measure from a third process")
     args = parser.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
