@@ -57,7 +57,7 @@ from typing import Any
 
 import yaml
 
-from pardyn.description.dynamics import DynamicsSection, parse_dynamics
+from pardyn.description.dynamics import BodyValues, DynamicsSection, parse_bodies, parse_dynamics
 from pardyn.description.excitation import ExcitationSettings, parse_excitation
 from pardyn.description.fields import YamlFields
 from pardyn.description.limits import Limits, parse_limits
@@ -91,7 +91,7 @@ _AXES = {"x": 0, "y": 1, "z": 2}
 _TOP_KEYS = {
     "name", "urdf", "task", "actuated", "sensed", "closures", "working_mode", "assembly_mode", "home",
     "analytic", "counterweights", "dynamics", "rotors", "excitation", "limits", "transmissions", "locked",
-    "springs",
+    "springs", "inertials",
 }
 
 
@@ -207,6 +207,8 @@ class RobotDescription:
     """Whether ``home.task`` was given (frame tasks may omit it: home is then the assembled guess)."""
     springs: tuple[tuple[str, float, float], ...] = ()
     """Joint springs ``(joint, stiffness, reference)`` (:mod:`pardyn.description.springs`, or the MJCF's)."""
+    inertials: tuple[BodyValues, ...] = ()
+    """``inertials:``: bodies whose inertial the YAML gives, written into the tree (:mod:`pardyn.description.inertials`)."""
     description_format: str = "pardyn"
     """Which file format the description came from (``pardyn``, ``gepetto``, ``mjcf``)."""
 
@@ -437,6 +439,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         home_task_given=bool(home_task_raw) or task_frame is None,
         tree_format=tree_format,
         springs=parse_springs(reader, top.get("springs")),
+        inertials=parse_bodies(reader, top.get("inertials"), "inertials"),
     )
 
 
