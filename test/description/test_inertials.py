@@ -93,13 +93,6 @@ def yaml_text(links: str = "[fore, pad]") -> str:
             f"  - {{links: {links}, mass: {float(mass)!r}, com: {[float(c) for c in com]}, inertia_com: {{{values}}}}}\n")
 
 
-def mujoco_inverse(model: mujoco.MjModel, q, qdot, qddot) -> np.ndarray:
-    data = mujoco.MjData(model)
-    data.qpos[:], data.qvel[:], data.qacc[:] = q, qdot, qddot
-    mujoco.mj_inverse(model, data)
-    return data.qfrc_inverse.copy()
-
-
 @pytest.fixture
 def arm(tmp_path):
     (tmp_path / "assets").mkdir()
@@ -109,7 +102,7 @@ def arm(tmp_path):
     return tmp_path
 
 
-def test_absent_meshes_given_in_the_yaml_give_mujocos_dynamics_of_the_meshed_file(arm):
+def test_absent_meshes_given_in_the_yaml_give_mujocos_dynamics_of_the_meshed_file(arm, mujoco_inverse):
     reference = mujoco.MjModel.from_xml_path(str(arm / "arm.xml"))  # the mesh present: MuJoCo's own inertia
     mass, com, inertia = box_inertial()
     fore = mujoco.mj_name2id(reference, mujoco.mjtObj.mjOBJ_BODY, "fore")
