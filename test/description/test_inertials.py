@@ -158,6 +158,8 @@ def test_a_urdf_links_inertial_is_overridden_against_a_hand_pendulum(tmp_path):
     (tmp_path / "arm.yaml").write_text(head + "inertials:\n  - {links: [l1], mass: 2.0, com: [0.3, 0, 0.1], "
                                        "inertia_com: {yy: 0.04}}\n")
     robot = pardyn.load_robot(tmp_path / "arm.yaml")
+    assert "inertials: ['l1'] take their mass, com and inertia from this YAML, not from arm.urdf" in robot.summary()[
+        "notes"]  # what --describe prints
     tau = InverseDynamics(robot).torques(np.zeros(1), np.zeros(1), np.zeros(1))
     np.testing.assert_allclose(tau, [-2.0 * 9.81 * 0.3], rtol=1e-12)
     qddot = InverseDynamics(robot).torques(np.zeros(1), np.zeros(1), np.ones(1)) - tau

@@ -169,7 +169,8 @@ class RobotDescription:
     ``counterweights`` (prismatic base joints whose drive ``ia`` is a
     counterweight, :mod:`pardyn.plants.mujoco_plant`), ``dynamics``
     (:mod:`pardyn.description.dynamics`), ``rotors`` (:mod:`pardyn.description.rotors`),
-    ``excitation`` (:mod:`pardyn.description.excitation`), ``limits`` (:mod:`pardyn.description.limits`).
+    ``excitation`` (:mod:`pardyn.description.excitation`), ``limits`` (:mod:`pardyn.description.limits`),
+    ``inertials`` (:mod:`pardyn.description.inertials`).
     """
 
     name: str
@@ -412,6 +413,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     clash = sorted(set(counterweights) & set(task_joints))
     if clash:
         raise reader.fail("counterweights", f"{clash} are task coordinates of the virtual chain")
+    inertials = parse_bodies(reader, top.get("inertials"), "inertials")
     return RobotDescription(
         name=name,
         source=source,
@@ -439,7 +441,9 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         home_task_given=bool(home_task_raw) or task_frame is None,
         tree_format=tree_format,
         springs=parse_springs(reader, top.get("springs")),
-        inertials=parse_bodies(reader, top.get("inertials"), "inertials"),
+        inertials=inertials,
+        notes=(f"inertials: {[link for entry in inertials for link in entry.links]} take their mass, com and inertia "
+               f"from this YAML, not from {urdf.name}",) if inertials else (),
     )
 
 
