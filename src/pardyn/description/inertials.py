@@ -37,7 +37,7 @@ def given_bodies(inertials: Sequence[BodyValues]) -> dict[str, BodyValues]:
 def _unknown(source: Path | None, index: tuple[int, int], name: str, tree: Path, kind: str, known) -> DescriptionError:
     where = f"{source}: " if source is not None else ""
     return DescriptionError(f"{where}inertials[{index[0]}].links[{index[1]}]: no {kind} {name!r} in {tree}; "
-                            f"{kind}s: {sorted(known)}")
+                            f"its {'bodies' if kind == 'body' else kind + 's'}: {sorted(known)}")
 
 
 def _entries(inertials: Sequence[BodyValues]):
