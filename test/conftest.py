@@ -65,6 +65,21 @@ def angle_distance():
     return _angle_distance
 
 
+def _mujoco_inverse(model, q, qdot, qddot) -> np.ndarray:
+    import mujoco
+
+    data = mujoco.MjData(model)
+    data.qpos[:], data.qvel[:], data.qacc[:] = q, qdot, qddot
+    mujoco.mj_inverse(model, data)
+    return data.qfrc_inverse.copy()
+
+
+@pytest.fixture
+def mujoco_inverse():
+    """``mujoco_inverse(mj_model, q, qdot, qddot)``: MuJoCo's ``qfrc_inverse`` (``mj_inverse``), shape (nv,)."""
+    return _mujoco_inverse
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _session_engine():
     """One engine for every parallel map of the session (pardyn.parallel): a ``LocalCluster`` of two worker

@@ -213,14 +213,24 @@ def test_the_plant_holds_the_loops_and_the_coupling(gripper):
 
 
 def test_a_moving_body_whose_mass_is_its_absent_mesh_is_named(tmp_path):
-    """The 2F-85's silicone pads: a jointless body under a finger, mass from its mesh only: one line naming it."""
+    """The 2F-85's silicone pads: a jointless body under a finger, mass from its mesh only: one line naming it and
+    the remedies; the YAML's ``inertials:`` for both pads lets the unedited file load with their mass."""
     (tmp_path / "gripper.xml").write_text(GRIPPER.replace(
         '<geom class="pad" type="box" size="0.01 0.004 0.009"/>',
         '<geom class="pad" type="box" size="0.01 0.004 0.009"/><body name="{side}_silicone"><geom class="visual" '
         'mesh="follower"/></body>').replace("{side}", "x", 1).replace("{side}", "y", 1))
     with pytest.raises(DescriptionError, match="body 'x_silicone' takes its mass from mesh geom 'follower': provide "
-                                               "the mesh files"):
+                                               "the mesh files .* a pardyn YAML around this file \\(inertials:\\)"):
         pardyn.load_robot(tmp_path / "gripper.xml")
+    # the remedy: the pads' inertials in the YAML (1.3 g each, as the 2F-85's); the file unedited
+    (tmp_path / "gripper.yaml").write_text(YAML + "inertials:\n  - {links: [x_silicone, y_silicone], mass: 0.0013, "
+                                           "com: [0, -0.002, 0.018], inertia_com: {xx: 1.0e-7, yy: 1.0e-7, zz: 4.0e-8}}\n")
+    with pytest.warns(UserWarning, match="mesh geoms skipped"):
+        robot = pardyn.load_robot(tmp_path / "gripper.yaml")
+    reference = _reference()  # the moving bodies' masses, plus the two pads
+    moving = [b for b in range(reference.nbody) if reference.body_weldid[b] != 0]
+    assert sum(float(body.standard[9]) for body in robot.nominal_parameters.bodies) == pytest.approx(
+        float(reference.body_mass[moving].sum()) + 2 * 0.0013, rel=1e-12)
 
 
 def test_a_one_motor_robot_with_many_parameters_has_its_structural_base(gripper):

@@ -33,13 +33,6 @@ PENDULUM = """
 """
 
 
-def mujoco_inverse(model: mujoco.MjModel, q, qdot, qddot) -> np.ndarray:
-    data = mujoco.MjData(model)
-    data.qpos[:], data.qvel[:], data.qacc[:] = q, qdot, qddot
-    mujoco.mj_inverse(model, data)
-    return data.qfrc_inverse.copy()
-
-
 @pytest.fixture
 def sprung(tmp_path):
     path = tmp_path / "sprung.xml"
@@ -47,7 +40,7 @@ def sprung(tmp_path):
     return path
 
 
-def test_mjcf_springs_in_the_dynamics_regressor_and_plant_agree_with_mujoco(sprung):
+def test_mjcf_springs_in_the_dynamics_regressor_and_plant_agree_with_mujoco(sprung, mujoco_inverse):
     robot = pardyn.load_robot(sprung)
     params = robot.nominal_parameters
     assert [(s.joint, s.stiffness, s.reference) for s in params.springs] == [("shoulder", 3.0, 0.2),

@@ -57,7 +57,7 @@ from typing import Any
 
 import yaml
 
-from pardyn.description.dynamics import DynamicsSection, parse_dynamics
+from pardyn.description.dynamics import BodyValues, DynamicsSection, parse_bodies, parse_dynamics
 from pardyn.description.excitation import ExcitationSettings, parse_excitation
 from pardyn.description.fields import YamlFields
 from pardyn.description.limits import Limits, parse_limits
@@ -91,7 +91,7 @@ _AXES = {"x": 0, "y": 1, "z": 2}
 _TOP_KEYS = {
     "name", "urdf", "task", "actuated", "sensed", "closures", "working_mode", "assembly_mode", "home",
     "analytic", "counterweights", "dynamics", "rotors", "excitation", "limits", "transmissions", "locked",
-    "springs",
+    "springs", "inertials",
 }
 
 
@@ -169,7 +169,8 @@ class RobotDescription:
     ``counterweights`` (prismatic base joints whose drive ``ia`` is a
     counterweight, :mod:`pardyn.plants.mujoco_plant`), ``dynamics``
     (:mod:`pardyn.description.dynamics`), ``rotors`` (:mod:`pardyn.description.rotors`),
-    ``excitation`` (:mod:`pardyn.description.excitation`), ``limits`` (:mod:`pardyn.description.limits`).
+    ``excitation`` (:mod:`pardyn.description.excitation`), ``limits`` (:mod:`pardyn.description.limits`),
+    ``inertials`` (:mod:`pardyn.description.inertials`).
     """
 
     name: str
@@ -207,6 +208,8 @@ class RobotDescription:
     """Whether ``home.task`` was given (frame tasks may omit it: home is then the assembled guess)."""
     springs: tuple[tuple[str, float, float], ...] = ()
     """Joint springs ``(joint, stiffness, reference)`` (:mod:`pardyn.description.springs`, or the MJCF's)."""
+    inertials: tuple[BodyValues, ...] = ()
+    """``inertials:``: bodies whose inertial the YAML gives, written into the tree (:mod:`pardyn.description.inertials`)."""
     description_format: str = "pardyn"
     """Which file format the description came from (``pardyn``, ``gepetto``, ``mjcf``)."""
 
@@ -410,6 +413,7 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     clash = sorted(set(counterweights) & set(task_joints))
     if clash:
         raise reader.fail("counterweights", f"{clash} are task coordinates of the virtual chain")
+    inertials = parse_bodies(reader, top.get("inertials"), "inertials")
     return RobotDescription(
         name=name,
         source=source,
@@ -437,6 +441,9 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         home_task_given=bool(home_task_raw) or task_frame is None,
         tree_format=tree_format,
         springs=parse_springs(reader, top.get("springs")),
+        inertials=inertials,
+        notes=(f"inertials: {[link for entry in inertials for link in entry.links]} take their mass, com and inertia "
+               f"from this YAML, not from {urdf.name}",) if inertials else (),
     )
 
 

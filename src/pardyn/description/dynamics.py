@@ -34,7 +34,9 @@ import numpy as np
 from pardyn.description.fields import YamlFields
 from pardyn.description.validation import check_body, check_drive
 
-__all__ = ["BodyValues", "DRIVE_NAMES", "DriveValues", "DynamicsSection", "parse_dynamics", "standard_from_com"]
+__all__ = [
+    "BodyValues", "DRIVE_NAMES", "DriveValues", "DynamicsSection", "parse_bodies", "parse_dynamics", "standard_from_com",
+]
 
 DRIVE_NAMES: tuple[str, ...] = ("ia", "fv", "fs", "offset")
 """The 4 drive-chain parameters of a joint, eq. (2) order (``offset`` is tau_off): the keys of a
@@ -106,6 +108,34 @@ def _list(reader: YamlFields, raw: Any, key: str) -> list:
     return raw
 
 
+def parse_bodies(reader: YamlFields, raw: Any, key: str) -> tuple[BodyValues, ...]:
+    """A list of body entries ``{links, mass, com, inertia_com}`` at ``key`` (``dynamics.bodies``, ``inertials``),
+    each checked physical (:func:`check_body`), no link listed twice."""
+    bodies = []
+    for i, raw_body in enumerate(_list(reader, raw, key)):
+        entry = f"{key}[{i}]"
+        item = reader.mapping(raw_body, entry)
+        reader.check_keys(item, entry, {"links", "mass", "com", "inertia_com"})
+        if "mass" not in item:
+            raise reader.fail(entry, "missing 'mass' (kg)")
+        raw_inertia = reader.mapping(item.get("inertia_com", {}), f"{entry}.inertia_com")
+        reader.check_keys(raw_inertia, f"{entry}.inertia_com", set(_INERTIA_KEYS))
+        xx, xy, xz, yy, yz, zz = (reader.number(raw_inertia.get(k, 0.0), f"{entry}.inertia_com.{k}")
+                                  for k in _INERTIA_KEYS)
+        bodies.append(BodyValues(
+            links=tuple(reader.names(item.get("links"), f"{entry}.links")),
+            mass=reader.number(item["mass"], f"{entry}.mass"),
+            com=reader.vector(item["com"], f"{entry}.com", 3) if "com" in item else np.zeros(3),
+            inertia_com=np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]),
+        ))
+        check_body(bodies[-1].mass, bodies[-1].inertia_com, f"{reader.source}: {entry}")
+    links = [link for body in bodies for link in body.links]
+    twice = sorted({link for link in links if links.count(link) > 1})
+    if twice:
+        raise reader.fail(key, f"links listed twice: {twice}")
+    return tuple(bodies)
+
+
 def parse_dynamics(
     reader: YamlFields, raw: Any, *, task_joints: Sequence[str], actuated: Sequence[str]
 ) -> DynamicsSection:
@@ -115,28 +145,8 @@ def parse_dynamics(
     gravity = (reader.vector(section["gravity"], "dynamics.gravity", 3) if "gravity" in section
                else np.array([0.0, 0.0, -9.81]))
 
-    bodies = []
-    for i, raw_body in enumerate(_list(reader, section.get("bodies"), "dynamics.bodies")):
-        key = f"dynamics.bodies[{i}]"
-        item = reader.mapping(raw_body, key)
-        reader.check_keys(item, key, {"links", "mass", "com", "inertia_com"})
-        if "mass" not in item:
-            raise reader.fail(key, "missing 'mass' (kg)")
-        raw_inertia = reader.mapping(item.get("inertia_com", {}), f"{key}.inertia_com")
-        reader.check_keys(raw_inertia, f"{key}.inertia_com", set(_INERTIA_KEYS))
-        xx, xy, xz, yy, yz, zz = (reader.number(raw_inertia.get(k, 0.0), f"{key}.inertia_com.{k}")
-                                  for k in _INERTIA_KEYS)
-        bodies.append(BodyValues(
-            links=tuple(reader.names(item.get("links"), f"{key}.links")),
-            mass=reader.number(item["mass"], f"{key}.mass"),
-            com=reader.vector(item["com"], f"{key}.com", 3) if "com" in item else np.zeros(3),
-            inertia_com=np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]),
-        ))
-        check_body(bodies[-1].mass, bodies[-1].inertia_com, f"{reader.source}: {key}")
+    bodies = parse_bodies(reader, section.get("bodies"), "dynamics.bodies")
     links = [link for body in bodies for link in body.links]
-    twice = sorted({link for link in links if links.count(link) > 1})
-    if twice:
-        raise reader.fail("dynamics.bodies", f"links listed twice: {twice}")
 
     drives = []
     seen: set[str] = set()
@@ -157,4 +167,4 @@ def parse_dynamics(
     for j, bar in enumerate(bars):
         if bar not in links:
             raise reader.fail(f"dynamics.two_end_bars[{j}]", f"{bar!r} is not a link of dynamics.bodies")
-    return DynamicsSection(gravity=gravity, bodies=tuple(bodies), drives=tuple(drives), two_end_bars=bars)
+    return DynamicsSection(gravity=gravity, bodies=bodies, drives=tuple(drives), two_end_bars=bars)

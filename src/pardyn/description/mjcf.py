@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import warnings
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -94,6 +95,8 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
+from pardyn.description.dynamics import BodyValues
+from pardyn.description.inertials import given_bodies, set_mjcf_inertials
 from pardyn.description.validation import check_compiled_mjcf
 from pardyn.errors import DescriptionError
 
@@ -160,19 +163,22 @@ class MjcfRobot:
     joint torque ``tau_a = ratio f``."""
 
 
-def read_mjcf(path: str | Path) -> MjcfRobot:
+def read_mjcf(path: str | Path, inertials: Sequence[BodyValues] = (), *, yaml: Path | None = None) -> MjcfRobot:
     """Read an MJCF file with MuJoCo's parser and build its pinocchio tree and closures.
+
+    ``inertials``: the ``inertials:`` section of a pardyn YAML around the file (``yaml``): these bodies' explicit
+    inertials, set in MuJoCo's spec before it compiles (:mod:`pardyn.description.inertials`).
 
     Raises :class:`DescriptionError` naming the file and the element at fault:
     missing file, not MJCF, MuJoCo's compile error, ball/free joints, active
-    joint/tendon/flex equalities.
+    joint/tendon/flex equalities, an ``inertials`` body the file does not have.
     """
     source = Path(path)
-    mj_model = _compile(source)
+    mj_model = _compile(source, tuple(inertials), yaml)
     return _Builder(mj_model, source).build()
 
 
-def _compile(source: Path) -> mujoco.MjModel:
+def _compile(source: Path, inertials: tuple[BodyValues, ...] = (), yaml: Path | None = None) -> mujoco.MjModel:
     if not source.is_file():
         raise DescriptionError(f"{source}: no such MJCF file")
     try:
@@ -182,24 +188,50 @@ def _compile(source: Path) -> mujoco.MjModel:
     if root != "mujoco":
         raise DescriptionError(f"{source}: root element <{root}> is not <mujoco>: not an MJCF file")
     try:
-        return check_compiled_mjcf(mujoco.MjModel.from_xml_path(str(source)), source)
+        if not inertials:
+            return check_compiled_mjcf(mujoco.MjModel.from_xml_path(str(source)), source)
+        return _checked_inertials(check_compiled_mjcf(_spec(source, inertials, yaml).compile(), source), inertials,
+                                  source, yaml)
     except ValueError as error:
         message = " ".join(str(error).split())
         if "Error opening file" in message:  # a vendor's meshes left out: needed only where they define a mass
-            return _compile_without_meshes(source, message)
+            return _checked_inertials(_compile_without_meshes(source, message, inertials, yaml), inertials, source,
+                                      yaml)
         raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {message}") from error
 
 
-def _compile_without_meshes(source: Path, message: str) -> mujoco.MjModel:
+def _spec(source: Path, inertials: tuple[BodyValues, ...], yaml: Path | None) -> mujoco.MjSpec:
+    spec = mujoco.MjSpec.from_file(str(source))
+    set_mjcf_inertials(spec, inertials, source, yaml)
+    return spec
+
+
+def _checked_inertials(model: mujoco.MjModel, inertials: tuple[BodyValues, ...], source: Path,
+                       yaml: Path | None) -> mujoco.MjModel:
+    """The compiled masses are the given ones (a file with ``<compiler inertiafromgeom="true">`` ignores every
+    explicit inertial)."""
+    for body, entry in given_bodies(inertials).items():
+        compiled = float(model.body_mass[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, body)])
+        if compiled != float(entry.mass):
+            raise DescriptionError(f"{yaml or source}: inertials: MuJoCo compiled body {body!r} of {source} with {compiled} kg, "
+                                   f"not the {entry.mass} kg given (its <compiler inertiafromgeom=\"true\"> takes "
+                                   "masses from geoms): set inertiafromgeom to auto in a copy of the file")
+    return model
+
+
+def _compile_without_meshes(source: Path, message: str, inertials: tuple[BodyValues, ...] = (),
+                            yaml: Path | None = None) -> mujoco.MjModel:
     """The model with its mesh geoms and mesh assets removed, when every body that has a mesh geom either carries
     an explicit ``<inertial>`` or is fixed to the world (no joint between it and the world: its mass moves nothing;
     the 2F-85's ``base_mount``). The meshes are then only visual and collision shapes: the dynamics do not change.
 
+    ``inertials`` (a pardyn YAML's section) count as explicit inertials.
+
     Raises:
-        DescriptionError: a mesh geom defines the mass of a moving body (no ``<inertial>``), naming the body and
-            the mesh.
+        DescriptionError: a mesh geom defines the mass of a moving body (no ``<inertial>``), naming the body, the
+            mesh and the two remedies.
     """
-    spec = mujoco.MjSpec.from_file(str(source))
+    spec = _spec(source, inertials, yaml)
     meshes = [geom for geom in spec.geoms if geom.type == mujoco.mjtGeom.mjGEOM_MESH]
     static = set()
     for geom in meshes:
@@ -211,8 +243,8 @@ def _compile_without_meshes(source: Path, message: str) -> mujoco.MjModel:
             continue
         raise DescriptionError(
             f"{source}: MuJoCo cannot compile this MJCF ({message}) and body {body.name!r} takes its mass "
-            f"from mesh geom {geom.name or geom.meshname!r}: provide the mesh files (meshdir) or give the body "
-            "an <inertial>"
+            f"from mesh geom {geom.name or geom.meshname!r}: provide the mesh files (meshdir), give the body "
+            "an <inertial>, or give its mass, com and inertia in a pardyn YAML around this file (inertials:)"
         )
     for geom in meshes:
         spec.delete(geom)
@@ -224,7 +256,8 @@ def _compile_without_meshes(source: Path, message: str) -> mujoco.MjModel:
         raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {' '.join(str(error).split())}") from error
     fixed = f"; the mass of {sorted(static)} (fixed to the world: it moves nothing) is left out" if static else ""
     warnings.warn(f"{source}: mesh files missing ({message}); {len(meshes)} mesh geoms skipped (visual and "
-                  f"collision only: every moving body carrying one has an explicit <inertial>{fixed})", stacklevel=4)
+                  "collision only: every moving body carrying one has an explicit <inertial> or an inertials: "
+                  f"entry{fixed})", stacklevel=4)
     return model
 
 

@@ -7,6 +7,7 @@ import math
 import pinocchio as pin
 
 from pardyn.description.config import RobotDescription
+from pardyn.description.inertials import set_urdf_inertials
 from pardyn.description.validation import build_urdf_model, check_urdf
 from pardyn.errors import DescriptionError
 
@@ -129,11 +130,11 @@ def _read_tree(description: RobotDescription) -> pin.Model:
     if description.tree_format == "mjcf":
         from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
-        return read_mjcf(description.urdf).model
-    text, continuous = _revolute_for_continuous(description.urdf)
-    if not continuous:
-        return build_urdf_model(description.urdf)
+        return read_mjcf(description.urdf, description.inertials, yaml=description.source).model
     check_urdf(description.urdf)
+    text, continuous = _urdf_text(description)
+    if text is None:
+        return build_urdf_model(description.urdf)
     try:
         model = pin.buildModelFromXML(text)
     except (RuntimeError, ValueError) as error:
@@ -144,20 +145,26 @@ def _read_tree(description: RobotDescription) -> pin.Model:
     return model
 
 
-def _revolute_for_continuous(path) -> tuple[str, list[str]]:
-    """The URDF's text with its ``continuous`` joints written as ``revolute`` (limits +-1e9 rad, set to infinity
-    once read), and their names. Pinocchio reads a continuous joint as a (cos, sin) pair (nq = 2, nv = 1); pardyn's
-    coordinates are one angle per joint (``q`` and ``v`` share indices), which a revolute joint without limits is.
+def _urdf_text(description: RobotDescription) -> tuple[str | None, list[str]]:
+    """The URDF's text as pardyn reads it, and the names of its ``continuous`` joints; ``None`` when the file is
+    read as it is.
+
+    * ``continuous`` joints written as ``revolute`` (limits +-1e9 rad, set to infinity once read). Pinocchio reads
+      a continuous joint as a (cos, sin) pair (nq = 2, nv = 1); pardyn's coordinates are one angle per joint (``q``
+      and ``v`` share indices), which a revolute joint without limits is;
+    * the YAML's ``inertials:`` as the links' ``<inertial>`` (:mod:`pardyn.description.inertials`).
     """
     import xml.etree.ElementTree as ElementTree  # noqa: PLC0415
 
+    path = description.urdf
     text = path.read_text(encoding="utf-8", errors="replace")
-    if "continuous" not in text:
-        return text, []
+    if "continuous" not in text and not description.inertials:
+        return None, []
     try:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError:
-        return text, []  # pinocchio says what is wrong with it
+        return None, []  # check_urdf says what is wrong with it
+    set_urdf_inertials(root, description.inertials, path, description.source)
     names = []
     for joint in root.iter("joint"):
         if joint.get("type") == "continuous":
@@ -168,6 +175,8 @@ def _revolute_for_continuous(path) -> tuple[str, list[str]]:
             limit.set("lower", "-1e9")
             limit.set("upper", "1e9")
             names.append(joint.get("name"))
+    if not names and not description.inertials:
+        return None, []
     return ElementTree.tostring(root, encoding="unicode"), names
 
 
