@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench install clean
+.PHONY: demo test test-compiled bench install clean
 
 $(STAMP): setup.py setup.cfg package.xml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	@pkg-config --exists sdformat12 2>/dev/null || echo "note: test/export needs libsdformat (Gazebo's SDF parser): apt-get install libsdformat-dev g++ pkg-config (as root; .ci/run does it)"
 	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q  # one BLAS thread: small SVDs/QRs are many times faster on 2 cores
+
+test-compiled: $(STAMP)  # the kinematics, dynamics and identification tests with every robot on its compiled kernels
+	PARDYN_KERNELS=auto OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q test/kinematics test/dynamics test/identification
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'

@@ -65,7 +65,7 @@ class Robot:
         tolerance: float = 1e-12,
         max_condition: float = 1e6,
         check_urdf: bool = True,
-        kernels: str = "python",
+        kernels: str | None = None,
     ) -> None:
         self.description = description
         self.name = description.name
@@ -449,6 +449,6 @@ def load_robot(robot: str | Path, *, format: str | None = None, **options: float
         format: ``pardyn``, ``gepetto`` or ``mjcf``; detected from the file by default.
         options: go to :class:`Robot` (``tolerance``, ``max_condition``, ``check_urdf``: False accepts a URDF
             whose inertias or friction differ from the YAML's ``dynamics:``; ``kernels``: ``"python"``,
-            ``"compiled"`` or ``"auto"``, :mod:`pardyn.kernels`).
+            ``"compiled"`` or ``"auto"``, :mod:`pardyn.kernels`; default ``$PARDYN_KERNELS``, else ``"python"``).
     """
     return Robot(load_description(robot, format=format), **options)

@@ -85,6 +85,7 @@ def test_spatial_solves_and_torques_reproduce_constraint_dynamics(load, name):
 def test_fallback_is_explicit_and_said_in_one_line(monkeypatch, tmp_path):
     """No compiler: 'auto' runs on the Python path and says why; 'compiled' refuses; 'python' says so."""
     monkeypatch.setenv("PARDYN_KERNEL_CACHE", str(tmp_path))  # nothing cached: a build is needed
+    monkeypatch.delenv("PARDYN_KERNELS", raising=False)
     monkeypatch.setattr(kernel_library, "compiler", lambda: None)
     robot = pardyn.load_robot("five_bar", kernels="auto")
     assert robot.kernels is None
@@ -95,6 +96,19 @@ def test_fallback_is_explicit_and_said_in_one_line(monkeypatch, tmp_path):
     assert "kernels='python'" in pardyn.load_robot("five_bar").kernel_note
     with pytest.raises(InputError, match="kernels must be one of"):
         pardyn.load_robot("five_bar", kernels="fast")
+
+
+def test_the_environment_chooses_for_robots_loaded_without_a_choice(monkeypatch):
+    """``PARDYN_KERNELS`` (``make test-compiled``: every kinematics, dynamics and identification test on the compiled
+    path); an explicit ``kernels=`` wins; a bad value names the variable."""
+    monkeypatch.setenv("PARDYN_KERNELS", "auto")
+    assert pardyn.load_robot("five_bar").kernels is not None
+    assert pardyn.load_robot("five_bar", kernels="python").kernels is None
+    monkeypatch.setenv("PARDYN_KERNELS", "fast")
+    with pytest.raises(InputError, match="environment variable PARDYN_KERNELS must be one of"):
+        pardyn.load_robot("five_bar")
+    monkeypatch.delenv("PARDYN_KERNELS")
+    assert pardyn.load_robot("five_bar").kernels is None
 
 
 def test_unsupported_robot_falls_back_with_the_reason(load):

@@ -27,6 +27,7 @@ This package never imports rclpy.
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 __all__ = ["CHOICES", "CompiledSolver", "select_kernels"]
 
 CHOICES = ("python", "compiled", "auto")
+ENVIRONMENT = "PARDYN_KERNELS"
+"""The choice of a robot loaded without one (default ``python``): ``PARDYN_KERNELS=auto make test-compiled`` runs
+the kinematics, dynamics and identification tests on the compiled path."""
 LOG = logging.getLogger("pardyn.kernels")
 
 
@@ -83,12 +87,17 @@ class CompiledSolver:
         return Solution(q=q, iterations=info.iterations, residual=info.residual, conditioning=conditioning)
 
 
-def select_kernels(robot: Robot, choice: str) -> tuple[KernelLibrary | None, str]:
-    """Load the robot's kernels as ``choice`` says; return them (or None) and the one-line note.
+def select_kernels(robot: Robot, choice: str | None) -> tuple[KernelLibrary | None, str]:
+    """Load the robot's kernels as ``choice`` says (None: :data:`ENVIRONMENT`, else ``python``); return them (or
+    None) and the one-line note.
 
     Raises:
         InputError: ``choice`` unknown, or ``"compiled"`` and the kernels cannot be built.
     """
+    if choice is None:
+        choice = os.environ.get(ENVIRONMENT) or "python"
+        if choice not in CHOICES:
+            raise InputError(f"environment variable {ENVIRONMENT} must be one of {list(CHOICES)}, got {choice!r}")
     if choice not in CHOICES:
         raise InputError(f"kernels must be one of {list(CHOICES)}, got {choice!r}")
     if choice == "python":
