@@ -69,5 +69,4 @@ class DirectAndInverseDynamics:
         simulated, covariance, sigma = last
         condition = float(np.linalg.cond(simulated.W * weights[:, None]))
         estimate = finish(system, chi, covariance, sigma, self.name, block_sigmas, condition)
-        return EstimatorResult(estimate, self.name, len(changes), changes[-1] < context.tolerance, tuple(changes),
-                               tuple(errors), context.start_name)
+        return EstimatorResult.of_iteration(estimate, self.name, changes, errors, context)

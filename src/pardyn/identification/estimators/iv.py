@@ -71,5 +71,4 @@ class InstrumentalVariables:
             return last[0].chi, last[0].relative_error, f"fit error {100 * last[0].relative_error:.3g} %"
 
         _, changes, fits = iterate(self.name, system, context, step)
-        return EstimatorResult(last[0], self.name, len(changes), changes[-1] < context.tolerance, tuple(changes),
-                               tuple(fits), context.start_name)
+        return EstimatorResult.of_iteration(last[0], self.name, changes, fits, context)

@@ -71,6 +71,14 @@ class EstimatorResult:
     output_errors: tuple[float, ...] = ()
     start: str = "wls"
 
+    @classmethod
+    def of_iteration(cls, estimate: Estimate, estimator: str, changes: list[float], figures: list[float],
+                     context: EstimatorContext) -> EstimatorResult:
+        """The result of a closed-loop iteration (:func:`iterate`): converged if its last step was below the
+        tolerance."""
+        return cls(estimate, estimator, len(changes), changes[-1] < context.tolerance, tuple(changes),
+                   tuple(figures), context.start_name)
+
     def as_dict(self) -> dict:
         return {
             "name": self.estimator,
