@@ -361,8 +361,12 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
             f"{len(actuated)} actuated joints cannot drive {len(task_names)} task coordinates",
         )
     sensed = reader.strings(top.get("sensed"), "sensed")
+    notes = []
     if urdf.suffix.lower() == ".urdf":  # names checked before the sections that use them (limits, dynamics)
-        check_joint_names(urdf, source, {"task": task_joints, "actuated": actuated, "sensed": sensed})
+        tree = check_joint_names(urdf, source, {"task": task_joints, "actuated": actuated, "sensed": sensed})
+        if tree.unbounded:
+            notes.append(f"revolute joints {list(tree.unbounded)} of {urdf.name} have no lower/upper limit: "
+                         "unbounded (as continuous joints)")
     raw_closures = top.get("closures") or []
     serial = not raw_closures
     if serial and tree_format == "urdf" and task_frame is None and set(actuated) != set(task_joints):
@@ -442,8 +446,8 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         tree_format=tree_format,
         springs=parse_springs(reader, top.get("springs")),
         inertials=inertials,
-        notes=(f"inertials: {[link for entry in inertials for link in entry.links]} take their mass, com and inertia "
-               f"from this YAML, not from {urdf.name}",) if inertials else (),
+        notes=(*notes, *((f"inertials: {[link for entry in inertials for link in entry.links]} take their mass, com "
+                          f"and inertia from this YAML, not from {urdf.name}",) if inertials else ())),
     )
 
 

@@ -97,6 +97,7 @@ import pinocchio as pin
 
 from pardyn.description.dynamics import BodyValues
 from pardyn.description.inertials import given_bodies, set_mjcf_inertials
+from pardyn.description.starting import closing_frame_pairs
 from pardyn.description.validation import check_compiled_mjcf
 from pardyn.errors import DescriptionError
 
@@ -158,6 +159,8 @@ class MjcfRobot:
     springs: tuple[tuple[str, float, float], ...] = ()
     """``(joint, stiffness, reference)`` of every joint with ``stiffness`` (N m/rad or N/m; ``springref``, rad or
     m, in ``qpos`` units): MuJoCo's ``qfrc_spring = -stiffness (qpos - qpos_spring)``."""
+    keyframes: tuple[str, ...] = ()
+    """Names of the file's keyframes in file order (unnamed: ``key<i>``), each in ``model.referenceConfigurations``."""
     tendon_drives: tuple[tuple[str, str, float, float], ...] = ()
     """Fixed-tendon actuators ``(actuator, joint a, ratio, constant)``: tendon length ``ratio q_a + constant``,
     joint torque ``tau_a = ratio f``."""
@@ -331,11 +334,13 @@ class _Builder:
         self._note_unsupported()
         qpos0 = np.array(self.mj.qpos0, dtype=float)
         self.model.referenceConfigurations["qpos0"] = qpos0
+        keyframes = []
         for key in range(self.mj.nkey):
             name = mujoco.mj_id2name(self.mj, mujoco.mjtObj.mjOBJ_KEY, key) or f"key{key}"
             self.model.referenceConfigurations[name] = np.array(self.mj.key_qpos[key], dtype=float)
+            keyframes.append(name)
         return MjcfRobot(self.model, tuple(closures), actuated, gravity, self.source, qpos0, tuple(self.notes),
-                         self._springs(), tuple(self.tendon_drives))
+                         self._springs(), tuple(keyframes), tuple(self.tendon_drives))
 
     def _springs(self) -> tuple[tuple[str, float, float], ...]:
         mj = self.mj
@@ -434,7 +439,7 @@ class _Builder:
         mj = self.mj
         closures = []
         for eq in range(mj.neq):
-            name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_EQUALITY, eq) or f"equality{eq}"
+            name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_EQUALITY, eq) or self._closing_name(eq) or f"equality{eq}"
             kind = int(mj.eq_type[eq])
             supported = kind in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD, mujoco.mjtEq.mjEQ_JOINT)
             label = mujoco.mjtEq(kind).name.removeprefix("mjEQ_").lower()
@@ -449,6 +454,24 @@ class _Builder:
                 )
             closures.append(self._coupling(eq, name) if kind == mujoco.mjtEq.mjEQ_JOINT else self._closure(eq, name, kind))
         return sorted(closures, key=lambda closure: closure.type == "coupling")  # their rows come last
+
+    def _closing_name(self, eq: int) -> str | None:
+        """An unnamed equality between onshape-to-robot's closing sites ``closing_<name>_1[_z]`` and
+        ``closing_<name>_2[_z]`` is named ``<name>`` (``<name>_z``), as :mod:`pardyn.description.starting` names
+        the same pair of a URDF."""
+        if int(self.mj.eq_objtype[eq]) != mujoco.mjtObj.mjOBJ_SITE:
+            return None
+        sites = {mujoco.mj_id2name(self.mj, mujoco.mjtObj.mjOBJ_SITE, int(i)) or ""
+                 for i in (self.mj.eq_obj1id[eq], self.mj.eq_obj2id[eq])}
+        pairs = closing_frame_pairs(sites | {f"{s}_z" for s in sites})
+        name = next((n for n, a, b in pairs if {a, b} == sites), None)
+        if name is None:  # the _z pair: closing_<name>_1_z / closing_<name>_2_z
+            stripped = {s.removesuffix("_z") for s in sites}
+            name = next((f"{n}_z" for n, a, b in closing_frame_pairs(stripped) if {a, b} == stripped and
+                         all(s.endswith("_z") for s in sites)), None)
+        if name is None or mujoco.mj_name2id(self.mj, mujoco.mjtObj.mjOBJ_EQUALITY, name) >= 0:
+            return None
+        return name
 
     def _coupling(self, eq: int, name: str) -> MjcfClosure:
         """A ``joint`` equality ``q1 - q1_0 = P(q2 - q2_0)`` (MuJoCo's ``polycoef``, five coefficients, about
