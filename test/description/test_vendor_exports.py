@@ -301,3 +301,61 @@ def test_a_joint_named_like_a_link_loads_locks_and_solves(files, suffix, capsys)
                                                r"joint:proximal1\): write one of them"):
         pardyn.load_robot(_clash_yaml(files, tree.name, point="proximal1"))
     assert pardyn.load_robot(_clash_yaml(files, tree.name, point="joint:proximal1")).nv == 4
+
+
+def test_revolutes_without_limits_are_unbounded_with_one_note(files):
+    """Item 4: URDF revolutes whose ``<limit>`` has no lower/upper were read as [0, 0] (the demo later said "home
+    ... on a position limit"); they are unbounded, said once, and the excitation is sized from the robot (10 % of
+    its size, the largest distance between joint origins at home: |B1 B2| = 0.18 m by construction)."""
+    import warnings
+
+    from pardyn.trajectories.excitation import derived_excitation
+
+    path = files / "unbounded.urdf"
+    path.write_text(five_bar_urdf(limits=False, transmissions=True))
+    robot = pardyn.load_robot(path)
+    assert np.all(np.isinf(robot.model.lowerPositionLimit)) and np.all(np.isinf(robot.model.upperPositionLimit))
+    notes = [note for note in robot.summary()["notes"] if "no lower/upper limit" in note]
+    assert notes == ["revolute joints ['motor1', 'passive1', 'motor2', 'passive2'] of unbounded.urdf have no "
+                     "lower/upper limit: unbounded (as continuous joints)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        settings = derived_excitation(robot)
+    size = float(np.linalg.norm(B1 - B2))
+    assert np.allclose(settings.amplitude, [0.1 * size, 0.1 * size], rtol=1e-12)
+
+
+def _free_yaml(folder: Path, base: str) -> Path:
+    path = folder / f"free_{base.replace(' ', '').replace(':', '').replace('{', '').replace('}', '')}.yaml"
+    path.write_text(f"urdf: free.xml\nactuated: [motor1, motor2]\ntask: {{frame: effector, coordinates: [x, y]}}\n"
+                    f"base: {base}\n")
+    return path
+
+
+@pytest.mark.filterwarnings("ignore:.*(texture files missing|free joint):UserWarning")
+def test_a_free_joint_held_by_the_yaml_and_an_absent_texture(files):
+    """Item 5: an MJCF with a free joint (onshape-to-robot's default) and a texture whose file is absent: the
+    texture is skipped with one note (it was fatal); bare, the free joint is refused with the YAML to write (the
+    advice was for spherical joints); ``base: {keyframe: home}`` holds the base at the keyframe's pose (1 m up,
+    turned 0.3 rad), ``base: fixed`` at the file's. References: the closed form turned by the base's yaw, MuJoCo's
+    equality residuals of the same file (texture left out) with the free joint at the keyframe's pose."""
+    import mujoco
+
+    (files / "free.xml").write_text(five_bar_mjcf(freejoint=True, texture=True, keyframe=True))
+    with pytest.warns(UserWarning, match=r"texture files missing: \['grid'\] skipped"):
+        with pytest.raises(DescriptionError, match=r"'base_freejoint' is a free joint .* 'base: fixed' .* "
+                                                   r"'base: \{keyframe: NAME\}'"):
+            pardyn.load_robot(files / "free.xml")
+    with pytest.warns(UserWarning, match=r"free joint\(s\) \['base_freejoint'\] fixed at keyframe 'home'"):
+        robot = pardyn.load_robot(_free_yaml(files, "{keyframe: home}"))
+    held = pardyn.load_robot(_free_yaml(files, "fixed"))
+    reference = files / "free_reference.xml"
+    reference.write_text(five_bar_mjcf(freejoint=True, keyframe=True))
+    mj = mujoco.MjModel.from_xml_path(str(reference))
+    base_pose = np.array(mj.key_qpos[0][:7])
+    for q1, q2 in MOTOR_ANGLES:
+        q = robot.solve_forward(np.array([q1, q2]), start=robot.home).q
+        assert np.abs(robot.task_values(q) - _rz(0.3) @ effector_closed_form(q1, q2)).max() < 1e-12
+        assert np.abs(_mujoco_residuals(reference, np.concatenate([base_pose, q]))).max() < 1e-12
+        q = held.solve_forward(np.array([q1, q2]), start=held.home).q
+        assert np.abs(held.task_values(q) - effector_closed_form(q1, q2)).max() < 1e-12

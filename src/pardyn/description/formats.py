@@ -58,7 +58,7 @@ def _load_pardyn(path: Path) -> RobotDescription:
     if description.tree_format == "mjcf":  # the vendor's equalities and springs, unless the YAML gives its own
         from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
-        tree = read_mjcf(description.urdf, description.inertials, yaml=path)
+        tree = read_mjcf(description.urdf, description.inertials, yaml=path, base=description.base)
         description = replace(description, closures=description.closures or _mjcf_closures(tree),
                               springs=description.springs or tree.springs,
                               transmissions=description.transmissions or _tendon_transmission(

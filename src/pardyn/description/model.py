@@ -139,7 +139,8 @@ def _read_tree(description: RobotDescription) -> pin.Model:
     if description.tree_format == "mjcf":
         from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
-        return read_mjcf(description.urdf, description.inertials, yaml=description.source).model
+        return read_mjcf(description.urdf, description.inertials, yaml=description.source,
+                         base=description.base).model
     check_urdf(description.urdf)
     text, continuous = _urdf_text(description)
     if text is None:

@@ -11,6 +11,8 @@ A tree file says most of what pardyn needs; the rest is read from conventions of
   ``<equality>`` section is the file's own closures (the YAML then writes none);
 * **actuated joints**: the joints of the URDF's ``<transmission>`` elements, or the MJCF's actuators; without
   either, the movable joints on the root link (a parallel robot's motors sit on its base), marked as a guess;
+* **base**: an MJCF's free joint (onshape-to-robot writes one unless told not to) held at the first keyframe, else at
+  the file's pose (``base:``);
 * **home**: the MJCF's first keyframe, else the configuration the file was written in (joints at 0, where an
   onshape export's loops are closed), refined at load;
 * **task**: the pose components of the frame named ``effector`` (or ``end_effector``, ``tcp``, ``tool``), else of
@@ -69,29 +71,31 @@ def closing_frame_pairs(frames: set[str]) -> list[tuple[str, str, str]]:
 
 
 def _urdf_facts(path: Path) -> dict[str, Any]:
-    """Joints on the root link, transmission joints, frame names (links) of a URDF."""
-    try:
-        root = ElementTree.parse(path).getroot()
-    except (ElementTree.ParseError, OSError) as error:
-        raise DescriptionError(f"{path}: cannot read the URDF: {error}") from error
-    children = {j.find("child").get("link") for j in root.iter("joint") if j.find("child") is not None}
-    links = [link.get("name") for link in root.iter("link")]
-    roots = [link for link in links if link not in children]
-    movable = [j for j in root.iter("joint") if j.get("type") in ("revolute", "continuous", "prismatic")]
-    on_root = [j.get("name") for j in movable if j.find("parent") is not None and j.find("parent").get("link") in roots]
-    names = {j.get("name") for j in movable}
+    """Joints on the root link, transmission joints, frame names (links) of a URDF (checked first)."""
+    from pardyn.description.validation import check_urdf  # noqa: PLC0415
+
+    tree = check_urdf(path)
+    on_root = [name for name, (kind, parent, _) in tree.joints.items()
+               if parent == tree.root and kind in ("revolute", "continuous", "prismatic")]
     transmitted = []
-    for transmission in root.iter("transmission"):
+    for transmission in ElementTree.parse(path).getroot().iter("transmission"):
         for joint in transmission.iter("joint"):
-            if joint.get("name") in names and joint.get("name") not in transmitted:
-                transmitted.append(joint.get("name"))
-    return {"on_root": on_root, "transmitted": transmitted, "frames": set(links), "home": {}}
+            name = joint.get("name")
+            if name in tree.joints and tree.joints[name][0] != "fixed" and name not in transmitted:
+                transmitted.append(name)
+    return {"on_root": on_root, "transmitted": transmitted, "frames": set(tree.links), "home": {}}
 
 
 def _mjcf_facts(path: Path) -> dict[str, Any]:
+    import mujoco  # noqa: PLC0415
+
     from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
-    robot = read_mjcf(path)
+    spec = mujoco.MjSpec.from_file(str(path))
+    base = None
+    if any(joint.type == mujoco.mjtJoint.mjJNT_FREE for joint in spec.joints):  # a floating base, held
+        base = spec.keys[0].name if spec.keys and spec.keys[0].name else "qpos0"
+    robot = read_mjcf(path, base=base)
     model = robot.model
     keys = robot.keyframes
     home = {}
@@ -99,7 +103,7 @@ def _mjcf_facts(path: Path) -> dict[str, Any]:
         values = model.referenceConfigurations[keys[0]]
         home = {model.names[j]: float(values[model.idx_qs[j]]) for j in range(1, model.njoints)}
     return {"on_root": [], "transmitted": list(robot.actuated), "frames": {f.name for f in model.frames},
-            "home": home, "keyframe": keys[0] if keys else None, "equalities": len(robot.closures)}
+            "home": home, "keyframe": keys[0] if keys else None, "equalities": len(robot.closures), "base": base}
 
 
 def starting_description(path: str | Path) -> tuple[dict[str, Any], list[str]]:
@@ -140,6 +144,10 @@ def starting_description(path: str | Path) -> tuple[dict[str, Any], list[str]]:
     raw["actuated"] = list(actuated)
     if closures:
         raw["closures"] = closures
+    if facts.get("base"):
+        raw["base"] = "fixed" if facts["base"] == "qpos0" else {"keyframe": facts["base"]}
+        comments.append("base: the free joint held " + ("at the file's pose" if facts["base"] == "qpos0" else
+                                                         f"at keyframe {facts['base']!r}"))
     if facts["home"]:
         raw["home"] = {"joints": facts["home"]}
         comments.append(f"home: keyframe {facts['keyframe']!r}")
@@ -179,7 +187,7 @@ def _moving_components(raw: dict[str, Any], path: Path, frame: str) -> tuple[lis
         from pardyn.description.formats import _mjcf_closures  # noqa: PLC0415
         from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415
 
-        description = replace(description, closures=_mjcf_closures(read_mjcf(path)))
+        description = replace(description, closures=_mjcf_closures(read_mjcf(path, base=description.base)))
     model = build_model(description)
     closures = LoopClosures(model, description.closures)
     q = pin.neutral(model)
