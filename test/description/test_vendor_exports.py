@@ -253,13 +253,15 @@ def test_frame_task_through_demo_animate_and_export_c(files, tmp_path, capsys):
     stopped with "use robot.task_values(q)"); ``export c`` says in one line why it cannot."""
     from pardyn.cli.demo import kinematics_demo
 
-    path = files / "five_bar.urdf"
+    path = files / "five_bar_frame_task.yaml"  # the README's form, written by hand
+    path.write_text("urdf: five_bar.urdf\nactuated: [motor1, motor2]\ntask: {frame: effector, coordinates: [x, y]}\n"
+                    "closures: [{name: effector, frames: [closing_effector_1, closing_effector_2], type: 3D}]\n")
     summary = kinematics_demo(str(path), duration_s=1.0, rate_hz=40.0, radius_m=0.01, out=tmp_path / "kinematics")
     assert summary["max_inverse_residual"] < 1e-10 and summary["max_forward_round_trip_error"] < 1e-9
     assert (tmp_path / "kinematics" / "kinematics.png").is_file()
     assert main(["animate", "--robot", str(path), "--frames", "4", "--duration", "0.5", "--scale", "0.2",
                  "--out", str(tmp_path / "animate")]) == 0
-    assert (tmp_path / "animate" / "five_bar.gif").is_file()
+    assert (tmp_path / "animate" / "five_bar_frame_task.gif").is_file()
     capsys.readouterr()
     assert main(["export", "c", "--robot", str(path), "--out", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err
@@ -276,8 +278,9 @@ def _clash_yaml(folder: Path, tree: str, point: str = "body:proximal1") -> Path:
     closures = ("closures: [{name: effector, frames: [closing_effector_1, closing_effector_2], type: 3D}]\n"
                 if tree.endswith(".urdf") else "")
     path.write_text(f"urdf: {tree}\nactuated: [motor1, proximal1]\n{closures}task: {{frame: effector, coordinates: "
-                    f"[x, y]}}\nlocked: {{ring1: 0.3}}\nassembly_mode:\n  - {{point: effector, above: distal1, axis: y}}"
-                    f"\n  - {{point: effector, above: {point}, axis: y}}\n")
+                    f"[x, y]}}\nlocked: {{ring1: 0.3}}\nassembly_mode:\n"
+                    f"  - {{point: effector, above: distal1, axis: y}}\n"
+                    f"  - {{point: effector, above: {point}, axis: y}}\n")
     return path
 
 

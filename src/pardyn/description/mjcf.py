@@ -268,7 +268,8 @@ def _fix_free_joints(spec: mujoco.MjSpec, source: Path, base: str | None, yaml: 
     compiled = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]  # spec's order
     for joint, index in zip(free, compiled):
         address = int(model.jnt_qposadr[index])
-        qpos = model.qpos0 if base == "qpos0" else model.key_qpos[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, base)]
+        key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, base) if base != "qpos0" else -1
+        qpos = model.qpos0 if key < 0 else model.key_qpos[key]
         pose = np.array(qpos[address:address + 7], dtype=float)
         body = joint.parent
         if body.parent is not None and body.parent.name != "world":

@@ -209,7 +209,8 @@ def _moving_components(raw: dict[str, Any], path: Path, frame: str) -> tuple[lis
     mobility = free.shape[1]
     moving = [k for k in range(6) if np.linalg.norm(moved[k]) > 1e-9]
     translations = [k for k in moving if k < 3]
-    chosen = select_columns(moved, translations, min(mobility, numeric_rank(moved[translations]) if translations else 0))
+    spanned = numeric_rank(moved[translations]) if translations else 0
+    chosen = select_columns(moved, translations, min(mobility, spanned))
     chosen += select_columns(moved, [k for k in moving if k >= 3], mobility - len(chosen), start=chosen)
     return [_COMPONENTS[k] for k in sorted(chosen)], mobility
 
