@@ -67,10 +67,10 @@ class Robot:
         check_urdf: bool = True,
         kernels: str | None = None,
     ) -> None:
-        self.description = description
-        self.name = description.name
         structure = analyse_structure(description)
         self.structure = structure
+        self.description = description = structure.description  # frame names as the model's
+        self.name = description.name
         self.model = structure.model
         self.joint_names = joint_names(self.model)
         self.nv = self.model.nv
@@ -146,12 +146,20 @@ class Robot:
         if self.task_frame is not None:
             return self.task_frame
         model = self.model
-        virtual = [int(i) + 1 for i in self.task_indices if self.joint_names[i] not in self.actuated_names]
+        virtual = self.virtual_joints
         if virtual:
             joint = max(virtual)
             return next((f.name for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == joint
                          and f.placement.isIdentity()), model.names[joint])  # else the joint's own frame
         return model.frames[len(model.frames) - 1].name
+
+    @property
+    def virtual_joints(self) -> list[int]:
+        """Pinocchio ids of the task joints that are not actuated (the platform's virtual chain: not bodies of
+        the robot); none when the task is read from a frame or is the actuated joints."""
+        if self._task_indices is None:
+            return []
+        return [int(i) + 1 for i in self._task_indices if self.joint_names[i] not in self.actuated_names]
 
     @property
     def payload_frame(self) -> str:

@@ -61,7 +61,7 @@ def skeleton(robot: Robot, q: np.ndarray) -> list[np.ndarray]:
     model, data = robot.model, robot.model.createData()
     pin.framesForwardKinematics(model, data, q)
     virtual = set()  # the task joints and their ancestors: the virtual chain
-    for joint in (int(i) + 1 for i in robot.task_indices if robot.joint_names[i] not in robot.actuated_names):
+    for joint in robot.virtual_joints:
         while joint != 0:
             virtual.add(joint)
             joint = model.parents[joint]

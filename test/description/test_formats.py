@@ -113,6 +113,9 @@ def test_task_frame_that_does_not_move(tmp_path, four_bar_xml):
 
 def test_not_a_robot_file(tmp_path):
     path = tmp_path / "thing.xml"
-    path.write_text("<robot name='x'/>")
-    with pytest.raises(DescriptionError, match="mujoco"):
+    path.write_text("<robot name='x'/>")  # an .xml with a <robot> root is read as a bare URDF (issue 41)
+    with pytest.raises(DescriptionError, match="no <link>: not a robot"):
+        pardyn.load_robot(path)
+    path.write_text("<thing/>")
+    with pytest.raises(DescriptionError, match="neither a URDF"):
         pardyn.load_robot(path)

@@ -330,12 +330,18 @@ def _write(tmp_path: Path, text: str, name: str = "robot.xml") -> Path:
     return path
 
 
-@pytest.mark.parametrize("joint, kind", [('type="ball"', "ball"), ('type="free"', "free")])
-def test_ball_and_free_joints_are_refused(tmp_path, joint, kind):
-    path = _write(tmp_path, f"""<mujoco><worldbody><body name="b"><joint name="knee" {joint}/>
+def test_ball_joints_are_refused_and_free_joints_say_how_to_hold_them(tmp_path):
+    """A free joint (a floating base) is held by a YAML's ``base:`` (issue 41; test_vendor_exports.py); bare, the
+    refusal says so (it advised writing a spherical joint as three hinges)."""
+    path = _write(tmp_path, """<mujoco><worldbody><body name="b"><joint name="knee" type="ball"/>
         <geom size="0.1"/></body></worldbody></mujoco>""")
-    with pytest.raises(DescriptionError, match=rf"{re.escape(str(path))}: joint 'knee' of body 'b' is a {kind} joint; "
+    with pytest.raises(DescriptionError, match=rf"{re.escape(str(path))}: joint 'knee' of body 'b' is a ball joint; "
                        "pardyn supports one-degree-of-freedom joints only"):
+        read_mjcf(path)
+    path = _write(tmp_path, """<mujoco><worldbody><body name="b"><joint name="root" type="free"/>
+        <geom size="0.1"/></body></worldbody></mujoco>""", "free.xml")
+    with pytest.raises(DescriptionError, match=rf"{re.escape(str(path))}: joint 'root' is a free joint \(a floating "
+                       r"base\); .* 'base: fixed' \(at the file's pose\) or 'base: \{keyframe: NAME\}'"):
         read_mjcf(path)
 
 

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from pardyn.description.formats import FORMATS, load_description
 from pardyn.resources import list_robots
 
-HELP = "list the robots (config/robots/*.yaml), or describe one robot file (--describe FILE)"
+HELP = ("list the robots (config/robots/*.yaml), describe one robot file (--describe FILE), or write a starting "
+        "YAML for a URDF or MJCF (--init FILE)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
         "--describe", metavar="FILE",
-        help="load a robot (name, pardyn YAML, Gepetto robot.yaml or MJCF) and print its structure",
+        help="load a robot (name, pardyn YAML, Gepetto robot.yaml, MJCF or bare URDF) and print its structure",
     )
+    parser.add_argument(
+        "--init", metavar="FILE",
+        help="write a starting pardyn YAML for a URDF or MJCF file (closures from onshape-to-robot's closing frames "
+             "or MJCF equalities, actuated joints from transmissions or actuators, home from a keyframe)",
+    )
+    parser.add_argument("--output", type=Path, metavar="YAML",
+                        help="--init: the YAML to write (default <FILE's stem>.yaml in the current directory)")
     parser.add_argument("--format", choices=sorted(FORMATS), help="description format (detected by default)")
 
 
@@ -44,7 +53,25 @@ def _print_summary(summary: dict) -> None:
         print(f"  note: {note}")
 
 
+def _init(tree: str, output: Path | None) -> int:
+    """``--init FILE``: the starting YAML (:mod:`pardyn.description.starting`), never over an existing file."""
+    from pardyn.description.starting import starting_yaml  # noqa: PLC0415
+    from pardyn.errors import InputError  # noqa: PLC0415
+
+    target = output or Path(f"{Path(tree).stem}.yaml")
+    if target.exists():
+        raise InputError(f"{target} exists: not overwritten (--output names another file)")
+    text = starting_yaml(tree, target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    print(text, end="")
+    print(f"wrote {target}: check it, then `pardyn robots --describe {target}`")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.init:
+        return _init(args.init, args.output)
     if args.describe:
         from pardyn.robot import load_robot  # noqa: PLC0415 - loads pinocchio
 

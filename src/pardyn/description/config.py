@@ -91,7 +91,7 @@ _AXES = {"x": 0, "y": 1, "z": 2}
 _TOP_KEYS = {
     "name", "urdf", "task", "actuated", "sensed", "closures", "working_mode", "assembly_mode", "home",
     "analytic", "counterweights", "dynamics", "rotors", "excitation", "limits", "transmissions", "locked",
-    "springs", "inertials",
+    "springs", "inertials", "base",
 }
 
 
@@ -210,6 +210,9 @@ class RobotDescription:
     """Joint springs ``(joint, stiffness, reference)`` (:mod:`pardyn.description.springs`, or the MJCF's)."""
     inertials: tuple[BodyValues, ...] = ()
     """``inertials:``: bodies whose inertial the YAML gives, written into the tree (:mod:`pardyn.description.inertials`)."""
+    base: str | None = None
+    """``base:`` where an MJCF's free joint is fixed: ``"qpos0"`` (``base: fixed``, the file's pose) or a keyframe's
+    name (``base: {keyframe: NAME}``); None: the file has no free joint (:func:`pardyn.description.mjcf.read_mjcf`)."""
     description_format: str = "pardyn"
     """Which file format the description came from (``pardyn``, ``gepetto``, ``mjcf``)."""
 
@@ -335,6 +338,18 @@ def _parse_locked(reader: YamlFields, raw: Any) -> str | dict[str, float] | None
     raise reader.fail("locked", f"expected 'others', a list of joints or {{joint: value}}, got {shown(raw)}")
 
 
+def _parse_base(reader: YamlFields, raw: Any) -> str | None:
+    """``base: fixed`` -> ``"qpos0"``; ``base: {keyframe: NAME}`` -> ``NAME``; absent -> None."""
+    if raw is None:
+        return None
+    if raw == "fixed":
+        return "qpos0"
+    if isinstance(raw, Mapping) and set(raw) == {"keyframe"}:
+        return reader.string(raw["keyframe"], "base.keyframe")
+    raise reader.fail("base", f"expected 'fixed' (a free joint held at the file's pose) or {{keyframe: NAME}}, got "
+                              f"{shown(raw)}")
+
+
 def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     """Validate the content of a robot YAML file (already parsed) and return it typed."""
     from pardyn.description.transmission import parse_transmissions  # noqa: PLC0415 - its type is dynamics'
@@ -361,8 +376,12 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
             f"{len(actuated)} actuated joints cannot drive {len(task_names)} task coordinates",
         )
     sensed = reader.strings(top.get("sensed"), "sensed")
+    notes = []
     if urdf.suffix.lower() == ".urdf":  # names checked before the sections that use them (limits, dynamics)
-        check_joint_names(urdf, source, {"task": task_joints, "actuated": actuated, "sensed": sensed})
+        tree = check_joint_names(urdf, source, {"task": task_joints, "actuated": actuated, "sensed": sensed})
+        if tree.unbounded:
+            notes.append(f"revolute joints {list(tree.unbounded)} of {urdf.name} have no lower/upper limit: "
+                         "unbounded (as continuous joints)")
     raw_closures = top.get("closures") or []
     serial = not raw_closures
     if serial and tree_format == "urdf" and task_frame is None and set(actuated) != set(task_joints):
@@ -441,9 +460,10 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
         home_task_given=bool(home_task_raw) or task_frame is None,
         tree_format=tree_format,
         springs=parse_springs(reader, top.get("springs")),
+        base=_parse_base(reader, top.get("base")),
         inertials=inertials,
-        notes=(f"inertials: {[link for entry in inertials for link in entry.links]} take their mass, com and inertia "
-               f"from this YAML, not from {urdf.name}",) if inertials else (),
+        notes=(*notes, *((f"inertials: {[link for entry in inertials for link in entry.links]} take their mass, com "
+                          f"and inertia from this YAML, not from {urdf.name}",) if inertials else ())),
     )
 
 

@@ -1,4 +1,4 @@
-"""Robot description formats, one registry: pardyn's, Gepetto's and MJCF.
+"""Robot description formats, one registry: pardyn's, Gepetto's, MJCF and a bare URDF.
 
 =========== ====================================== ===========================================
 format      files                                  detected by
@@ -6,7 +6,12 @@ format      files                                  detected by
 ``pardyn``  ``<name>.yaml`` + its URDF             a YAML file with ``urdf:`` (or a robot name)
 ``gepetto`` ``robot.yaml`` + ``robot.urdf``        a YAML file with ``closed_loop:``
 ``mjcf``    one MuJoCo XML file                    ``.xml`` (or ``.mjcf``) with a ``<mujoco>`` root
+``urdf``    one URDF file                          ``.urdf`` (or ``.xml``) with a ``<robot>`` root
 =========== ====================================== ===========================================
+
+A bare URDF is read with its starting description (:mod:`pardyn.description.starting`: closures from
+onshape-to-robot's closing frames, actuated joints from its transmissions, else the joints on its root link), the
+YAML that ``pardyn robots --init FILE`` writes; an SDF file is refused with what to give instead.
 
 Every format becomes one :class:`~pardyn.description.config.RobotDescription`:
 the rest of pardyn does not know where a robot came from.
@@ -53,7 +58,7 @@ def _load_pardyn(path: Path) -> RobotDescription:
     if description.tree_format == "mjcf":  # the vendor's equalities and springs, unless the YAML gives its own
         from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
-        tree = read_mjcf(description.urdf, description.inertials, yaml=path)
+        tree = read_mjcf(description.urdf, description.inertials, yaml=path, base=description.base)
         description = replace(description, closures=description.closures or _mjcf_closures(tree),
                               springs=description.springs or tree.springs,
                               transmissions=description.transmissions or _tendon_transmission(
@@ -97,6 +102,23 @@ def _tendon_transmission(robot, actuated=None, *, source: Path | None = None):
     return Transmission(tuple(motors), actuated, ratio, offset)
 
 
+@FORMATS.register("urdf")
+def _load_urdf(path: Path) -> RobotDescription:
+    """A bare URDF: its starting description (:mod:`pardyn.description.starting`: closures from onshape-to-robot's
+    closing frames, actuated joints from its transmissions), said in a note; what to do when it does not load."""
+    from pardyn.description.starting import starting_description  # noqa: PLC0415
+
+    raw, comments = starting_description(path)
+    try:
+        description = parse_description(raw, source=path)
+    except DescriptionError as error:
+        raise DescriptionError(f"{error} (read as a bare URDF; `pardyn robots --init {path}` writes the YAML to "
+                               "edit)") from error
+    note = (f"a bare URDF, read with a starting description ({'; '.join(comments)}); `pardyn robots --init "
+            f"{path.name}` writes it as a YAML to edit")
+    return replace(description, description_format="urdf", notes=(*description.notes, note))
+
+
 @FORMATS.register("gepetto")
 def _load_gepetto(path: Path) -> RobotDescription:
     return parse_gepetto(_read_yaml(path), source=path)
@@ -133,16 +155,23 @@ def _load_mjcf(path: Path) -> RobotDescription:
 
 def detect_format(path: Path) -> str:
     """The format of a description file, from its content (module docstring)."""
-    if path.suffix.lower() in (".xml", ".mjcf"):
-        head = path.read_text(errors="replace")[:4096]
-        if "<mujoco" in head:
-            return "mjcf"
-        raise DescriptionError(f"{path}: an XML file without a <mujoco> root is not a robot description pardyn reads")
     if path.suffix.lower() in (".yaml", ".yml"):
         return "gepetto" if is_gepetto(_read_yaml(path)) else "pardyn"
+    if path.suffix.lower() in TREE_SUFFIXES:
+        from pardyn.description.starting import tree_kind  # noqa: PLC0415
+
+        kind = tree_kind(path)
+        if kind == "sdf":
+            raise DescriptionError(f"{path}: an SDF file: pardyn reads URDF and MJCF trees (with a pardyn YAML "
+                                   "around them, or bare); export the robot as URDF or MJCF and give that file")
+        return kind
     raise DescriptionError(
-        f"{path}: unknown description format (expected a pardyn or Gepetto .yaml, or an MJCF .xml)"
+        f"{path}: unknown description format (expected a pardyn or Gepetto .yaml, an MJCF .xml or a URDF)"
     )
+
+
+TREE_SUFFIXES = (".urdf", ".sdf", ".xml", ".mjcf")
+"""Suffixes of tree files read bare (:func:`_load_urdf`, :func:`_load_mjcf`)."""
 
 
 def load_description(robot: str | Path, *, format: str | None = None) -> RobotDescription:  # noqa: A002
@@ -153,7 +182,7 @@ def load_description(robot: str | Path, *, format: str | None = None) -> RobotDe
         format: one of :data:`FORMATS`; detected from the file by default.
     """
     path = Path(robot)
-    if path.suffix.lower() not in (".yaml", ".yml", ".xml", ".mjcf"):
+    if path.suffix.lower() not in (".yaml", ".yml", *TREE_SUFFIXES):
         candidate = robots_directory() / f"{robot}.yaml"
         if not candidate.is_file():
             from pardyn.resources import list_robots  # noqa: PLC0415

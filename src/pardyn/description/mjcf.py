@@ -58,7 +58,9 @@ so ``r = p_a - p_b`` in world coordinates. The compiler fills the body2 side
 where body-based constraints therefore hold. Joint, tendon and flex
 equalities are refused when active (pardyn's closures are frame pairs) and
 skipped with a warning when inactive; inactive connect/weld are skipped with
-a note. Ball and free joints are refused: pardyn handles one-dof joints only.
+a note. Ball joints are refused: pardyn handles one-dof joints only. A free joint (a floating base) is fixed where
+the YAML's ``base:`` says (the file's pose or a keyframe's), else refused with that remedy. Texture files that are
+absent and materials that are not defined are skipped with one note (they only colour the bodies).
 
 Why not pinocchio's own ``buildModelAndConstraintsFromMJCF`` (pin 4.1.0,
 tried with MuJoCo 4.0.0 on four-bar files): its parser keeps only the *first*
@@ -97,6 +99,7 @@ import pinocchio as pin
 
 from pardyn.description.dynamics import BodyValues
 from pardyn.description.inertials import given_bodies, set_mjcf_inertials
+from pardyn.description.starting import closing_frame_pairs
 from pardyn.description.validation import check_compiled_mjcf
 from pardyn.errors import DescriptionError
 
@@ -158,27 +161,33 @@ class MjcfRobot:
     springs: tuple[tuple[str, float, float], ...] = ()
     """``(joint, stiffness, reference)`` of every joint with ``stiffness`` (N m/rad or N/m; ``springref``, rad or
     m, in ``qpos`` units): MuJoCo's ``qfrc_spring = -stiffness (qpos - qpos_spring)``."""
+    keyframes: tuple[str, ...] = ()
+    """Names of the file's keyframes in file order (unnamed: ``key<i>``), each in ``model.referenceConfigurations``."""
     tendon_drives: tuple[tuple[str, str, float, float], ...] = ()
     """Fixed-tendon actuators ``(actuator, joint a, ratio, constant)``: tendon length ``ratio q_a + constant``,
     joint torque ``tau_a = ratio f``."""
 
 
-def read_mjcf(path: str | Path, inertials: Sequence[BodyValues] = (), *, yaml: Path | None = None) -> MjcfRobot:
+def read_mjcf(path: str | Path, inertials: Sequence[BodyValues] = (), *, yaml: Path | None = None,
+              base: str | None = None) -> MjcfRobot:
     """Read an MJCF file with MuJoCo's parser and build its pinocchio tree and closures.
 
     ``inertials``: the ``inertials:`` section of a pardyn YAML around the file (``yaml``): these bodies' explicit
-    inertials, set in MuJoCo's spec before it compiles (:mod:`pardyn.description.inertials`).
+    inertials, set in MuJoCo's spec before it compiles (:mod:`pardyn.description.inertials`). ``base``: the YAML's
+    ``base:``, where a free joint (a floating base) is fixed: ``"qpos0"`` (the file's pose) or a keyframe's name
+    (:func:`_fix_free_joints`).
 
     Raises :class:`DescriptionError` naming the file and the element at fault:
-    missing file, not MJCF, MuJoCo's compile error, ball/free joints, active
+    missing file, not MJCF, MuJoCo's compile error, ball joints, a free joint without ``base``, active
     joint/tendon/flex equalities, an ``inertials`` body the file does not have.
     """
     source = Path(path)
-    mj_model = _compile(source, tuple(inertials), yaml)
+    mj_model = _compile(source, tuple(inertials), yaml, base)
     return _Builder(mj_model, source).build()
 
 
-def _compile(source: Path, inertials: tuple[BodyValues, ...] = (), yaml: Path | None = None) -> mujoco.MjModel:
+def _compile(source: Path, inertials: tuple[BodyValues, ...] = (), yaml: Path | None = None,
+             base: str | None = None) -> mujoco.MjModel:
     if not source.is_file():
         raise DescriptionError(f"{source}: no such MJCF file")
     try:
@@ -188,22 +197,91 @@ def _compile(source: Path, inertials: tuple[BodyValues, ...] = (), yaml: Path | 
     if root != "mujoco":
         raise DescriptionError(f"{source}: root element <{root}> is not <mujoco>: not an MJCF file")
     try:
-        if not inertials:
-            return check_compiled_mjcf(mujoco.MjModel.from_xml_path(str(source)), source)
-        return _checked_inertials(check_compiled_mjcf(_spec(source, inertials, yaml).compile(), source), inertials,
-                                  source, yaml)
+        return _checked_inertials(check_compiled_mjcf(_spec(source, inertials, yaml, base).compile(), source),
+                                  inertials, source, yaml)
     except ValueError as error:
         message = " ".join(str(error).split())
         if "Error opening file" in message:  # a vendor's meshes left out: needed only where they define a mass
-            return _checked_inertials(_compile_without_meshes(source, message, inertials, yaml), inertials, source,
-                                      yaml)
+            return _checked_inertials(_compile_without_meshes(source, message, inertials, yaml, base), inertials,
+                                      source, yaml)
         raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {message}") from error
 
 
-def _spec(source: Path, inertials: tuple[BodyValues, ...], yaml: Path | None) -> mujoco.MjSpec:
-    spec = mujoco.MjSpec.from_file(str(source))
+def _spec(source: Path, inertials: tuple[BodyValues, ...], yaml: Path | None, base: str | None = None) -> mujoco.MjSpec:
+    """The file's spec with the YAML's inertials, its absent looks skipped and its free joints fixed."""
+    try:
+        spec = mujoco.MjSpec.from_file(str(source))
+    except ValueError as error:
+        raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {' '.join(str(error).split())}") from error
     set_mjcf_inertials(spec, inertials, source, yaml)
+    _skip_absent_looks(spec, source)
+    _fix_free_joints(spec, source, base, yaml)
     return spec
+
+
+def _skip_absent_looks(spec: mujoco.MjSpec, source: Path) -> None:
+    """Textures whose files are absent (and the material references to them), and material references to
+    materials the file does not define, removed with one note: they only colour the bodies."""
+    folder = Path(spec.modelfiledir or source.parent)
+    texture_folder = folder / (spec.compiler.texturedir or "")
+    missing = []
+    for texture in list(spec.textures):
+        files = [texture.file] if texture.file else [f for f in texture.cubefiles if f]
+        if any(not (Path(f) if Path(f).is_absolute() else texture_folder / f).is_file() for f in files):
+            missing.append(texture.name or files[0])
+            spec.delete(texture)
+    if missing:
+        for material in spec.materials:
+            material.textures = ["" if name in missing else name for name in material.textures]
+    defined = {material.name for material in spec.materials}
+    unknown = set()
+    for element in (*spec.geoms, *spec.sites):
+        if element.material and element.material not in defined:
+            unknown.add(element.material)
+            element.material = ""
+    if missing or unknown:
+        parts = ([f"texture files missing: {sorted(missing)} skipped"] if missing else []) + (
+            [f"undefined materials {sorted(unknown)} dropped from their geoms"] if unknown else [])
+        warnings.warn(f"{source}: {'; '.join(parts)} (looks only: the dynamics do not change)", stacklevel=5)
+
+
+def _fix_free_joints(spec: mujoco.MjSpec, source: Path, base: str | None, yaml: Path | None) -> None:
+    """Each free joint (a floating base) removed and its body fixed where the YAML's ``base:`` says: ``qpos0``
+    (the body's pose in the file, MuJoCo's reference for a free joint) or the named keyframe's pose (its
+    position and quaternion in ``qpos``); every keyframe's ``qpos`` loses those 7 entries. A legged robot's
+    leg loops are then studied with its base held. Without ``base`` a free joint is refused with the remedy."""
+    free = [joint for joint in spec.joints if joint.type == mujoco.mjtJoint.mjJNT_FREE]
+    if not free:
+        return
+    names = [joint.name or "(unnamed)" for joint in free]
+    if base is None:
+        raise DescriptionError(
+            f"{source}: joint {names[0]!r} is a free joint (a floating base); pardyn studies mechanisms on a fixed "
+            "base: fix it in a pardyn YAML around this file with 'base: fixed' (at the file's pose) or "
+            "'base: {keyframe: NAME}' (`pardyn robots --init FILE` writes one)")
+    model = spec.compile()  # the qpos layout before the free joints go
+    keys = {key.name: key for key in spec.keys}
+    if base != "qpos0" and base not in keys:
+        raise DescriptionError(f"{yaml or source}: base: no keyframe {base!r} in {source.name}; its keyframes: "
+                               f"{sorted(keys)}")
+    drop = []
+    compiled = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]  # spec's order
+    for joint, index in zip(free, compiled):
+        address = int(model.jnt_qposadr[index])
+        key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, base) if base != "qpos0" else -1
+        qpos = model.qpos0 if key < 0 else model.key_qpos[key]
+        pose = np.array(qpos[address:address + 7], dtype=float)
+        body = joint.parent
+        if body.parent is not None and body.parent.name != "world":
+            raise DescriptionError(f"{source}: free joint {joint.name!r} is not on a body of the world")
+        body.pos, body.quat = pose[:3], pose[3:] / np.linalg.norm(pose[3:])
+        drop.extend(range(address, address + 7))
+        spec.delete(joint)
+    for key in spec.keys:
+        if len(key.qpos):
+            key.qpos = [value for i, value in enumerate(list(key.qpos)) if i not in drop]
+    where = "at the file's pose" if base == "qpos0" else f"at keyframe {base!r}"
+    warnings.warn(f"{source}: free joint(s) {names} fixed {where} (the YAML's base:)", stacklevel=5)
 
 
 def _checked_inertials(model: mujoco.MjModel, inertials: tuple[BodyValues, ...], source: Path,
@@ -220,7 +298,7 @@ def _checked_inertials(model: mujoco.MjModel, inertials: tuple[BodyValues, ...],
 
 
 def _compile_without_meshes(source: Path, message: str, inertials: tuple[BodyValues, ...] = (),
-                            yaml: Path | None = None) -> mujoco.MjModel:
+                            yaml: Path | None = None, base: str | None = None) -> mujoco.MjModel:
     """The model with its mesh geoms and mesh assets removed, when every body that has a mesh geom either carries
     an explicit ``<inertial>`` or is fixed to the world (no joint between it and the world: its mass moves nothing;
     the 2F-85's ``base_mount``). The meshes are then only visual and collision shapes: the dynamics do not change.
@@ -231,7 +309,7 @@ def _compile_without_meshes(source: Path, message: str, inertials: tuple[BodyVal
         DescriptionError: a mesh geom defines the mass of a moving body (no ``<inertial>``), naming the body, the
             mesh and the two remedies.
     """
-    spec = _spec(source, inertials, yaml)
+    spec = _spec(source, inertials, yaml, base)
     meshes = [geom for geom in spec.geoms if geom.type == mujoco.mjtGeom.mjGEOM_MESH]
     static = set()
     for geom in meshes:
@@ -331,11 +409,13 @@ class _Builder:
         self._note_unsupported()
         qpos0 = np.array(self.mj.qpos0, dtype=float)
         self.model.referenceConfigurations["qpos0"] = qpos0
+        keyframes = []
         for key in range(self.mj.nkey):
             name = mujoco.mj_id2name(self.mj, mujoco.mjtObj.mjOBJ_KEY, key) or f"key{key}"
             self.model.referenceConfigurations[name] = np.array(self.mj.key_qpos[key], dtype=float)
+            keyframes.append(name)
         return MjcfRobot(self.model, tuple(closures), actuated, gravity, self.source, qpos0, tuple(self.notes),
-                         self._springs(), tuple(self.tendon_drives))
+                         self._springs(), tuple(keyframes), tuple(self.tendon_drives))
 
     def _springs(self) -> tuple[tuple[str, float, float], ...]:
         mj = self.mj
@@ -345,7 +425,7 @@ class _Builder:
     def _check_joints(self) -> None:
         for joint in range(self.mj.njnt):
             kind = int(self.mj.jnt_type[joint])
-            if kind in (mujoco.mjtJoint.mjJNT_BALL, mujoco.mjtJoint.mjJNT_FREE):
+            if kind == mujoco.mjtJoint.mjJNT_BALL:
                 body = self.body_names[self.mj.jnt_bodyid[joint]]
                 raise DescriptionError(
                     f"{self.source}: joint {self.joint_names[joint]!r} of body {body!r} is a "
@@ -434,7 +514,7 @@ class _Builder:
         mj = self.mj
         closures = []
         for eq in range(mj.neq):
-            name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_EQUALITY, eq) or f"equality{eq}"
+            name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_EQUALITY, eq) or self._closing_name(eq) or f"equality{eq}"
             kind = int(mj.eq_type[eq])
             supported = kind in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD, mujoco.mjtEq.mjEQ_JOINT)
             label = mujoco.mjtEq(kind).name.removeprefix("mjEQ_").lower()
@@ -449,6 +529,24 @@ class _Builder:
                 )
             closures.append(self._coupling(eq, name) if kind == mujoco.mjtEq.mjEQ_JOINT else self._closure(eq, name, kind))
         return sorted(closures, key=lambda closure: closure.type == "coupling")  # their rows come last
+
+    def _closing_name(self, eq: int) -> str | None:
+        """An unnamed equality between onshape-to-robot's closing sites ``closing_<name>_1[_z]`` and
+        ``closing_<name>_2[_z]`` is named ``<name>`` (``<name>_z``), as :mod:`pardyn.description.starting` names
+        the same pair of a URDF."""
+        if int(self.mj.eq_objtype[eq]) != mujoco.mjtObj.mjOBJ_SITE:
+            return None
+        sites = {mujoco.mj_id2name(self.mj, mujoco.mjtObj.mjOBJ_SITE, int(i)) or ""
+                 for i in (self.mj.eq_obj1id[eq], self.mj.eq_obj2id[eq])}
+        pairs = closing_frame_pairs(sites | {f"{s}_z" for s in sites})
+        name = next((n for n, a, b in pairs if {a, b} == sites), None)
+        if name is None:  # the _z pair: closing_<name>_1_z / closing_<name>_2_z
+            stripped = {s.removesuffix("_z") for s in sites}
+            name = next((f"{n}_z" for n, a, b in closing_frame_pairs(stripped) if {a, b} == stripped and
+                         all(s.endswith("_z") for s in sites)), None)
+        if name is None or mujoco.mj_name2id(self.mj, mujoco.mjtObj.mjOBJ_EQUALITY, name) >= 0:
+            return None
+        return name
 
     def _coupling(self, eq: int, name: str) -> MjcfClosure:
         """A ``joint`` equality ``q1 - q1_0 = P(q2 - q2_0)`` (MuJoCo's ``polycoef``, five coefficients, about

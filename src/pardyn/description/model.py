@@ -7,6 +7,7 @@ import math
 import pinocchio as pin
 
 from pardyn.description.config import RobotDescription
+from pardyn.description.frames import resolve_description_frames, separate_clashing_frames
 from pardyn.description.inertials import set_urdf_inertials
 from pardyn.description.validation import build_urdf_model, check_urdf
 from pardyn.errors import DescriptionError
@@ -59,15 +60,23 @@ def _lock_joints(model: pin.Model, description: RobotDescription, values_out: di
     return pin.buildReducedModel(model, [model.getJointId(name) for name in values], reference)
 
 
-def build_model(description: RobotDescription, *, locked: dict[str, float] | None = None) -> pin.Model:
+def build_model(description: RobotDescription, *, locked: dict[str, float] | None = None,
+                resolved: list | None = None) -> pin.Model:
     """Load the URDF tree with pinocchio and check every name the YAML uses.
 
     Only one-degree-of-freedom joints (revolute, prismatic) are accepted, so
     that ``q`` and ``v`` share indices (``nq == nv``) and a joint name is one
     coordinate. Raises :class:`DescriptionError` naming the YAML key at fault.
     ``locked`` (when given) receives the YAML's locked joints and their values.
+    Frames whose names clash (a joint named like a link) are renamed and the YAML's frame names resolved
+    (:mod:`pardyn.description.frames`); ``resolved`` (when given) receives the description so resolved.
     """
-    model = _lock_joints(_read_tree(description), description, locked)
+    tree = _read_tree(description)
+    clashes = separate_clashing_frames(tree)
+    description = resolve_description_frames(description, tree, clashes)
+    if resolved is not None:
+        resolved.append(description)
+    model = _lock_joints(tree, description, locked)
 
     names = joint_names(model)
     for joint_id in range(1, model.njoints):
@@ -130,7 +139,8 @@ def _read_tree(description: RobotDescription) -> pin.Model:
     if description.tree_format == "mjcf":
         from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
 
-        return read_mjcf(description.urdf, description.inertials, yaml=description.source).model
+        return read_mjcf(description.urdf, description.inertials, yaml=description.source,
+                         base=description.base).model
     check_urdf(description.urdf)
     text, continuous = _urdf_text(description)
     if text is None:
@@ -151,14 +161,16 @@ def _urdf_text(description: RobotDescription) -> tuple[str | None, list[str]]:
 
     * ``continuous`` joints written as ``revolute`` (limits +-1e9 rad, set to infinity once read). Pinocchio reads
       a continuous joint as a (cos, sin) pair (nq = 2, nv = 1); pardyn's coordinates are one angle per joint (``q``
-      and ``v`` share indices), which a revolute joint without limits is;
+      and ``v`` share indices), which a revolute joint without limits is. So are revolute joints whose ``<limit>``
+      has no ``lower``/``upper`` (urdfdom reads ``[0, 0]``: a joint that could not move);
     * the YAML's ``inertials:`` as the links' ``<inertial>`` (:mod:`pardyn.description.inertials`).
     """
     import xml.etree.ElementTree as ElementTree  # noqa: PLC0415
 
     path = description.urdf
     text = path.read_text(encoding="utf-8", errors="replace")
-    if "continuous" not in text and not description.inertials:
+    unbounded = set(check_urdf(path).unbounded)
+    if "continuous" not in text and not description.inertials and not unbounded:
         return None, []
     try:
         root = ElementTree.fromstring(text)
@@ -167,7 +179,7 @@ def _urdf_text(description: RobotDescription) -> tuple[str | None, list[str]]:
     set_urdf_inertials(root, description.inertials, path, description.source)
     names = []
     for joint in root.iter("joint"):
-        if joint.get("type") == "continuous":
+        if joint.get("type") == "continuous" or joint.get("name") in unbounded:
             joint.set("type", "revolute")
             limit = joint.find("limit")
             if limit is None:

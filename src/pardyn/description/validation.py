@@ -7,7 +7,8 @@ URDF model``. :func:`check_urdf` reads the XML itself first and refuses, in one
 line naming the file, the element and what to do:
 
 * not XML, not a ``<robot>``, nested deeper than :data:`MAX_DEPTH`, no link;
-* link or joint names empty or given twice (a joint named as a link too), an unknown joint type;
+* link or joint names empty or given twice, an unknown joint type (a joint may have a link's name, as pinocchio
+  accepts: :mod:`pardyn.description.frames` addresses such frames);
 * a joint whose parent or child link does not exist, a link that is the child
   of two joints, a joint from a link to itself, a cycle, more than one root;
 * an ``origin`` / ``axis`` / ``limit`` / ``dynamics`` / ``mass`` / ``inertia``
@@ -51,10 +52,14 @@ _TOLERANCE = 1e-9
 class UrdfTree:
     """What :func:`check_urdf` read: ``links``, ``joints`` (name -> (type, parent, child)), ``root``."""
 
-    def __init__(self, links: list[str], joints: dict[str, tuple[str, str, str]], root: str) -> None:
+    def __init__(self, links: list[str], joints: dict[str, tuple[str, str, str]], root: str,
+                 unbounded: tuple[str, ...] = ()) -> None:
         self.links = links
         self.joints = joints
         self.root = root
+        self.unbounded = unbounded
+        """Revolute joints whose ``<limit>`` gives neither ``lower`` nor ``upper``: unbounded (urdfdom would read
+        ``[0, 0]``), read as continuous joints are."""
 
     @property
     def movable_joints(self) -> list[str]:
@@ -201,11 +206,9 @@ def check_urdf(path: str | Path) -> UrdfTree:
         raise DescriptionError(f"{path}: no <link>: not a robot")
     joints: dict[str, tuple[str, str, str]] = {}
     parent_of: dict[str, str] = {}
+    unbounded: list[str] = []
     for element in root.findall("joint"):
         name = _name(path, element, joints)
-        if name in links:
-            raise DescriptionError(f"{path}: joint {shown(name)} has the name of a link: pinocchio names its frames "
-                                   "after both, and they must differ")
         kind = element.get("type", "")
         if kind not in _JOINT_TYPES:
             raise _fail(path, f"joint {shown(name)}", f"unknown type {shown(kind)}; known: {sorted(_JOINT_TYPES)}")
@@ -227,6 +230,9 @@ def check_urdf(path: str | Path) -> UrdfTree:
         parent_of[child] = name
         joints[name] = (kind, parent, child)
         _check_joint(path, element, name, kind)
+        limit = element.find("limit")
+        if kind == "revolute" and limit is not None and "lower" not in limit.attrib and "upper" not in limit.attrib:
+            unbounded.append(name)
     roots = [link for link in links if link not in parent_of]
     for link in links:  # follow parents upwards: a cycle never reaches a root
         seen, current = [link], link
@@ -241,7 +247,7 @@ def check_urdf(path: str | Path) -> UrdfTree:
             seen.append(current)
     if len(roots) != 1:
         raise DescriptionError(f"{path}: {len(roots)} root links {shown(roots)}: a URDF tree has exactly one")
-    tree = UrdfTree(links, joints, roots[0])
+    tree = UrdfTree(links, joints, roots[0], tuple(unbounded))
     _CACHE[key] = tree
     return tree
 

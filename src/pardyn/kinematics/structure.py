@@ -73,6 +73,8 @@ class Structure:
             the massless internal motions).
         frame_task: the task frame map, if the task is read from a frame.
         notes: what was decided, for the log and ``pardyn robots --describe``.
+        description: the description with its frame names resolved on the model
+            (:mod:`pardyn.description.frames`: ``joint:ring1``, ``body:ring1``).
     """
 
     model: pin.Model
@@ -86,6 +88,7 @@ class Structure:
     locked_joints: dict[str, float]
     frame_task: FrameTask | None
     notes: tuple[str, ...]
+    description: RobotDescription | None = None
 
 
 def _fail(description: RobotDescription, key: str, message: str) -> DescriptionError:
@@ -292,7 +295,9 @@ def _chart(
 def analyse_structure(description: RobotDescription) -> Structure:
     """Build the tree and find its closure rank, internal motions and chart (module docstring)."""
     locked_by_yaml: dict[str, float] = {}
-    model = build_model(description, locked=locked_by_yaml)
+    resolved: list[RobotDescription] = []
+    model = build_model(description, locked=locked_by_yaml, resolved=resolved)
+    description = resolved[0]  # its frame names as the model's (a joint named like a link)
     notes = list(description.notes)
     declared = LoopClosures(model, description.closures)
     q = _assemble(model, description, declared, _guess(model, description))
@@ -341,4 +346,5 @@ def analyse_structure(description: RobotDescription) -> Structure:
         locked_joints=locked,
         frame_task=frame_task,
         notes=tuple(notes),
+        description=description,
     )
