@@ -132,3 +132,19 @@ def _base_error(robot, data, truth) -> float:
     true_base = base.from_standard(np.array([truth[n] for n in names]))
     values = np.array([row["value"] for row in data["base_parameters"]])
     return float(np.linalg.norm(values - true_base) / np.linalg.norm(true_base))
+
+
+def test_maximum_likelihood_through_the_pipeline_on_the_mujoco_plant(five_bar_run, load):
+    """ML (position output error, the covariance estimated; CLOE is the same code with the identity) from the WLS
+    start on the MuJoCo run (5 % torque noise, 2^17-count encoders): one Levenberg-Marquardt step keeps the base
+    parameters within 5 % of the plant's, as WLS, IV and DIDIM do. The model's loop is simulated at 250 Hz (the
+    robot's PD ran at 1 kHz): 14 closed-loop simulations a step cost 4 times less, for a position difference well
+    below the 5 % asked."""
+    robot = load("five_bar")
+    setups = [ClosedLoopSetup(five_bar_run.controller, five_bar_run.references["unloaded"], rate_hz=250.0)]
+    settings = IdentificationSettings(estimator="ml", estimator_iterations=1)
+    data = identify(robot, [five_bar_run.bags["unloaded"]], settings=settings, closed_loop=setups,
+                    show_progress=False).as_json()
+    assert data["estimator"]["name"] == "ml" and data["estimator"]["iterations"] == 1
+    assert data["estimator"]["output_errors"][0] < 0.05  # the WLS start's positions: within 5 % of the motion
+    assert _base_error(robot, data, five_bar_run.truth.as_dict()) < 0.05

@@ -87,7 +87,7 @@ from pardyn.identification.diagnostics import (
     speed_notes,
 )
 from pardyn.identification.errors import FitCollapsedError, MissingRecordingError
-from pardyn.identification.estimators import ESTIMATORS, STARTS, EstimatorResult, estimate
+from pardyn.identification.estimators import ESTIMATORS, STARTS, EstimatorResult, SimulatedSystem, estimate
 from pardyn.identification.filtering import decimate
 from pardyn.identification.identifiability import (
     Identifiability,
@@ -515,16 +515,20 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
             f"the {chosen.name} estimator simulates the model in closed loop: it needs the controller and "
             f"the reference of each of the {len(every)} bags, got {given}")
     simulator = ModelSimulator(robot, robot.nominal_parameters, base)
+    actuated = list(robot.actuated_indices)
 
-    def simulate(chi: np.ndarray) -> LinearSystem:
-        runs = []
+    def simulate(chi: np.ndarray) -> SimulatedSystem:
+        runs, positions = [], []
         for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded)):
             run = simulator.run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
                                 payload=with_payload)
             observation, measured = regressor.equations(run.q, run.qdot, run.qddot, run.tau)
             runs.append(replace(data, observation=observation, measured=measured))
+            positions.append(run.q[:, actuated])
         full = _assemble(runs[: len(unloaded)], runs[len(unloaded):], regressor, settings, payload_columns)
-        return base.reduce_system(full)
+        system = base.reduce_system(full)
+        return SimulatedSystem(system.W, system.Y, system.block_sizes, system.names,
+                               positions=np.concatenate(positions))
 
     if chosen.start not in STARTS:
         raise InputError(f"estimator_start must be one of {list(STARTS)}, got {chosen.start!r}")
@@ -535,7 +539,8 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
     say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
     return estimate(chosen.name, reduced, simulate=simulate, start=start, start_name=chosen.start,
                     block_sigmas=weighted.block_sigmas, tolerance=chosen.tolerance,
-                    max_iterations=chosen.iterations, progress=say, weighted=weighted, rank_eps=settings.fit.rank_eps)
+                    max_iterations=chosen.iterations, progress=say, weighted=weighted, rank_eps=settings.fit.rank_eps,
+                    positions=np.concatenate([data.q[:, actuated] for data in every]))
 
 
 def check_fit(estimate: Estimate, essential: EssentialParameters, settings: IdentificationSettings | FitSettings) -> None:

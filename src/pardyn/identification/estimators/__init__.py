@@ -14,7 +14,11 @@ derivative filter into ``W``:
 * :mod:`.ols`: IDIM-OLS (eqs. 44-47);
 * :mod:`.iv`: IDIM-IV (Janot, Vandanjon, Gautier 2014): instruments from the closed-loop
   simulation of the model (:mod:`pardyn.identification.simulation`);
-* :mod:`.didim`: DIDIM (Gautier, Janot, Vandanjon 2013): closed-loop output error.
+* :mod:`.didim`: DIDIM (Gautier, Janot, Vandanjon 2013): closed-loop output error on the torques;
+* :mod:`.cloe`: CLOE (Landau and Karimi 1997; Brunot et al. 2017): closed-loop output error on the
+  positions, Levenberg-Marquardt on finite-difference sensitivities;
+* :mod:`.ml`: maximum likelihood: the same output error with the noise covariance of the joints
+  estimated (Goodwin and Payne 1977; Brunot et al. 2017).
 
 The closed-loop iterations (``iv``, ``didim``) stop when the step moves the
 model's torques by less than ``tolerance`` of their norm,
@@ -32,6 +36,7 @@ estimators study read :data:`ESTIMATORS`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -45,12 +50,13 @@ from pardyn.identification.estimators.protocol import (
     Estimator,
     EstimatorContext,
     EstimatorResult,
+    SimulatedSystem,
     Simulation,
 )
 from pardyn.identification.least_squares import DEFAULT_RANK_EPS, Estimate, LinearSystem
 from pardyn.registry import import_modules
 
-import_modules(__name__, first=("wls", "iv", "didim"))  # the papers' estimators first, then the others
+import_modules(__name__, first=("wls", "iv", "didim", "cloe", "ml"))  # the papers' estimators first, then the others
 
 from pardyn.identification.estimators.iv import instrumental_variables  # noqa: E402 - after the registration
 
@@ -61,6 +67,7 @@ __all__ = [
     "Estimator",
     "EstimatorContext",
     "EstimatorResult",
+    "SimulatedSystem",
     "Simulation",
     "estimate",
     "instrumental_variables",
@@ -80,6 +87,7 @@ def estimate(
     progress: Callable[[str], None] | None = None,
     weighted: Estimate | None = None,
     rank_eps: float = DEFAULT_RANK_EPS,
+    positions: np.ndarray | None = None,
 ) -> EstimatorResult:
     """The base parameters of ``system`` by the estimator ``name`` (module docstring).
 
@@ -93,11 +101,12 @@ def estimate(
         progress: called with one line per iteration.
         weighted: the eq. (48) WLS estimate of ``system`` if already computed.
         rank_eps: QR rank threshold of eq. (42).
+        positions: the measured actuated positions (N, n_a), for the position output-error estimators.
     """
     estimator = ESTIMATORS.get(name)
     context = EstimatorContext(weighted=weighted, simulate=simulate, start=start, start_name=start_name,
                                block_sigmas=block_sigmas, tolerance=tolerance, max_iterations=max_iterations,
-                               rank_eps=rank_eps, progress=progress)
+                               rank_eps=rank_eps, progress=progress, positions=positions)
     if estimator.closed_loop:
         if simulate is None:
             raise InputError(f"the {name} estimator needs the closed-loop simulation of the model "
@@ -106,8 +115,6 @@ def estimate(
             raise InputError(f"tolerance must be > 0 and max_iterations >= 1, got {tolerance}, {max_iterations}")
         if start is None or block_sigmas is None:
             reference = context.reference(system)
-            context = EstimatorContext(
-                weighted=reference, simulate=simulate, start=reference.chi if start is None else start,
-                start_name=start_name, block_sigmas=reference.block_sigmas if block_sigmas is None else block_sigmas,
-                tolerance=tolerance, max_iterations=max_iterations, rank_eps=rank_eps, progress=progress)
+            context = replace(context, weighted=reference, start=reference.chi if start is None else start,
+                              block_sigmas=reference.block_sigmas if block_sigmas is None else block_sigmas)
     return estimator.estimate(system, context)

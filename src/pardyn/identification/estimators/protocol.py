@@ -30,15 +30,32 @@ __all__ = [
     "Estimator",
     "EstimatorContext",
     "EstimatorResult",
+    "SimulatedSystem",
     "Simulation",
     "iterate",
     "register",
 ]
 
+
+
+@dataclass(frozen=True)
+class SimulatedSystem(LinearSystem):
+    """The system evaluated on the model's closed-loop run, with the run's actuated positions.
+
+    Attributes:
+        positions: the simulated actuated-joint positions at the data's sample times (N, n_a) (rad, m),
+            the runs one after the other, as :attr:`EstimatorContext.positions`; ``None`` where the
+            simulation does not give them.
+    """
+
+    positions: np.ndarray | None = None
+
+
 Simulation = Callable[[np.ndarray], LinearSystem]
 """``simulate(chi_base) -> LinearSystem``: the system evaluated on the model's closed-loop run with
 ``chi_base``: ``W`` = the instruments ``Z`` (same rows and columns as the data system), ``Y`` = the
-simulated output ``Y_s``."""
+simulated output ``Y_s``; a :class:`SimulatedSystem` also carries the simulated positions (the output
+of the position output-error estimators)."""
 
 DEFAULT_TOLERANCE = 1e-3
 DEFAULT_MAX_ITERATIONS = 8
@@ -104,6 +121,9 @@ class EstimatorContext:
         tolerance, max_iterations: the iterations' stopping rule.
         rank_eps: QR rank threshold of eq. (42), relative to the largest |R_jj|.
         progress: called with one line per iteration.
+        positions: the measured actuated-joint positions at the data's sample times (N, n_a) (rad, m),
+            the runs one after the other: the output the position output-error estimators (``cloe``,
+            ``ml``) fit; ``None`` where the data gives none.
     """
 
     weighted: Estimate | None = None
@@ -115,6 +135,7 @@ class EstimatorContext:
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     rank_eps: float = DEFAULT_RANK_EPS
     progress: Callable[[str], None] | None = None
+    positions: np.ndarray | None = None
 
     def reference(self, system: LinearSystem) -> Estimate:
         """``weighted``, or the eq. (48) WLS of ``system`` when none was given."""

@@ -1,0 +1,147 @@
+"""Output error on the positions: what CLOE and maximum likelihood share.
+
+The model with base parameters ``chi`` (n_b,), simulated in closed loop with the recorded controller
+and reference (:mod:`pardyn.identification.simulation`), gives the actuated positions ``q_s(chi)``
+(N, n_a) at the data's sample times. The output error is
+
+    e(chi) = vec(q_m - q_s(chi)) (N n_a,)                                       # Leboutet et al. 2021, eq. (38)
+
+and the estimate minimises ``e^T (I_N (x) Sigma^-1) e`` (``Sigma`` (n_a, n_a): the identity for CLOE,
+the joints' noise covariance re-estimated at each step for maximum likelihood) by
+Levenberg-Marquardt on the sensitivity ``S = d q_s / d chi`` (N n_a, n_b), taken by forward
+differences (one closed-loop simulation per base parameter):
+
+    (S^T V S + lambda diag(S^T V S)) delta = S^T V e,       V = I_N (x) Sigma^-1    # eq. (39)
+
+``lambda`` is divided by 10 after a step that lowers the cost and multiplied by 10 (the step
+retried) after one that does not. Covariance of the estimate ``(S^T V S)^-1`` scaled by the
+weighted residual variance (Gauss-Newton's asymptotic covariance).
+
+Reference: Q. Leboutet, J. Roux, A. Janot, J. R. Guadarrama-Olvera, G. Cheng, "Inertial parameter
+identification in robotics: a survey", Applied Sciences 11(9) 4303, 2021 (CLOE and ML as in its
+benchmark BIRDy, there for serial robots); I. D. Landau, A. Karimi, "Recursive algorithms for
+identification in closed loop", Automatica 33(8), 1997 (closed-loop output error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy import linalg
+
+from pardyn.errors import InputError
+from pardyn.identification.estimators.protocol import (
+    EstimatorContext,
+    EstimatorResult,
+    SimulatedSystem,
+    finish,
+    iterate,
+)
+from pardyn.identification.least_squares import LinearSystem
+
+__all__ = ["position_output_error"]
+
+RELATIVE_STEP = 1e-6
+"""Forward-difference step of the sensitivities, relative to ``max(|chi_i|, scale)``."""
+LAMBDA_START = 1e-3
+LAMBDA_TRIES = 6
+"""Levenberg-Marquardt: the damping to start with, and how many damped retries a step may take."""
+
+Covariance = Callable[[np.ndarray], np.ndarray]
+"""``covariance(residuals (N, n_a)) -> Sigma (n_a, n_a)``: the weighting of the joints' errors."""
+
+
+def _positions(context: EstimatorContext, chi: np.ndarray) -> np.ndarray:
+    simulated = context.simulate(chi)
+    positions = simulated.positions if isinstance(simulated, SimulatedSystem) else None
+    if positions is None:
+        raise InputError("the closed-loop simulation gives no positions: the position output-error estimators "
+                         "need the simulated actuated positions")
+    return np.asarray(positions, dtype=float)
+
+
+def _cost(residual: np.ndarray, root: np.ndarray) -> float:
+    """``e^T (I (x) Sigma^-1) e`` with ``root`` = ``Sigma^-1/2`` (n_a, n_a)."""
+    return float(np.sum((residual @ root) ** 2))
+
+
+def position_output_error(name: str, system: LinearSystem, context: EstimatorContext,
+                          covariance: Covariance) -> EstimatorResult:
+    """The output-error estimate of the base parameters on the positions (module docstring).
+
+    Args:
+        name: the estimator's registered name (progress lines, the result).
+        system: the data system (torque side, base columns): the fit figures and the stopping rule
+            (``||W delta|| / ||Y||``, as the other closed-loop estimators).
+        context: ``simulate`` (a :class:`SimulatedSystem` with positions), ``positions`` (N, n_a) measured,
+            ``start`` (n_b,), the stopping rule.
+        covariance: the joints' error covariance from the current residuals (N, n_a).
+    """
+    if context.positions is None:
+        raise InputError(f"the {name} estimator fits the measured positions: the data gives none")
+    measured = np.asarray(context.positions, dtype=float)
+    scale = np.maximum(np.abs(np.asarray(context.start, dtype=float)), 1e-3)
+    state = {"lambda": LAMBDA_START}
+    last: dict[str, np.ndarray | float] = {}
+
+    def weighting(residual: np.ndarray) -> np.ndarray:
+        sigma = covariance(residual)
+        try:
+            return np.linalg.cholesky(np.linalg.inv(sigma))  # L L^T = Sigma^-1: ||e L||^2 = e^T Sigma^-1 e
+        except np.linalg.LinAlgError as error:
+            raise InputError(f"the {name} estimator's error covariance is singular ({error}): a joint's simulated "
+                             "and measured positions agree exactly") from error
+
+    def step(chi: np.ndarray) -> tuple[np.ndarray, float, str]:
+        base = _positions(context, chi)
+        if base.shape != measured.shape:
+            raise InputError(f"simulated positions {base.shape} do not match the measured {measured.shape}")
+        residual = measured - base
+        root = weighting(residual)
+        steps = RELATIVE_STEP * np.maximum(np.abs(chi), scale)
+        sensitivity = np.empty((residual.size, chi.size))  # d vec(q_s) / d chi, weighted
+        for i, h in enumerate(steps):
+            shifted = chi.copy()
+            shifted[i] += h
+            sensitivity[:, i] = (((_positions(context, shifted) - base) / h) @ root).ravel()
+        gradient_system = sensitivity.T @ sensitivity
+        weighted_residual = (residual @ root).ravel()
+        right = sensitivity.T @ weighted_residual
+        cost = _cost(residual, root)
+        new, new_cost = chi, cost
+        for _ in range(LAMBDA_TRIES):
+            damped = gradient_system + state["lambda"] * np.diag(np.diag(gradient_system))
+            candidate = chi + linalg.solve(damped, right, assume_a="pos")
+            candidate_cost = _cost(measured - _positions(context, candidate), root)
+            if candidate_cost <= cost:
+                new, new_cost = candidate, candidate_cost
+                state["lambda"] = max(state["lambda"] / 10.0, 1e-12)
+                break
+            state["lambda"] *= 10.0
+        rows = residual.size
+        variance = new_cost / max(rows - chi.size, 1)
+        last.update(covariance=variance * np.linalg.inv(gradient_system), sigma=float(np.sqrt(variance)),
+                    condition=float(np.linalg.cond(sensitivity)))
+        motion = max(float(np.linalg.norm(measured - measured.mean(axis=0))), 1e-300)
+        error = float(np.linalg.norm(residual)) / motion
+        return new, error, f"position error {100 * error:.3g} % of the motion"
+
+    chi, changes, errors = iterate(name, system, context, step)
+    estimate = finish(system, chi, last["covariance"], last["sigma"], name, context.block_sigmas, last["condition"])
+    return EstimatorResult.of_iteration(estimate, name, changes, errors, context)
+
+
+def identity_covariance(residual: np.ndarray) -> np.ndarray:
+    """CLOE's weighting: every joint alike (n_a, n_a)."""
+    return np.eye(residual.shape[1])
+
+
+def estimated_covariance(residual: np.ndarray) -> np.ndarray:
+    """Maximum likelihood's weighting: the residuals' covariance ``E^T E / N`` (n_a, n_a), floored at
+    1e-12 of its largest variance so that a joint the model matches exactly does not take all the weight."""
+    sigma = residual.T @ residual / max(residual.shape[0], 1)
+    largest = float(np.max(np.diag(sigma)))
+    if not largest > 1e-30:  # the model reproduces the data: no noise to weigh by
+        return np.eye(residual.shape[1])
+    return sigma + 1e-12 * largest * np.eye(residual.shape[1])

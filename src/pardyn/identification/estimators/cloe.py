@@ -1,0 +1,26 @@
+"""CLOE: closed-loop output error on the positions (Landau and Karimi 1997; Leboutet et al. 2021, sec. 4.3).
+
+The base parameters that make the model, simulated in closed loop with the recorded controller and
+reference, reproduce the measured actuated positions: ``min ||vec(q_m - q_s(chi))||^2``, every joint
+weighted alike, by Levenberg-Marquardt on finite-difference sensitivities started from the eq. (48)
+WLS estimate (:mod:`._output_error`, its eqs. 38-39). Unlike DIDIM (whose output is the torque), the
+noise it sees is the encoders', not the torque sensors'; it costs ``n_b + 2`` simulations a step.
+"""
+
+from __future__ import annotations
+
+from pardyn.identification.estimators._output_error import identity_covariance, position_output_error
+from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, register
+from pardyn.identification.least_squares import LinearSystem
+
+__all__ = ["ClosedLoopOutputError"]
+
+
+@register
+class ClosedLoopOutputError:
+    name = "cloe"
+    summary = "CLOE (closed-loop output error on the positions, Levenberg-Marquardt)"
+    closed_loop = True
+
+    def estimate(self, system: LinearSystem, context: EstimatorContext) -> EstimatorResult:
+        return position_output_error(self.name, system, context, identity_covariance)
