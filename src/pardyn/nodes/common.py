@@ -329,6 +329,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
         executor = make_executor(message_info=needs_message_info(node))
         executor.add_node(node)
         stop.enter(SPINNING)
+        node.get_logger().info(stop.start_up())  # bench/start_order.py reads it
         # spin_once in a loop, not spin(): the events executor of rclpy 9.1's wheels never returns from
         # spin() nor runs a callback in it (measured), while spin_once works; the stop is looked at
         # between callbacks, at least every 0.1 s
