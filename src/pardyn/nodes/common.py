@@ -295,7 +295,8 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     The signals only ask for the stop (:mod:`pardyn.nodes.stopping`): the loop
     ends between two callbacks, the node is destroyed (its summary is logged),
     rclpy shuts down, and the last line says which signals came; a signal that
-    arrives while the node is built lets the construction finish first. No
+    arrives while the node is built ends a node executable at once (the guard of
+    :meth:`~pardyn.nodes.stopping.StopSignals.exit_promptly`), else lets the construction finish first. No
     signal, however many and whenever, raises in the node's code.
 
     A pardyn error or a bad parameter while constructing the node is logged as

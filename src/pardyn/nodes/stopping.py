@@ -13,9 +13,10 @@ the node dies without its summary (exit -2).
 :class:`StopSignals` replaces both handlers, for the whole life of the process,
 by one that only records the signal; the node's loop
 (:func:`pardyn.nodes.common.run_node`) looks at it between callbacks, stops
-spinning, destroys the node (which logs its summary) and exits 0. A signal
-during the import of the node's module or the construction of the node lets
-that finish, then the process exits 0 without spinning. Later signals (the
+spinning, destroys the node (which logs its summary) and exits 0. Without the
+guard below (a node run in-process, ``python -m``), a signal during the import
+of the node's module or the construction of the node lets that finish, then
+the process exits 0 without spinning. Later signals (the
 second of the pair, a SIGTERM from launch's escalation) are recorded and change
 nothing: the stop already under way finishes.
 
