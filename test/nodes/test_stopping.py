@@ -143,10 +143,10 @@ def test_nodes_stop_cleanly_on_two_signals_at_any_moment(ros_domain, tmp_path):
     results = run_trials(SUITE_NODES, SUITE_TRIALS, tmp_path)
     failed = [trial.describe() for trial in results if trial.problems()]
     assert not failed, "\n\n".join(failed)
-    # the moments covered: stops while the node was being built and while it ran (the second signal mostly finds
-    # the process gone since the stop takes tens of milliseconds: issue 34)
-    phases = {trial.phase for trial in results}
-    assert phases == {"before built", "built"}, phases
+    # which moments the drawn delays hit depends on the load (beside other sessions' work one of the two phases was
+    # missed once, all 24 trials clean); each moment is covered for certain below (importing, building, spinning,
+    # a callback).
+    # The second signal mostly finds the process gone: the stop takes tens of milliseconds (issue 34)
 
 
 @pytest.mark.parametrize("executable", ["trajectory"])
