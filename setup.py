@@ -8,9 +8,51 @@ the same package; ``make`` adds the ROS 2 Kilted PyPI wheels (extra ``ros``).
 from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.install_scripts import install_scripts
 
 PACKAGE = "pardyn"
 ROOT = Path(__file__).parent
+
+CONSOLE_SCRIPTS = [
+    "pardyn = pardyn.cli:console_main",
+    "closure_solver = pardyn.nodes.stopping:closure_solver",
+    "dynamics = pardyn.nodes.stopping:dynamics",
+    "recorder = pardyn.nodes.stopping:recorder",
+    "sim = pardyn.nodes.stopping:sim",
+    "controller = pardyn.nodes.stopping:controller",
+    "trajectory = pardyn.nodes.stopping:trajectory",
+    "identifier = pardyn.nodes.stopping:identifier",
+    "gazebo_joint_states = pardyn.nodes.stopping:gazebo_joint_states",
+]
+
+DIRECT_SCRIPT = """\
+# pardyn's console script {name!r} (setup.py: DirectEntryScripts): the entry point imported directly, as pip's
+# scripts do, so that a node takes SIGINT/SIGTERM within milliseconds of its start (pardyn.nodes.stopping)
+import sys
+
+from {module} import {attribute}
+
+if __name__ == "__main__":
+    sys.exit({attribute}())
+"""
+
+
+class DirectEntryScripts(install_scripts):
+    """The console scripts of ``setup.py install`` (what ``colcon build`` runs) written as pip writes them.
+
+    setuptools' own wrapper (``# EASY-INSTALL-ENTRY-SCRIPT``) first imports
+    ``importlib.metadata`` and scans ``sys.path`` for the entry point, ~0.1-0.4 s
+    under load during which a Ctrl-C is a KeyboardInterrupt traceback and exit
+    -2 (issue 34); this one imports the entry point at once.
+    """
+
+    def write_script(self, script_name, contents, mode="t", *ignored):
+        targets = dict(line.replace(" ", "").split("=") for line in CONSOLE_SCRIPTS)
+        if script_name in targets and "EASY-INSTALL-ENTRY-SCRIPT" in contents:
+            module, attribute = targets[script_name].split(":")
+            shebang = contents.splitlines(keepends=True)[0]
+            contents = shebang + DIRECT_SCRIPT.format(name=script_name, module=module, attribute=attribute)
+        return super().write_script(script_name, contents, mode, *ignored)
 
 
 def data_files():
@@ -64,17 +106,6 @@ setup(
         # system identification beside pardyn's on the DualV and the Delta (bench/peers.py).
         "bench": ["figaroh", "mujoco[sysid]"],
     },
-    entry_points={
-        "console_scripts": [
-            "pardyn = pardyn.cli:console_main",
-            "closure_solver = pardyn.nodes.stopping:closure_solver",
-            "dynamics = pardyn.nodes.stopping:dynamics",
-            "recorder = pardyn.nodes.stopping:recorder",
-            "sim = pardyn.nodes.stopping:sim",
-            "controller = pardyn.nodes.stopping:controller",
-            "trajectory = pardyn.nodes.stopping:trajectory",
-            "identifier = pardyn.nodes.stopping:identifier",
-            "gazebo_joint_states = pardyn.nodes.stopping:gazebo_joint_states",
-        ],
-    },
+    entry_points={"console_scripts": CONSOLE_SCRIPTS},
+    cmdclass={"install_scripts": DirectEntryScripts},
 )

@@ -1,5 +1,16 @@
 #!/usr/bin/env python3
-"""Start in any order, the full study of issue 27: 20 launches of the sim bringup, 5 of the identification one.
+"""Start-up figures (issue 34) and start in any order (issue 27).
+
+**Start-up** (first; ``--rounds`` runs of each): per node executable (its
+console script, shipped parameters file, quiet machine) the time spent in its
+imports (and ``rclpy.init``), building its node, and from ``Popen`` to its
+"ready" line (subscribed and publishing: the node's ``ready ... after its start``
+log); beside two anchors measured in the same run: a plain rclpy node
+(subscription + publisher) from ``Popen`` to ready, and ``python -c 'import
+pinocchio'``. Then ``pardyn bringup config/bringup/sim.yaml --processes``:
+seconds from its start to the sim's first lockstep step.
+
+**Start in any order**, the full study of issue 27: 20 launches of the sim bringup, 5 of the identification one.
 
 Each launch is ``pardyn bringup FILE --processes`` (every node its own process,
 as ``ros2 launch`` starts them) with every node started 0-2 s late (drawn per
@@ -9,7 +20,8 @@ stepped; an identification launch when, in addition, its bag holds every step
 from state 0 to the last. The suite (``test/nodes/test_launcher.py``) runs 3 sim
 launches and one identification launch with the recorder last.
 
-Run: ``.venv/bin/python bench/start_order.py [--sim 20] [--identification 5] [--seconds 15] [--parallel 3]``.
+Run: ``.venv/bin/python bench/start_order.py [--rounds 3] [--sim 20] [--identification 5] [--seconds 15]
+[--parallel 3]`` (``--sim 0 --identification 0``: the start-up figures only).
 Exit code 1 if a launch failed.
 """
 
@@ -22,6 +34,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -31,6 +45,80 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PERIOD_NS = 1_000_000
+BIN = Path(sys.executable).parent
+READY = re.compile(r"ready ([\d.]+) s after its start \(modules ([\d.]+) s, node built in ([\d.]+) s\)")
+PLAIN_NODE = """
+import rclpy
+from rclpy.node import Node
+from std_msgs.msg import Float64MultiArray
+rclpy.init()
+node = Node("plain_answer")
+publisher = node.create_publisher(Float64MultiArray, "answer", 10)
+node.create_subscription(Float64MultiArray, "question", publisher.publish, 10)
+print("ready", flush=True)
+rclpy.spin(node)
+"""
+
+
+def _until_line(command: list[str], pattern: re.Pattern | str, timeout_s: float = 60.0) -> tuple[float, re.Match | None]:
+    """Start ``command``; seconds until a line of its output matches ``pattern`` (and the match); then SIGINT it."""
+    pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
+    start = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               stdin=subprocess.DEVNULL, start_new_session=True)
+    found: list = []
+    seen = threading.Event()
+
+    def read() -> None:
+        for line in process.stdout:
+            if not found and (match := pattern.search(line)):
+                found.append((time.monotonic() - start, match))
+                seen.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    seen.wait(timeout_s)
+    try:
+        os.killpg(process.pid, 2)
+        process.wait(timeout=20.0)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        process.kill()
+        process.wait()
+    return found[0] if found else (float("nan"), None)
+
+
+def start_up(rounds: int, folder: Path) -> None:
+    """Print the start-up figures (module docstring)."""
+    from pardyn.nodes.registry import NODES  # noqa: PLC0415
+
+    def median(values) -> str:
+        return f"{float(np.median(values)):.2f}"
+
+    pinocchio = []
+    for _ in range(rounds):
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-c", "import pinocchio"], check=True)
+        pinocchio.append(time.monotonic() - start)
+    plain = [_until_line([sys.executable, "-c", PLAIN_NODE], "^ready")[0] for _ in range(rounds)]
+    print(f"start-up, median of {rounds} (s): anchors: python -c 'import pinocchio' {median(pinocchio)}, "
+          f"a plain rclpy node ready {median(plain)}")
+    print(f"  {'node':<20} {'modules':>8} {'build':>8} {'ready':>8}   (ready: from Popen, <= 2 s is the goal)")
+    for executable in NODES:
+        arguments = ["--ros-args", "-r", f"__ns:=/start_{uuid.uuid4().hex[:8]}", "--params-file",
+                     str(ROOT / "config" / f"{executable}.yaml")]
+        if executable == "recorder":
+            arguments += ["-p", f"bag_path:={folder / 'start_up_bag'}"]
+        runs = [_until_line([str(BIN / executable), *arguments], READY) for _ in range(rounds)]
+        if any(match is None for _, match in runs):
+            print(f"  {executable:<20} never ready")
+            continue
+        print(f"  {executable:<20} {median([float(m.group(2)) for _, m in runs]):>8} "
+              f"{median([float(m.group(3)) for _, m in runs]):>8} {median([t for t, _ in runs]):>8}")
+    launch = [_until_line([str(BIN / "pardyn"), "bringup", str(ROOT / "config" / "bringup" / "sim.yaml"),
+                           "--processes", "--namespace", f"start_{uuid.uuid4().hex[:8]}", "--duration", "20"],
+                          "first command received: lockstep running")[0] for _ in range(rounds)]
+    print(f"  pardyn bringup config/bringup/sim.yaml --processes: first step {median(launch)} s after its start "
+          f"(runs {', '.join(f'{t:.2f}' for t in launch)}; goal <= 3 s)")
 
 
 def launch(file: Path, seed: int, seconds: float, bag: Path | None) -> dict:
@@ -77,6 +165,7 @@ def identification_file(folder: Path, seed: int) -> tuple[Path, Path]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each start-up figure (0: none)")
     parser.add_argument("--sim", type=int, default=20, help="launches of config/bringup/sim.yaml")
     parser.add_argument("--identification", type=int, default=5, help="launches of the identification bringup")
     parser.add_argument("--seconds", type=float, default=15.0, help="wall-clock seconds of each launch")
@@ -86,6 +175,10 @@ def main() -> int:
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     with tempfile.TemporaryDirectory(prefix="pardyn_order_") as scratch:
         folder = Path(scratch)
+        if args.rounds:
+            start_up(args.rounds, folder)
+        if not args.sim and not args.identification:
+            return 0
         jobs = [(ROOT / "config" / "bringup" / "sim.yaml", seed, None) for seed in range(args.sim)]
         for seed in range(100, 100 + args.identification):
             path, bag = identification_file(folder, seed)

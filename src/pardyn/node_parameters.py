@@ -240,6 +240,9 @@ RECORDER = (
     _spec("distro", "string", "kilted", "ROS 2 distribution of the message definitions and type hashes"),
     _spec("discovery_period", "double", 0.2, "period of the graph checks for topics not yet subscribed (s)",
           low=0.01, high=60.0),
+    _spec("periodic_topics", "string_array", ("joint_states",),
+          "topics among `topics` published once per period with a header stamp (a robot's states): the messages "
+          "lost before the bag are counted from the gaps in their stamps, in the bag's metadata and the closing line"),
 )
 
 SIM = (

@@ -26,6 +26,8 @@ import random
 import re
 import signal
 import subprocess
+import sys
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +42,7 @@ REPO = Path(__file__).resolve().parents[2]
 SUMMARIES = {"sim": "sim summary:", "controller": "controller summary:"}
 SUITE_NODES = ("sim", "controller", "trajectory", "closure_solver")
 SUITE_TRIALS = 6
+STOP_LINE = r"\[{executable}\]: stopped by (SIG\w+)(, then (SIG\w+))* [\d.]+ s after its start: (.*), exit code 0"
 FAILURES = ("Traceback", "Fatal Python error", "terminate called", "KeyboardInterrupt", "error_already_set")
 
 
@@ -74,8 +77,7 @@ class Trial:
         """What is wrong with how the node stopped (empty: exit 0, the stop line, the summary if built)."""
         found = [f"exit code {self.code}"] if self.code != 0 else []
         found += [f"{word!r} in the output" for word in FAILURES if word in self.output]
-        stop = re.search(rf"\[{self.executable}\]: stopped by (SIG\w+)(, then (SIG\w+))*: (.*), exit code 0",
-                         self.output)
+        stop = re.search(STOP_LINE.format(executable=self.executable), self.output)
         if stop is None:
             found.append("no 'stopped by' line")
         elif "node destroyed" in stop.group(0) and self.executable in SUMMARIES:
@@ -141,10 +143,10 @@ def test_nodes_stop_cleanly_on_two_signals_at_any_moment(ros_domain, tmp_path):
     results = run_trials(SUITE_NODES, SUITE_TRIALS, tmp_path)
     failed = [trial.describe() for trial in results if trial.problems()]
     assert not failed, "\n\n".join(failed)
-    # the moments covered: stops while the node was being built and while it ran, both signals seen
-    phases = {trial.phase for trial in results}
-    assert phases == {"before built", "built"}, phases
-    assert any(", then " in trial.output for trial in results)
+    # which moments the drawn delays hit depends on the load (beside other sessions' work one of the two phases was
+    # missed once, all 24 trials clean); each moment is covered for certain below (importing, building, spinning,
+    # a callback).
+    # The second signal mostly finds the process gone: the stop takes tens of milliseconds (issue 34)
 
 
 @pytest.mark.parametrize("executable", ["trajectory"])
@@ -161,3 +163,133 @@ def test_a_signal_during_the_import_exits_0_without_building_the_node(executable
     assert process.returncode == 0, output
     assert f"[{executable}]: stopped by SIGINT" in output and "before its node was built" in output, output
     assert not [word for word in FAILURES if word in output], output
+
+
+# --------------------------------------------------------------------------- promptly (issue 34, item 3)
+STOP_LIMIT_S = 1.0  # s: the requirement; measured 10-50 ms quiet (bench/stop_signals.py --prompt)
+COLCON_COMMAND = ["egg_info", "--egg-base", "{build}", "build", "--build-base", "{build}/build", "install",
+                  "--prefix", "{prefix}", "--record", "{build}/install.log", "--single-version-externally-managed"]
+
+
+@pytest.fixture(scope="module")
+def colcon_prefix(tmp_path_factory) -> Path:
+    """The package installed into a prefix by the command ``colcon build`` runs (colcon-core's
+    PythonBuildTask without --symlink-install): console scripts in ``lib/pardyn``, modules in site-packages."""
+    build = tmp_path_factory.mktemp("colcon_build")
+    prefix = tmp_path_factory.mktemp("colcon_install")
+    command = [sys.executable, "setup.py", "-q"] + [a.format(build=build, prefix=prefix) for a in COLCON_COMMAND]
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True, timeout=300)
+    return prefix
+
+
+def colcon_environment(prefix: Path) -> dict[str, str]:
+    """The environment a sourced colcon install gives: its site-packages first on the path, its share in the index."""
+    site = next(prefix.glob("lib/python3*/site-packages"))
+    return {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+            "AMENT_PREFIX_PATH": f"{prefix}{os.pathsep}{os.environ.get('AMENT_PREFIX_PATH', '')}".rstrip(os.pathsep)}
+
+
+def test_the_colcon_scripts_import_the_stop_handler_first(colcon_prefix):
+    """setuptools' own wrapper (what colcon installed before) imports importlib.metadata and scans sys.path for the
+    entry point before pardyn's handler loads: a Ctrl-C in that window was a traceback and exit -2."""
+    for executable in SUITE_NODES + ("recorder", "dynamics", "identifier", "gazebo_joint_states"):
+        script = (colcon_prefix / "lib" / "pardyn" / executable).read_text()
+        imports = [line for line in script.splitlines() if line.startswith(("import ", "from "))]
+        assert imports == ["import sys", f"from pardyn.nodes.stopping import {executable}"], script
+
+
+class NodeRun:
+    """One node process (its own process group, as under a terminal) whose stderr lines are collected as they come."""
+
+    def __init__(self, command: list[str], env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                        env=env, start_new_session=True)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=lambda: self.lines.extend(self.process.stderr), daemon=True)
+        self._reader.start()
+
+    def wait_for(self, condition, what: str, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            assert self.process.poll() is None, f"the node ended before {what}:\n{''.join(self.lines)}"
+            assert time.monotonic() < deadline, f"no {what} in {timeout_s} s:\n{''.join(self.lines)}"
+            time.sleep(0.002)
+
+    def compiling(self) -> bool:
+        """Whether the node has a child process (the C compiler of its kernels)."""
+        try:
+            return bool(Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split())
+        except OSError:
+            return False
+
+    def stop(self, sig: signal.Signals) -> tuple[int, float, str]:
+        """Send ``sig`` to the group; (exit code, seconds to exit, stderr written from the signal on)."""
+        before = len(self.lines)
+        sent = time.monotonic()
+        os.killpg(self.process.pid, sig)
+        try:
+            code = self.process.wait(timeout=30.0)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        elapsed = time.monotonic() - sent
+        self._reader.join(timeout=5.0)
+        return code, elapsed, "".join(self.lines[before:])
+
+
+def check_prompt_stop(run: NodeRun, executable: str, sig: signal.Signals, phase: str) -> None:
+    code, elapsed, after = run.stop(sig)
+    everything = "".join(run.lines)
+    assert code == 0, everything
+    assert elapsed < STOP_LIMIT_S, f"{elapsed:.2f} s from {sig.name} to the exit:\n{everything}"
+    stops = [line for line in after.splitlines() if re.search(STOP_LINE.format(executable=executable), line)]
+    assert len(stops) == 1 and after.rstrip().endswith(stops[0]), everything
+    assert phase in stops[0] and sig.name in stops[0], stops[0]
+    assert not [word for word in FAILURES if word in everything], everything
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_while_the_node_builds_ends_it_within_1_s(sig, ros_domain, tmp_path):
+    """The controller compiling its kernels (an empty cache: seconds, 2.5-5.7 s under load in issue 34) is stopped
+    mid-compilation, not after it. Before: the build finished first, and ros2 launch escalated to SIGTERM at 5 s."""
+    command = node_command("controller") + node_arguments("controller", tmp_path, "/stop_build")
+    run = NodeRun(command, env={**os.environ, "PARDYN_KERNEL_CACHE": str(tmp_path / "kernels")})
+    run.wait_for(run.compiling, "compiler started")
+    check_prompt_stop(run, "controller", sig, "building its node")
+
+
+@pytest.mark.parametrize("wrapper", ["console script", "colcon build script"])
+@pytest.mark.parametrize("moment", ["importing", "spinning"])
+def test_a_stop_at_any_moment_ends_the_node_within_1_s(wrapper, moment, ros_domain, tmp_path, request):
+    """Through pip's console script and through the script ``colcon build`` installs in ``lib/pardyn``: a signal as
+    soon as the handler is in (the node's modules importing) or once it runs ends it within 1 s, exit 0, one line."""
+    if wrapper == "colcon build script":
+        prefix = request.getfixturevalue("colcon_prefix")
+        command, env = [str(prefix / "lib" / "pardyn" / "sim")], colcon_environment(prefix)
+    else:
+        command, env = node_command("sim"), None
+    run = NodeRun(command + node_arguments("sim", tmp_path, f"/stop_{moment}"), env=env)
+    run.wait_for(lambda: _catches_sigterm(run.process.pid), "stop handler")
+    if moment == "spinning":
+        run.wait_for(lambda: any(" plant, " in line for line in run.lines), "sim built")
+        time.sleep(0.5)
+    check_prompt_stop(run, "sim", signal.SIGINT,
+                      "node destroyed" if moment == "spinning" else "before its node was built (importing")
+
+
+GUARDED_CALLBACK = """
+import sys, time
+from pardyn.nodes.stopping import SPINNING, stop_signals
+stop = stop_signals()
+stop.exit_promptly("long_callback")
+stop.enter(SPINNING)
+print("in the callback", file=sys.stderr, flush=True)
+while True:  # a callback that never returns to the executor (pure Python: holds the GIL between bytecodes)
+    sum(range(1000))
+"""
+
+
+def test_a_callback_that_runs_on_does_not_keep_the_node_past_1_s():
+    run = NodeRun([sys.executable, "-c", GUARDED_CALLBACK])
+    run.wait_for(lambda: any("in the callback" in line for line in run.lines), "callback")
+    check_prompt_stop(run, "long_callback", signal.SIGTERM, "a callback ran on for")

@@ -10,6 +10,7 @@ One module per job:
 * :mod:`~pardyn.bags.writer`: :class:`BagWriter` (typestore messages or CDR bytes; crash guarantee).
 * :mod:`~pardyn.bags.status`, :mod:`~pardyn.bags.reader`: whether a bag was closed; messages of a topic.
 * :mod:`~pardyn.bags.repair`: :func:`repair_bag` rebuilds a bag whose writer was killed.
+* :mod:`~pardyn.bags.gaps`: the messages lost before a bag, found from a periodic topic's stamps.
 * :mod:`~pardyn.bags.checks`, :mod:`~pardyn.bags.joint_states`: JointState series as arrays and
   their validation (:func:`read_joint_states`, :func:`write_joint_states`).
 

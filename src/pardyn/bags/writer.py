@@ -330,6 +330,10 @@ class BagWriter:
         self.flush_if_due()
         return timestamp_ns
 
+    def set_custom_data(self, key: str, value: str) -> None:
+        """Store ``key: value`` in the final ``metadata.yaml``'s ``custom_data`` (written by :meth:`close`)."""
+        self._require_open().set_custom_data(key, value)
+
     def _check_cdr(self, entry: _Topic, data: bytes) -> bytes:
         """``data`` if it deserializes as the topic's type, without a tail past the final padding."""
         try:

@@ -1,7 +1,8 @@
 """``pardyn bag from-csv|info|repair``: bag tools.
 
 * ``from-csv``: a rosbag2 MCAP bag of sensor_msgs/JointState from CSV files, to replay with ROS tools;
-* ``info BAG``: whether the bag was closed, its storage files, topics, types, message counts and time span;
+* ``info BAG``: whether the bag was closed, its storage files, topics, types, message counts and time span, and
+  the messages the recorder lost on the way (:mod:`pardyn.bags.gaps`);
 * ``repair BAG``: rebuild a killed recorder's MCAP bag from its complete chunks
   (:func:`pardyn.bags.repair_bag`); a file that is not MCAP is an error (nothing to repair).
 """
@@ -17,6 +18,7 @@ from rosbags.rosbag2.errors import ReaderError
 from pardyn.bags.csv_series import read_csv_series
 from pardyn.bags import bag_status, repair_bag
 from pardyn.bags.errors import BagError
+from pardyn.bags.gaps import read_gap_records
 from pardyn.bags.repair import verify_bag
 from pardyn.bags.joint_states import write_joint_states
 from pardyn.cli.data import add_data_arguments, csv_options, joint_map
@@ -72,6 +74,9 @@ def _describe(status, files: str) -> None:
         types = {connection.topic: connection.msgtype for connection in reader.connections}
         for topic in sorted(counts):
             lines.append(f"  {topic}: {counts[topic]} messages ({types[topic]})")
+    # the recorder's count of the messages lost on the way to the bag (pardyn.bags.gaps)
+    lines += [f"  losses: {record.describe()}" for record in read_gap_records(status.path if status.path.is_dir()
+                                                                              else status.path.parent)]
     print("\n".join(lines))
 
 

@@ -39,7 +39,6 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
-from scipy import signal
 
 from pardyn.errors import InputError
 from pardyn.identification.least_squares import LinearSystem
@@ -131,6 +130,8 @@ def _butter_sos(order: int, normalized_cutoff: float, *, what: str) -> np.ndarra
             f"{what}: cut-off must lie strictly between 0 and the Nyquist frequency, "
             f"got {normalized_cutoff:g} x Nyquist"
         )
+    from scipy import signal  # noqa: PLC0415 - scipy.signal costs ~1 s to import; a node that never filters skips it
+
     return signal.butter(int(order), normalized_cutoff, btype="low", output="sos")
 
 
@@ -154,6 +155,8 @@ def zero_phase_lowpass(
     samples = x.shape[0]
     if padlen is None:
         padlen = min(samples - 1, int(math.ceil(3.0 * sample_rate_hz / cutoff_hz)))
+    from scipy import signal  # noqa: PLC0415 - see butter_sos
+
     return signal.sosfiltfilt(sos, x, axis=0, padtype="odd", padlen=int(padlen))
 
 

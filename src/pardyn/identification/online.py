@@ -54,7 +54,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.signal import savgol_coeffs
 
 from pardyn.dynamics.parameters import DynamicParameters, write_parameter_file
 from pardyn.dynamics.regressor import Regressor
@@ -163,6 +162,8 @@ class OnlineIdentifier:
         self.window = int(window)
         self.max_condition = float(max_condition)
         length = 2 * window + 1
+        from scipy.signal import savgol_coeffs  # noqa: PLC0415 - scipy.signal costs ~1 s to import (the controller's start)
+
         # position, velocity, acceleration at the window's centre (scipy: coefficients for a dot product)
         self._filters = np.stack([savgol_coeffs(length, order, deriv=d, delta=self.period, use="dot") for d in range(3)])
         # an effort stamped t is the torque held over the period before t (the sim node's convention, as the

@@ -104,18 +104,16 @@ def select_kernels(robot: Robot, choice: str | None) -> tuple[KernelLibrary | No
         note = f"{robot.name}: Python kinematics and dynamics (kernels='python')"
         LOG.info(note)
         return None, note
+    from pardyn.kernels.joints import UnsupportedModel  # noqa: PLC0415
+    from pardyn.kernels.library import CompileError, load_kernels  # noqa: PLC0415
+
     try:
-        from pardyn.kernels.library import CompileError, load_kernels
-        from pardyn.kernels.symbolic import UnsupportedModel
+        library = load_kernels(robot)  # imports CasADi only to generate kernels not in the cache
+        reason = ""
     except ImportError as error:  # casadi missing
-        reason = f"cannot import the generator ({error})"
-        library = None
-    else:
-        try:
-            library = load_kernels(robot)
-            reason = ""
-        except (UnsupportedModel, CompileError, OSError) as error:
-            library, reason = None, str(error)
+        library, reason = None, f"cannot import the generator ({error})"
+    except (UnsupportedModel, CompileError, OSError) as error:
+        library, reason = None, str(error)
     if library is None:
         if choice == "compiled":
             raise InputError(f"{robot.name}: compiled kernels unavailable: {reason}")

@@ -28,18 +28,22 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import casadi as ca
 import numpy as np
 
-from pardyn.kernels.symbolic import SymbolicTree, UnsupportedModel, joint_kind, log3
+from pardyn.kernels.joints import UnsupportedModel, joint_kind
 from pardyn.kinematics.solver import revolute_mask
 
 if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
+    from pardyn.kernels.symbolic import SymbolicTree
     from pardyn.robot import Robot
+
+# CasADi (~0.3 s to import) is imported by the functions that generate code only: loading cached kernels
+# (check_supported, description_hash) does without it
 
 __all__ = ["GENERATOR_VERSION", "check_supported", "description_hash", "generate_sources", "parameter_vector"]
 
@@ -109,7 +113,7 @@ def _model_record(robot: Robot) -> dict:
     solver = robot.solver
     return {
         "generator": GENERATOR_VERSION,
-        "casadi": ca.__version__,
+        "casadi": version("casadi"),  # = casadi.__version__, without importing it
         "name": robot.name,
         "joints": joints,
         "frames": frames,
@@ -143,6 +147,10 @@ def parameter_vector(robot: Robot, params: DynamicParameters) -> np.ndarray:
 
 
 def _closure_expressions(robot: Robot, tree: SymbolicTree):
+    import casadi as ca  # noqa: PLC0415 - see the imports
+
+    from pardyn.kernels.symbolic import log3  # noqa: PLC0415
+
     model = robot.model
     residual, rows = [], []
     for closure in robot.closures.closures:
@@ -167,6 +175,8 @@ def _closure_expressions(robot: Robot, tree: SymbolicTree):
 
 
 def _mode_expressions(robot: Robot, tree: SymbolicTree):
+    import casadi as ca  # noqa: PLC0415 - see the imports
+
     model = robot.model
     values = []
     for condition in (*robot.description.working_mode, *robot.description.assembly_mode):
@@ -187,6 +197,10 @@ def generate_sources(robot: Robot, out: Path) -> dict[str, Path]:
     Raises:
         UnsupportedModel: the robot has something the generator does not write (message says what).
     """
+    import casadi as ca  # noqa: PLC0415 - see the imports
+
+    from pardyn.kernels.symbolic import SymbolicTree  # noqa: PLC0415
+
     check_supported(robot)
     out.mkdir(parents=True, exist_ok=True)
     model = robot.model

@@ -29,28 +29,9 @@ import casadi as ca
 import numpy as np
 import pinocchio as pin
 
+from pardyn.kernels.joints import UnsupportedModel, joint_kind
+
 __all__ = ["SymbolicTree", "UnsupportedModel", "joint_kind"]
-
-_AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
-
-
-class UnsupportedModel(Exception):
-    """The generator cannot write this robot (the message says why); the Python path serves it."""
-
-
-def joint_kind(joint: pin.JointModel) -> tuple[str, np.ndarray]:
-    """``("revolute" | "prismatic", axis (3,))`` of a one-dof joint, or UnsupportedModel."""
-    name = joint.shortname()
-    if name in ("JointModelRX", "JointModelRY", "JointModelRZ"):
-        return "revolute", np.array(_AXES[name[-1]])
-    if name in ("JointModelPX", "JointModelPY", "JointModelPZ"):
-        return "prismatic", np.array(_AXES[name[-1]])
-    if name == "JointModelRevoluteUnaligned":
-        return "revolute", np.array(joint.extract().axis, dtype=float)
-    if name == "JointModelPrismaticUnaligned":
-        return "prismatic", np.array(joint.extract().axis, dtype=float)
-    raise UnsupportedModel(f"joint type {name} (only one-dof revolute and prismatic joints are generated)")
-
 
 def _skew(v):
     return ca.vertcat(

@@ -295,7 +295,8 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     The signals only ask for the stop (:mod:`pardyn.nodes.stopping`): the loop
     ends between two callbacks, the node is destroyed (its summary is logged),
     rclpy shuts down, and the last line says which signals came; a signal that
-    arrives while the node is built lets the construction finish first. No
+    arrives while the node is built ends a node executable at once (the guard of
+    :meth:`~pardyn.nodes.stopping.StopSignals.exit_promptly`), else lets the construction finish first. No
     signal, however many and whenever, raises in the node's code.
 
     A pardyn error or a bad parameter while constructing the node is logged as
@@ -309,6 +310,8 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     from pardyn.errors import PardynError  # noqa: PLC0415
     from pardyn.nodes.stopping import stop_signals  # noqa: PLC0415
 
+    from pardyn.nodes.stopping import BUILDING, SPINNING, STOPPING  # noqa: PLC0415
+
     stop = stop_signals()  # before anything slow: a signal from now on is a request
     one_blas_thread()
     # rclpy's own handlers would raise KeyboardInterrupt from inside its callbacks: not installed
@@ -318,6 +321,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     try:
         if stop.requested:
             return _stopped(name, stop, "before its node was built: nothing ran")
+        stop.enter(BUILDING)
         try:
             node = factory()
         except (PardynError, ParameterException, OSError) as error:
@@ -325,6 +329,8 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
             return 1
         executor = make_executor(message_info=needs_message_info(node))
         executor.add_node(node)
+        stop.enter(SPINNING)
+        node.get_logger().info(stop.start_up())  # bench/start_order.py reads it
         # spin_once in a loop, not spin(): the events executor of rclpy 9.1's wheels never returns from
         # spin() nor runs a callback in it (measured), while spin_once works; the stop is looked at
         # between callbacks, at least every 0.1 s
@@ -333,6 +339,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     except ExternalShutdownException:
         pass
     finally:
+        stop.enter(STOPPING)
         # a bounded stop: a cleanup that hangs (seen once in ~200 stops: a controller after its summary) prints
         # every thread's stack and exits 1 after CLEANUP_TIMEOUT_S, before launch's SIGKILL would end it silently
         faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S, exit=True)
@@ -348,5 +355,5 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
 
 def _stopped(name: str, stop, what: str) -> int:
     """Exit code 0 and the last line of a node stopped by signals, on stderr (rclpy's logging is shut down by then)."""
-    print(f"[INFO] [{name}]: stopped by {stop.describe()}: {what}, exit code 0", file=sys.stderr, flush=True)
+    stop.write_stop_line(name, what)
     return 0

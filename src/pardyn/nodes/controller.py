@@ -106,7 +106,6 @@ from pardyn.control.redundancy import InternalStressProjection
 from pardyn.control.safety import SafeCommand
 from pardyn.control.timing import DurationLog
 from pardyn.errors import InputError, PardynError
-from pardyn.identification.online import check_estimate_file
 from pardyn.nodes.common import (
     COMMAND_TOPIC,
     CONTROL_QOS,
@@ -237,6 +236,8 @@ class ControllerNode(Node):
         try:
             if not needs_model(p["law"]):
                 raise InputError(f"law {p['law']} has no model to replace")
+            from pardyn.identification.online import check_estimate_file  # noqa: PLC0415 - scipy.signal: only on a swap
+
             estimate = check_estimate_file(path, max_condition=p["swap_max_condition"])
             self.law = swap_model(self.law, lambda: law_from_parameters(self.robot, {**p, "parameters_file": path}),
                                   blend_periods=p["swap_blend_periods"])

@@ -64,8 +64,9 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from std_srvs.srv import Trigger
 
-from pardyn.bags.cdr import normalize_msgtype, typestore_for
+from pardyn.bags.cdr import normalize_msgtype, stamp_ns_from_cdr, typestore_for
 from pardyn.bags.errors import BagError
+from pardyn.bags.gaps import CUSTOM_DATA_PREFIX, StampGaps
 from pardyn.bags.writer import BagWriter, FlushPolicy, available_bag_path
 from pardyn.errors import InputError, PardynError
 from pardyn.nodes.common import declare_parameters, run_node
@@ -125,6 +126,8 @@ class _TopicPlan:
     subscription: object | None = None
     refused: str | None = None  # why the topic is not recorded
     received: int = 0
+    periodic: bool = False  # losses counted from the gaps in its stamps (parameter periodic_topics)
+    gaps: StampGaps | None = None  # the stamps recorded in the current bag
 
 
 class RecorderNode(Node):
@@ -145,6 +148,7 @@ class RecorderNode(Node):
                                                                      p["queue_depth"])
         chunk_messages, chunk_bytes, flush_period = p["chunk_messages"], p["chunk_bytes"], p["flush_period"]
         fsync, distro, discovery_period = p["fsync"], p["distro"], p["discovery_period"]
+        periodic = {self.resolve_topic_name(name.strip()) for name in p["periodic_topics"] if name.strip()}
 
         if not topics or any(not name.strip() for name in topics):
             raise InputError(f"parameter topics: needs non-empty topic names, got {list(topics)}")
@@ -163,7 +167,10 @@ class RecorderNode(Node):
         for index, topic in enumerate(topics):
             name = self.resolve_topic_name(topic.strip())
             wanted = types[index].strip() if types else ""
-            self.plans[name] = _TopicPlan(name, normalize_msgtype(wanted) if wanted else None)
+            self.plans[name] = _TopicPlan(name, normalize_msgtype(wanted) if wanted else None, periodic=name in periodic)
+        if periodic - set(self.plans):
+            self.get_logger().warning(f"parameter periodic_topics: {sorted(periodic - set(self.plans))} not among "
+                                      f"the topics recorded {sorted(self.plans)} (no losses counted for them)")
         self.bag: BagWriter | None = None
         self.ignored = 0  # messages received while not recording
 
@@ -197,6 +204,7 @@ class RecorderNode(Node):
             return False, f"cannot open a bag at {path}: {error}"
         self.bag = bag
         for plan in self.plans.values():
+            plan.gaps = StampGaps(plan.name) if plan.periodic else None
             if plan.subscription is not None:
                 self._add_to_bag(plan)
         if path != requested:
@@ -210,9 +218,15 @@ class RecorderNode(Node):
             return False, "not recording"
         self._drain()
         bag, self.bag = self.bag, None
+        records = [plan.gaps.record() for plan in self.plans.values() if plan.gaps is not None and len(plan.gaps)]
+        for record in records:
+            bag.set_custom_data(CUSTOM_DATA_PREFIX + record.topic, record.to_json())
         bag.close()
-        message = f"{bag.path}: {bag.message_count} messages"
-        self.get_logger().info(f"closed {message}")
+        message = "; ".join([f"{bag.path}: {bag.message_count} messages"] + [r.describe() for r in records])
+        if any(record.lost for record in records):
+            self.get_logger().warning(f"closed {message}")
+        else:
+            self.get_logger().info(f"closed {message}")
         return True, message
 
     def _add_to_bag(self, plan: _TopicPlan) -> bool:
@@ -254,6 +268,8 @@ class RecorderNode(Node):
             timestamp = self.get_clock().now().nanoseconds
         try:
             bag.write(plan.name, data, timestamp_ns=timestamp)
+            if plan.gaps is not None and bag.has_stamp(plan.name):
+                plan.gaps.add(stamp_ns_from_cdr(data))
         except BagError as error:
             self.get_logger().warning(
                 f"dropped a message: {error}", throttle_duration_sec=REPORT_PERIOD_S

@@ -13,29 +13,60 @@ the node dies without its summary (exit -2).
 :class:`StopSignals` replaces both handlers, for the whole life of the process,
 by one that only records the signal; the node's loop
 (:func:`pardyn.nodes.common.run_node`) looks at it between callbacks, stops
-spinning, destroys the node (which logs its summary) and exits 0. A signal
-during the import of the node's module or the construction of the node lets
-that finish, then the process exits 0 without spinning. Later signals (the
+spinning, destroys the node (which logs its summary) and exits 0. Without the
+guard below (a node run in-process, ``python -m``), a signal during the import
+of the node's module or the construction of the node lets that finish, then
+the process exits 0 without spinning. Later signals (the
 second of the pair, a SIGTERM from launch's escalation) are recorded and change
 nothing: the stop already under way finishes.
 
+A node executable (:func:`run_executable`) must also end *promptly*: within 1 s
+of the first signal, whatever it is doing (issue 34: a node still importing or
+building for 2.5-5.7 s under load made ``ros2 launch`` escalate to SIGTERM at
+5 s). Its :meth:`StopSignals.exit_promptly` guard is a thread woken by the
+signal itself (``signal.set_wakeup_fd``: the C-level handler writes the signal
+number to a pipe even while the main thread is inside a long C call):
+
+* while the node's modules import or its node is built, nothing has run and
+  nothing is to be saved: the guard writes the stop line and ends the process
+  at once (``os._exit(0)``);
+* while it spins, the main thread leaves the loop between two callbacks and
+  destroys the node (its summary, the recorder's bag closed); if a callback
+  keeps it past :data:`CALLBACK_GRACE_S`, the guard ends the process, saying so.
+
+One limit: the guard, a Python thread, needs the GIL, which a C extension may
+hold for a while (the largest measured: ``import pinocchio``'s library load,
+~0.1 s quiet). Before the console script runs its first line (the
+interpreter's own start, ~20-40 ms) a SIGINT is Python's KeyboardInterrupt.
+
 The console scripts of ``setup.py`` point here (:func:`run_executable`), so the
 handlers are in place before pinocchio, MuJoCo and rclpy load (``import pardyn``
-is lazy). This module imports neither.
+is lazy); ``setup.py`` writes them for ``colcon build`` as pip does, without
+setuptools' entry-point lookup (``importlib.metadata``) before this module
+loads. This module imports neither.
 """
 
 from __future__ import annotations
 
 import faulthandler
 import importlib
+import math
 import os
 import signal
+import sys
 import threading
+import time
 from collections.abc import Callable
 
-__all__ = ["STOP_SIGNALS", "StopSignals", "run_executable", "stop_signals"]
+__all__ = ["CALLBACK_GRACE_S", "STOP_SIGNALS", "StopSignals", "run_executable", "stop_signals"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+CALLBACK_GRACE_S = 0.6  # s: the longest a callback may keep a node from its stop (then the guard ends it)
+
+IMPORTING = "importing its modules"
+BUILDING = "building its node"
+SPINNING = "spinning"
+STOPPING = "destroying its node"
 
 
 class StopSignals:
@@ -50,6 +81,11 @@ class StopSignals:
         self.received: list[str] = []
         self._previous: dict[int, object] = {}
         self._listeners: list[Callable[[], None]] = []
+        self.phase = IMPORTING  # what the process does (see enter()); the guard reads it
+        self._started = time.monotonic()
+        self.entered: dict[str, float] = {IMPORTING: self._started}  # time.monotonic() at each phase's start
+        self._phase_changed = threading.Condition()
+        self._wakeup: tuple[int, int] | None = None  # the guard's pipe (read end, write end)
 
     @property
     def requested(self) -> bool:
@@ -80,6 +116,65 @@ class StopSignals:
             for sig in STOP_SIGNALS:
                 signal.signal(sig, signal.SIG_IGN)
 
+    def enter(self, phase: str) -> None:
+        """Record what the process does now: :data:`IMPORTING`, :data:`BUILDING`, :data:`SPINNING`, :data:`STOPPING`."""
+        with self._phase_changed:
+            self.phase = phase
+            self.entered[phase] = time.monotonic()
+            self._phase_changed.notify_all()
+
+    def start_up(self) -> str:
+        """``ready 1.42 s after its start (modules 0.98 s, node built in 0.44 s)``: once :data:`SPINNING` is entered.
+
+        The start is this object's creation: the console script's first line (after the interpreter's own start).
+        """
+        times = self.entered
+        ready, built = times.get(SPINNING, math.nan), times.get(BUILDING, math.nan)
+        return (f"ready {ready - self._started:.2f} s after its start (modules {built - self._started:.2f} s, "
+                f"node built in {ready - built:.2f} s)")
+
+    def exit_promptly(self, name: str) -> None:
+        """Start the guard that ends this process within 1 s of a stop signal (see the module docstring).
+
+        Only for a process that is one node executable (:func:`run_executable`):
+        the guard ends the whole process. ``name``: the node's name in the stop line.
+        """
+        if self._wakeup is not None or threading.current_thread() is not threading.main_thread():
+            return
+        read_end, write_end = os.pipe()
+        os.set_blocking(write_end, False)
+        self._wakeup = (read_end, write_end)
+        signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+        threading.Thread(target=self._guard, args=(name,), name="pardyn-stop-guard", daemon=True).start()
+
+    def _guard(self, name: str) -> None:
+        """The guard thread: wait for a signal's byte, then end the process unless the node stops in time."""
+        read_end = self._wakeup[0]
+        number = os.read(read_end, 1)[0]  # a signal's number (set_wakeup_fd) or the Python handler's poke (0)
+        signalled = time.monotonic()
+        with self._phase_changed:
+            if self.phase == SPINNING:
+                self._phase_changed.wait_for(lambda: self.phase != SPINNING, timeout=CALLBACK_GRACE_S)
+            phase = self.phase
+        if phase == STOPPING:
+            return  # the main thread stops the node (bounded by run_node's cleanup timeout)
+        if not self.received:  # the main thread is in a C call: the Python handler has not run yet
+            self.received.append(signal.Signals(number).name if number else "a stop signal")
+        what = (f"before its node was built ({phase}): nothing ran" if phase in (IMPORTING, BUILDING)
+                else f"a callback ran on for {time.monotonic() - signalled:.1f} s: node not destroyed")
+        self.write_stop_line(name, what)
+        os._exit(0)
+
+    def write_stop_line(self, name: str, what: str) -> None:
+        """The last line of a node stopped by signals, on stderr (written at once: also from the guard)."""
+        line = (f"[INFO] [{name}]: stopped by {self.describe()} {time.monotonic() - self._started:.2f} s after its "
+                f"start: {what}, exit code 0\n")
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os.write(2, line.encode())
+
     def on_stop(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` (no arguments, must not raise) on the first stop signal."""
         self._listeners.append(listener)
@@ -87,6 +182,11 @@ class StopSignals:
     def _handle(self, signum: int, frame: object) -> None:
         first = not self.received
         self.received.append(signal.Signals(signum).name)
+        if first and self._wakeup is not None:
+            try:  # the guard also wakes if another library took the wakeup fd over
+                os.write(self._wakeup[1], b"\0")
+            except OSError:
+                pass
         if first:
             for listener in self._listeners:
                 try:
@@ -113,17 +213,27 @@ def stop_signals() -> StopSignals:
 def run_executable(executable: str, args: list[str] | None = None) -> int:
     """The ``main`` of the console script ``executable``: take the signals, then import and run the node.
 
-    A signal during the import is honoured when the node's ``main`` starts
-    (:func:`pardyn.nodes.common.run_node`: exit 0, nothing built).
+    Ends the process (``os._exit`` with the node's exit code) when the node's
+    ``main`` returns; a stop signal before the node spins ends it at once (the guard).
     """
-    stop_signals()
+    stop = stop_signals()
+    stop.exit_promptly(executable)
     # MuJoCo's import probes the OpenGL library glfw with a child Python process unless rendering is off:
     # a node never renders, and a child in the node's process group would take the group's Ctrl-C with a
     # KeyboardInterrupt traceback of its own (measured: 1 sim in 160 trials)
     os.environ.setdefault("MUJOCO_GL", "disable")
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>`: every thread's stack on stderr (a hung node)
     module = importlib.import_module(f"pardyn.nodes.{executable}")
-    return module.main(args)
+    code = module.main(args)
+    # the node is destroyed, its files closed, rclpy shut down: what is left is the interpreter's teardown of
+    # DDS, pinocchio and MuJoCo objects, ~0.3 s quiet and over 1 s under load (measured), which a stop
+    # signal must not wait for
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def _entry(executable: str) -> Callable[[], int]:

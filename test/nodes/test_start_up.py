@@ -1,0 +1,70 @@
+"""Each node imports what its parameters need, no more (issue 34, item 6: a node ready within 2 s).
+
+A node process (the shipped parameters file) is built without spinning and the
+modules it loaded are listed: no MuJoCo outside the sim's MuJoCo plant, no CasADi
+once the robot's compiled kernels are in the cache, never cvxpy, dask or
+matplotlib, and no ``scipy.signal`` (~1 s) unless the node filters signals.
+Not timed: the times are ``bench/start_order.py``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+NEVER = {"cvxpy", "dask", "matplotlib"}
+USED = {"identifier": {"scipy.signal"}}  # its online estimator filters the states (Savitzky-Golay)
+BUILD_AND_LIST = """
+import json, sys
+import pardyn.nodes.common as common
+
+def build(factory, name, args=None):  # run_node without the spinning
+    import rclpy
+    rclpy.init(args=args)
+    node = factory()
+    node.destroy_node()
+    print("MODULES " + json.dumps(sorted(sys.modules)), flush=True)
+    return 0
+
+common.run_node = build
+import importlib
+executable = sys.argv[1]
+importlib.import_module(f"pardyn.nodes.{executable}").main(["--ros-args", "-r", "__ns:=/imports", "--params-file",
+                                                            f"config/{executable}.yaml", *sys.argv[2:]])
+"""
+
+
+def loaded_modules(executable: str, tmp_path: Path, *overrides: str) -> set[str]:
+    """The modules a node process holds once its node is built (``overrides``: ``-p name:=value``)."""
+    arguments = [item for override in overrides for item in ("-p", override)]
+    if executable == "recorder":
+        arguments += ["-p", f"bag_path:={tmp_path / 'bag'}"]
+    run = subprocess.run([sys.executable, "-c", BUILD_AND_LIST, executable, *arguments], cwd=REPO, text=True,
+                         capture_output=True, timeout=300, env={**os.environ, "MUJOCO_GL": "disable"})
+    lines = [line for line in run.stdout.splitlines() if line.startswith("MODULES ")]
+    assert run.returncode == 0 and lines, run.stdout + run.stderr
+    names = set(json.loads(lines[0][len("MODULES "):]))
+    return names | {name.split(".")[0] for name in names}
+
+
+@pytest.mark.parametrize("executable", ["controller", "closure_solver", "trajectory", "dynamics", "recorder",
+                                        "identifier", "gazebo_joint_states"])
+def test_a_node_imports_no_module_its_parameters_do_not_use(executable, ros_domain, tmp_path):
+    modules = loaded_modules(executable, tmp_path)
+    if "casadi" in modules:  # it compiled the robot's kernels, missing from the cache: now they are there
+        modules = loaded_modules(executable, tmp_path)
+    unused = (NEVER | {"mujoco", "casadi", "scipy.signal"} - USED.get(executable, set())) & modules
+    assert not unused, f"{executable} imports {sorted(unused)} with its shipped parameters"
+
+
+def test_the_sim_imports_mujoco_only_for_the_mujoco_plant(ros_domain, tmp_path):
+    assert "mujoco" in loaded_modules("sim", tmp_path)  # config/sim.yaml: plant mujoco
+    modules = loaded_modules("sim", tmp_path, "plant:=pinocchio")
+    unused = (NEVER | {"mujoco", "casadi", "scipy.signal"}) & modules
+    assert not unused, f"the sim on the pinocchio plant imports {sorted(unused)}"
