@@ -75,6 +75,9 @@ setup(
     license="BSD-3-Clause",
     package_dir={"": "src"},
     packages=find_packages("src"),
+    # Read at run time next to their module (pardyn.kernels.codegen: the compiled kernels' C sources): a
+    # non-editable install (colcon build, pip install .) must carry them, test/test_install.py checks it.
+    package_data={"pardyn.kernels": ["*.c"]},
     data_files=data_files(),
     python_requires=">=3.10",
     # ROS packages take their dependencies from package.xml (rosdep); these

@@ -26,13 +26,21 @@ from pathlib import Path
 from typing import Any
 
 
+DECLARED: list = []
+"""Every DeclareLaunchArgument made (:func:`run_launch_file` clears it): what ``ros2 launch --show-args`` lists."""
+
+
 class LaunchError(RuntimeError):
     """What the real launch raises as ``SubstitutionFailure`` / ``InvalidLaunchFileError``."""
 
 
 @dataclass
 class LaunchContext:
+    """``argv``: the command line's ``name:=value`` items, as ``ros2launch`` gives them to ``LaunchService``."""
+
     launch_configurations: dict[str, str] = field(default_factory=dict)
+    argv: list[str] = field(default_factory=list)
+    noninteractive: bool = False
 
 
 class LaunchConfiguration:
@@ -53,6 +61,7 @@ class DeclareLaunchArgument:
         self.name = name
         self.default_value = default_value
         self.description = description
+        DECLARED.append(self)
 
     def visit(self, context: LaunchContext) -> list:
         if self.name not in context.launch_configurations:
@@ -152,17 +161,28 @@ class LaunchRun:
     nodes: list[Node]
     includes: list[IncludeLaunchDescription]
     arguments: dict[str, str]
+    declared: list[str]
 
 
-def run_launch_file(path: Path, monkeypatch, arguments: dict[str, str] | None = None) -> LaunchRun:
-    """Load ``path`` with the double in ``sys.modules`` and visit its description (``name:=value`` = ``arguments``)."""
+def run_launch_file(path: Path, monkeypatch, arguments: dict[str, str] | None = None, *,
+                    command_line: list[str] | None = None) -> LaunchRun:
+    """Load ``path`` with the double in ``sys.modules`` and visit its description (``name:=value`` = ``arguments``).
+
+    As ``ros2 launch pardyn <file name> name:=value ...`` runs it: ``sys.argv`` is that command line (or
+    ``command_line``, e.g. a user's launch file that includes this one), ``context.argv`` its launch arguments;
+    ``ros2launch`` includes the file with the parsed arguments as launch configurations.
+    """
     for name, module in _modules().items():
         monkeypatch.setitem(sys.modules, name, module)
+    argv = [f"{key}:={value}" for key, value in (arguments or {}).items()]
+    monkeypatch.setattr(sys, "argv", command_line or ["/opt/ros/kilted/bin/ros2", "launch", "pardyn", Path(path).name,
+                                                      *argv])
+    DECLARED.clear()
     spec = importlib.util.spec_from_file_location(f"launch_file_{Path(path).stem.replace('.', '_')}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     description = module.generate_launch_description()
-    context = LaunchContext(dict(arguments or {}))
+    context = LaunchContext(dict(arguments or {}), argv)
     pending = list(description.entities)
     after_exit: list = []
     nodes: list[Node] = []
@@ -178,4 +198,96 @@ def run_launch_file(path: Path, monkeypatch, arguments: dict[str, str] | None = 
         elif isinstance(entity, RegisterEventHandler):
             after_exit += entity.event_handler.on_exit
         pending[:0] = entity.visit(context)
-    return LaunchRun(nodes, includes, dict(context.launch_configurations))
+    return LaunchRun(nodes, includes, dict(context.launch_configurations), [a.name for a in DECLARED])
+
+
+class LaunchedProcesses:
+    """The processes of a launch and what ``ros2 launch`` (launch 3.7: ``LaunchService``, ``ExecuteLocal``) does
+    to them when it shuts down, read in ros2/launch:
+
+    * ``ros2launch`` runs non-interactively with ``-n``/``--noninteractive``, the default when its standard
+      input is not a terminal (``default=not sys.stdin.isatty()``);
+    * launch's SIGINT handler shuts down with ``due_to_sigint=True``; each process is then sent SIGINT only
+      ``if not due_to_sigint or context.noninteractive``: in a terminal the Ctrl-C already reached every
+      process of the foreground group, launch adds none; non-interactively it sends one to each process;
+    * at the same shutdown each process gets two timers, SIGTERM after ``sigterm_timeout`` (launch
+      configuration, default 5 s) with ``[ERROR] ... process[NAME] failed to terminate '5' seconds after
+      receiving 'SIGINT', escalating to 'SIGTERM'``, and SIGKILL after ``sigterm_timeout + sigkill_timeout``
+      (10 s), cancelled when the process exits;
+    * a second SIGINT to launch is "ignored" (logged only).
+
+    Here the test process plays launch: the processes share one new process group (the terminal's foreground
+    group, which :meth:`terminal_ctrl_c` signals as a terminal does), and :meth:`shut_down` is launch's reaction.
+    """
+
+    def __init__(self, commands: dict[str, list[str]], *, noninteractive: bool,
+                 launch_configurations: dict[str, str] | None = None, env: dict[str, str] | None = None,
+                 cwd: str | Path | None = None) -> None:
+        import subprocess  # noqa: PLC0415
+
+        configurations = launch_configurations or {}
+        self.noninteractive = noninteractive
+        # as launch performs them: the configuration's text, and PythonExpression 'float(a) + float(b)'
+        self.sigterm_timeout = str(configurations.get("sigterm_timeout", 5))
+        self.sigkill_timeout = str(float(self.sigterm_timeout) + float(configurations.get("sigkill_timeout", 5)))
+        self.log: list[str] = []
+        self.processes: dict[str, Any] = {}
+        self.group: int | None = None
+        self._sigint_received = False
+        for index, (name, command) in enumerate(commands.items(), start=1):
+            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd,
+                                       process_group=0 if self.group is None else self.group)
+            self.group = process.pid if self.group is None else self.group
+            self.processes[f"{name}-{index}"] = process
+            self.log.append(f"[INFO] [{name}-{index}]: process started with pid [{process.pid}]")
+
+    def terminal_ctrl_c(self) -> None:
+        """Ctrl-C in the terminal: SIGINT to every process of the foreground group, then launch's own handler."""
+        import os  # noqa: PLC0415
+        import signal  # noqa: PLC0415
+
+        try:
+            os.killpg(self.group, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+        self.shut_down(due_to_sigint=True)
+
+    def shut_down(self, *, due_to_sigint: bool) -> dict[str, int]:
+        """Launch's shutdown: SIGINT to each process unless a terminal's Ctrl-C caused it (see the class), the
+        SIGTERM and SIGKILL timers; returns every process's exit code (negative: the signal that killed it)."""
+        import signal  # noqa: PLC0415
+        import time  # noqa: PLC0415
+
+        if due_to_sigint:
+            if self._sigint_received:
+                self.log.append("[WARNING] [launch]: user interrupted with ctrl-c (SIGINT) again, ignoring...")
+                return self.codes()
+            self._sigint_received = True
+            self.log.append("[WARNING] [launch]: user interrupted with ctrl-c (SIGINT)")
+        start = time.monotonic()
+        if not due_to_sigint or self.noninteractive:
+            for name, process in self.processes.items():
+                if process.poll() is None:
+                    self.log.append(f"[INFO] [{name}]: sending signal 'SIGINT' to process[{name}]")
+                    process.send_signal(signal.SIGINT)
+        escalations = [(self.sigterm_timeout, "SIGINT", "SIGTERM"), (self.sigkill_timeout, "SIGTERM", "SIGKILL")]
+        for timeout, before, after in escalations:
+            while time.monotonic() - start < float(timeout) and any(p.poll() is None for p in self.processes.values()):
+                time.sleep(0.02)
+            for name, process in self.processes.items():
+                if process.poll() is None:
+                    self.log.append(f"[ERROR] [{name}]: process[{name}] failed to terminate '{timeout}' seconds "
+                                    f"after receiving '{before}', escalating to '{after}'")
+                    process.send_signal(getattr(signal, after))
+        for process in self.processes.values():
+            process.wait()
+        return self.codes()
+
+    def codes(self) -> dict[str, int | None]:
+        return {name: process.poll() for name, process in self.processes.items()}
+
+    def output(self, name: str) -> str:
+        """Everything process ``name`` (``executable-N``) printed; once it has exited."""
+        process = self.processes[name]
+        return process.stdout.read() if process.poll() is not None else ""

@@ -320,14 +320,15 @@ def test_launch_file_takes_its_nodes_from_its_bringup_yaml(kind):
 def test_shared_launch_description_reads_the_bringup_file_of_the_share():
     path = REPO / "src" / "pardyn" / "nodes" / "launch.py"
     tree = ast.parse(path.read_text(), filename=str(path))
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     # the default config is config/bringup/<kind>.yaml of the package share
-    (share,) = _calls(tree, "get_package_share_directory")
+    (share,) = _calls(functions["bringup_launch_description"], "get_package_share_directory")
     assert ast.literal_eval(share.args[0]) == "pardyn"
-    (join,) = [c for c in _calls(tree, "join") if share in c.args]
+    (join,) = [c for c in _calls(functions["bringup_launch_description"], "join") if share in c.args]
     assert [ast.literal_eval(a) for a in join.args[1:3]] == ["config", "bringup"]
     # read with pardyn's own bringup reader; one Node per entry, nothing written in by hand
-    assert _calls(tree, "load_bringup")
-    (node,) = _calls(tree, "Node")
+    assert _calls(functions["configured_bringup"], "load_bringup")
+    (node,) = _calls(functions["launch_nodes"], "Node")
     keywords = {k.arg: k.value for k in node.keywords}
     assert ast.literal_eval(keywords["package"]) == "pardyn"
     for field in ("executable", "name"):

@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pardyn.errors import DescriptionError
+from pardyn.node_parameters import NODE_PARAMETERS
+
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("launch_double", Path(__file__).with_name("launch_double.py"))
 launch_double = importlib.util.module_from_spec(_spec)
@@ -23,6 +26,8 @@ sys.modules.setdefault("launch_double", launch_double)  # dataclasses look their
 _spec.loader.exec_module(launch_double)
 LaunchError, run_launch_file = launch_double.LaunchError, launch_double.run_launch_file
 BRINGUP_KINDS = ("sim", "hardware", "identification", "online_identification")
+LAUNCH_FILES = sorted(path.name for path in (REPO / "launch").glob("*.launch.py"))
+COMMON = ("robot", "config", "use_sim_time", "namespace")
 
 
 @pytest.fixture
@@ -54,6 +59,28 @@ def expected_nodes(bringup_file: Path, share: Path) -> list[dict]:
             "remappings": list((entry.get("remappings") or {}).items()),
         })
     return nodes
+
+
+def effective_parameters(node) -> dict:
+    """The values a launch_ros Node's process ends up with, read with yaml alone: its ``parameters`` in order, a
+    file's ``/**`` section and the section of the node's name (``/ns/name`` too), later ones winning."""
+    name = node.node_name or node.node_executable
+    keys = {"/**", name, f"/{name}", f"/{(node.node_namespace or '').strip('/')}/{name}"}
+    values: dict = {}
+    for item in node.parameters:
+        if isinstance(item, str):
+            raw = yaml.safe_load(Path(item).read_text()) or {}
+            for key, section in raw.items():
+                if key in keys:
+                    values.update(section.get("ros__parameters", {}))
+        else:
+            values.update(item)
+    return values
+
+
+def takes(executable: str, parameter: str) -> bool:
+    """Whether the node declares ``parameter`` (its table, which the node declares from)."""
+    return any(spec.name == parameter for spec in NODE_PARAMETERS.get(executable, ()))
 
 
 def launched(node) -> dict:
@@ -98,15 +125,27 @@ def test_namespace_and_config_arguments_reach_every_node(ament_share, monkeypatc
     assert run.nodes[1].remappings == [("joint_states", "measured"), ("/clock", "/robot1/clock")]
 
 
-def test_closure_solver_launch_file_takes_its_parameters_file(ament_share, monkeypatch):
+def test_closure_solver_launch_file_takes_its_parameters_file(ament_share, monkeypatch, tmp_path):
     run = run_launch_file(REPO / "launch" / "closure_solver.launch.py", monkeypatch)
     (node,) = run.nodes
     assert (node.node_package, node.node_executable, node.node_name) == ("pardyn", "closure_solver", "closure_solver")
     (params,) = node.parameters
     assert Path(params) == ament_share / "config" / "closure_solver.yaml" and Path(params).is_file()
     assert "closure_solver" in yaml.safe_load(Path(params).read_text())
-    other = run_launch_file(REPO / "launch" / "closure_solver.launch.py", monkeypatch, {"params_file": "/x.yaml"})
-    assert other.nodes[0].parameters == ["/x.yaml"]
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("closure_solver:\n  ros__parameters: {robot: five_bar}\n")
+    other = run_launch_file(REPO / "launch" / "closure_solver.launch.py", monkeypatch, {"params_file": str(mine)})
+    assert other.nodes[0].parameters == [str(mine)]
+    # config:= relative to the share (from another working directory), robot, use_sim_time and namespace
+    monkeypatch.chdir(tmp_path)
+    run = run_launch_file(REPO / "launch" / "closure_solver.launch.py", monkeypatch,
+                          {"config": "config/closure_solver.yaml", "robot": "rrr3", "use_sim_time": "true",
+                           "namespace": "r1"})
+    (node,) = run.nodes
+    assert Path(node.parameters[0]).resolve() == (REPO / "config" / "closure_solver.yaml").resolve()
+    values = effective_parameters(node)
+    assert (values["robot"], values["use_sim_time"]) == ("rrr3", True)
+    assert node.node_namespace == "r1" and node.remappings == [("/clock", "/r1/clock")]
 
 
 def test_gazebo_launch_file_exports_the_robot_and_starts_pardyns_nodes_after_the_controllers(
@@ -124,7 +163,12 @@ def test_gazebo_launch_file_exports_the_robot_and_starts_pardyns_nodes_after_the
     raw = yaml.safe_load((REPO / "config" / "bringup" / "gazebo.yaml").read_text())
     assert [n.node_executable for n in pardyn_nodes] == [e["executable"] for e in raw["nodes"]]
     for node in pardyn_nodes:  # the robot argument and the simulated clock win over the files
-        assert node.parameters[-1] == {"robot": "five_bar", "use_sim_time": True}
+        values = effective_parameters(node)
+        assert values["use_sim_time"] is True
+        assert (values["robot"] == "five_bar") == takes(node.node_executable, "robot"), node.node_executable
+    with pytest.raises(DescriptionError, match="namespace:=r1: not supported"):
+        run_launch_file(REPO / "launch" / "gazebo.launch.py", monkeypatch,
+                        {"robot": "five_bar", "out": str(tmp_path / "gz"), "namespace": "r1"})
     description = run.nodes[0].parameters[0]["robot_description"]
     assert "<ros2_control" in description and "five_bar" in description
 
@@ -138,3 +182,75 @@ def test_a_launch_file_without_a_required_argument_is_refused(monkeypatch, tmp_p
         "    return LaunchDescription([DeclareLaunchArgument('robot', description='the robot')])\n")
     with pytest.raises(LaunchError, match="robot"):
         run_launch_file(launch, monkeypatch)
+
+
+@pytest.mark.parametrize("name", LAUNCH_FILES)
+def test_every_launch_file_declares_robot_config_use_sim_time_and_namespace(name, ament_share, monkeypatch, tmp_path):
+    arguments = {"out": str(tmp_path / "gz")} if name == "gazebo.launch.py" else {}
+    run = run_launch_file(REPO / "launch" / name, monkeypatch, arguments)
+    assert set(COMMON) <= set(run.declared), run.declared
+
+
+@pytest.mark.parametrize("kind", BRINGUP_KINDS)
+def test_robot_argument_reaches_every_node_that_takes_one(kind, ament_share, monkeypatch):
+    default = run_launch_file(REPO / "launch" / f"{kind}.launch.py", monkeypatch)
+    run = run_launch_file(REPO / "launch" / f"{kind}.launch.py", monkeypatch, {"robot": "rrr3"})
+    robots = {n.node_executable: effective_parameters(n).get("robot") for n in run.nodes}
+    # the nodes that take a robot get rrr3; the others keep what the file gives them
+    assert robots == {n.node_executable: "rrr3" if takes(n.node_executable, "robot")
+                      else effective_parameters(n).get("robot") for n in default.nodes}
+    assert "rrr3" in robots.values() and "dualv" not in {effective_parameters(n).get("robot") for n in run.nodes
+                                                          if takes(n.node_executable, "robot")}
+    # a description file by its path: the nodes get its absolute path
+    own = REPO / "config" / "robots" / "five_bar.yaml"
+    run = run_launch_file(REPO / "launch" / f"{kind}.launch.py", monkeypatch, {"robot": str(own)})
+    assert {effective_parameters(n).get("robot") for n in run.nodes if takes(n.node_executable, "robot")} == {
+        str(own.resolve())}
+    with pytest.raises(DescriptionError, match=r"robot:=rrr9: neither a shipped robot \(.*rrr3.*\) nor a file"):
+        run_launch_file(REPO / "launch" / f"{kind}.launch.py", monkeypatch, {"robot": "rrr9"})
+
+
+@pytest.mark.parametrize("kind", BRINGUP_KINDS)
+def test_use_sim_time_argument_reaches_every_node_but_the_clock_source(kind, ament_share, monkeypatch):
+    for value, expected in (("true", True), ("false", False)):
+        run = run_launch_file(REPO / "launch" / f"{kind}.launch.py", monkeypatch, {"use_sim_time": value})
+        for node in run.nodes:
+            got = effective_parameters(node).get("use_sim_time", False)
+            if node.node_executable == "sim":  # publishes /clock on the wall clock: the file's own value
+                assert got is False
+            else:
+                assert got is expected, (node.node_executable, value)
+    with pytest.raises(DescriptionError, match="use_sim_time:=maybe: expected true or false"):
+        run_launch_file(REPO / "launch" / f"{kind}.launch.py", monkeypatch, {"use_sim_time": "maybe"})
+
+
+@pytest.mark.parametrize("kind", BRINGUP_KINDS)
+def test_config_argument_relative_to_the_share_as_pardyn_bringup_takes_it(kind, ament_share, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # not the checkout: config/bringup/... exists only in the share
+    expected = [launched(n) for n in run_launch_file(REPO / "launch" / f"{kind}.launch.py", monkeypatch).nodes]
+    other = "hardware" if kind != "hardware" else "sim"
+    for config in (f"config/bringup/{kind}.yaml", kind):
+        run = run_launch_file(REPO / "launch" / f"{kind}.launch.py", monkeypatch, {"config": config})
+        assert [launched(n) for n in run.nodes] == expected
+    run = run_launch_file(REPO / "launch" / f"{kind}.launch.py", monkeypatch, {"config": f"config/bringup/{other}.yaml"})
+    assert [launched(n) for n in run.nodes] == expected_nodes(REPO / "config" / "bringup" / f"{other}.yaml",
+                                                              ament_share)
+    with pytest.raises(DescriptionError, match="config:=config/bringup/nope.yaml: no such bringup file"):
+        run_launch_file(REPO / "launch" / f"{kind}.launch.py", monkeypatch, {"config": "config/bringup/nope.yaml"})
+
+
+@pytest.mark.parametrize("name", LAUNCH_FILES)
+def test_an_undeclared_argument_is_refused_in_one_line(name, ament_share, monkeypatch, tmp_path):
+    arguments = {"robto": "rrr3", "out": str(tmp_path / "gz")} if name == "gazebo.launch.py" else {"robto": "rrr3"}
+    with pytest.raises(DescriptionError) as error:
+        run_launch_file(REPO / "launch" / name, monkeypatch, arguments)
+    text = str(error.value)
+    assert "\n" not in text and text.startswith(f"{name}: unknown launch arguments ['robto']; it takes [")
+    assert all(f"'{argument}'" in text for argument in COMMON)
+
+
+def test_a_user_launch_file_that_includes_one_keeps_its_own_arguments(ament_share, monkeypatch):
+    """``ros2 launch my_robot bringup.launch.py world:=x`` including sim.launch.py: ``world`` is the user's file's."""
+    run = run_launch_file(REPO / "launch" / "sim.launch.py", monkeypatch, {"world": "x", "robot": "rrr3"},
+                          command_line=["ros2", "launch", "my_robot", "sim.launch.py", "world:=x", "robot:=rrr3"])
+    assert [n.node_executable for n in run.nodes] == ["sim", "controller", "trajectory", "closure_solver"]

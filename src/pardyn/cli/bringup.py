@@ -10,17 +10,16 @@ Both take SIGINT/SIGTERM as a request to stop (:mod:`pardyn.nodes.stopping`).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from pardyn.cli.console import add_verbose_argument, node_log
 from pardyn.cli.options import number
 from pardyn.errors import DescriptionError
-from pardyn.node_parameters import NODE_PARAMETERS
-from pardyn.nodes.bringup import check_bringup_file, load_bringup, run_nodes
+from pardyn.nodes.bringup import bringup_path, check_bringup_file, load_bringup, run_nodes, with_robot
 from pardyn.robot import load_robot
-from pardyn.nodes.launcher import run_processes
+from pardyn.nodes.launcher import is_terminal, run_processes
 from pardyn.nodes.stopping import StopSignals
-from pardyn.resources import share_directory
 from pardyn.ros_names import check_namespace
 
 __all__ = ["add_arguments", "run"]
@@ -44,29 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="print the node set as ros2 run commands and exit")
     parser.add_argument("--processes", action="store_true",
                         help="each node as its own OS process, as ros2 launch starts them (output prefixed with the "
-                             "node's name, SIGINT forwarded, exit codes reported)")
+                             "node's name, exit codes reported)")
+    parser.add_argument("-n", "--noninteractive", action="store_true", default=not is_terminal(sys.stdin),
+                        help="--processes: forward a SIGINT to every node, as ros2 launch -n does (default when "
+                             "standard input is not a terminal; in a terminal Ctrl-C reaches every node directly)")
     parser.add_argument("--start-delay", action="append", default=[], metavar="NODE=SECONDS",
                         help="--processes: start NODE this long after the others' start (repeatable; any order)")
-
-
-def with_robot(bringup, robot: str):
-    """``bringup`` with every node that has a ``robot`` parameter given ``robot`` (a name, or a file's absolute
-    path: the nodes load it themselves)."""
-    reference = load_robot(robot).reference  # loads it once here: a bad file fails before any node starts
-    return bringup.with_parameters({spec.name or spec.executable: {"robot": reference} for spec in bringup.nodes
-                                    if any(p.name == "robot" for p in NODE_PARAMETERS.get(spec.executable, ()))})
-
-
-def _config_path(text: str) -> Path:
-    """A bringup file: the path as given, else relative to the pardyn share, else a bare name in config/bringup."""
-    path = Path(text)
-    if path.exists():
-        return path
-    if not path.is_absolute() and (share_directory() / path).is_file():
-        return share_directory() / path
-    if path.suffix:
-        return path
-    return share_directory() / "config" / "bringup" / f"{text}.yaml"
 
 
 def _start_delays(items: list[str]) -> dict[str, float]:
@@ -81,12 +63,13 @@ def _start_delays(items: list[str]) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = _config_path(args.config)
+    path = bringup_path(args.config)
     check_bringup_file(path)  # every node's parameters against its table: unknown keys and wrong types named
     check_namespace(args.namespace, "--namespace")
     bringup = load_bringup(path)
     if args.robot is not None:
-        bringup = with_robot(bringup, args.robot)
+        # loaded once here: a bad file fails before any node starts
+        bringup = with_robot(bringup, load_robot(args.robot).reference)
     if args.dry_run:
         print(bringup.describe())
         return 0
@@ -99,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.processes:  # as ros2 launch shows them: every node's lines on the console, prefixed with its name
             codes = run_processes(bringup, namespace=args.namespace, duration_s=args.duration, stop=stop,
-                                  start_delays=delays)
+                                  start_delays=delays, noninteractive=args.noninteractive)
             return 0 if all(code in (0, None) for code in codes.values()) else 1
         log = args.log or Path("out/bringup") / f"{args.namespace.strip('/').replace('/', '_') or 'nodes'}.log"
         with node_log(log, verbose=args.verbose):

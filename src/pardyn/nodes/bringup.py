@@ -50,13 +50,17 @@ from typing import Any
 import yaml
 
 from pardyn.errors import DescriptionError
-from pardyn.node_parameters import check_parameters_file, check_shared_values, check_values
+from pardyn.node_parameters import NODE_PARAMETERS, check_parameters_file, check_shared_values, check_values
 from pardyn.nodes.stopping import StopSignals
 from pardyn.resources import resolve_path, share_directory
 from pardyn.ros_names import check_node_name, check_topic
 from pardyn.textio import load_yaml, shown
 
-__all__ = ["Bringup", "NodeSpec", "check_bringup_file", "load_bringup", "namespace_remappings", "run_nodes"]
+__all__ = ["CLOCK_SOURCES", "Bringup", "NodeSpec", "bringup_path", "check_bringup_file", "load_bringup",
+           "namespace_remappings", "run_nodes", "share_file", "with_robot", "with_sim_time"]
+
+CLOCK_SOURCES = ("sim",)
+"""Executables that publish ``/clock`` (on the wall clock): ``use_sim_time`` given to a whole set skips them."""
 
 @dataclass(frozen=True)
 class NodeSpec:
@@ -188,6 +192,38 @@ def load_bringup(path: str | Path) -> Bringup:
     if duplicated:
         raise DescriptionError(f"{source}: nodes {duplicated} appear twice: give them different 'name's")
     return Bringup(source=source, nodes=tuple(nodes))
+
+
+def share_file(text: str) -> Path:
+    """A file named on a command line or as a launch argument: the path as given (from the working directory, or
+    absolute) when it exists, else relative to the pardyn share when that exists there, else the path as given."""
+    path = Path(text).expanduser()
+    if not path.exists() and not path.is_absolute() and (share_directory() / path).is_file():
+        return share_directory() / path
+    return path
+
+
+def bringup_path(text: str) -> Path:
+    """A bringup file as ``pardyn bringup`` and the launch files' ``config:=`` take it: :func:`share_file`
+    (``config/bringup/sim.yaml``), else a bare name in ``config/bringup`` (``sim``)."""
+    path = share_file(text)
+    if path.exists() or path.suffix or path.is_absolute():
+        return path
+    return share_directory() / "config" / "bringup" / f"{text}.yaml"
+
+
+def with_robot(bringup: Bringup, reference: str) -> Bringup:
+    """``bringup`` with ``robot: reference`` applied last to every node whose table has a ``robot`` parameter
+    (``reference``: a shipped robot's name or a description file's absolute path, as the nodes load it)."""
+    return bringup.with_parameters({spec.name or spec.executable: {"robot": reference} for spec in bringup.nodes
+                                    if any(p.name == "robot" for p in NODE_PARAMETERS.get(spec.executable, ()))})
+
+
+def with_sim_time(bringup: Bringup, use_sim_time: bool) -> Bringup:
+    """``bringup`` with ``use_sim_time`` applied last to every node but the clock's source (:data:`CLOCK_SOURCES`:
+    the sim publishes ``/clock`` and steps on the wall clock)."""
+    return bringup.with_parameters({spec.name or spec.executable: {"use_sim_time": use_sim_time}
+                                    for spec in bringup.nodes if spec.executable not in CLOCK_SOURCES})
 
 
 def check_bringup_file(path: str | Path) -> None:

@@ -10,11 +10,15 @@ the namespace as ``__ns``. :func:`run_processes` does the same without launch
 * every child is in the runner's process group (a terminal's Ctrl-C reaches
   them all directly) and each line it prints is prefixed with its node's name,
   ``[sim] ...`` (launch: ``[sim-1] ...``);
-* on SIGINT/SIGTERM (or at the end of ``duration_s``) the runner sends SIGINT
-  to every child still running, so a Ctrl-C in a terminal gives each node two
-  SIGINTs, as under launch; a child still running ``sigterm_timeout_s`` (5 s)
-  later gets SIGTERM, ``sigkill_timeout_s`` (5 s) after that SIGKILL (launch's
-  defaults);
+* a SIGINT to the runner is forwarded to every child still running only when
+  the runner is non-interactive (``noninteractive``: ``pardyn bringup -n``, or
+  standard input not a terminal), as ``ros2 launch`` does (``-n``, the same
+  default): in a terminal, Ctrl-C already reached every process of the
+  foreground group, so each node gets one SIGINT, as under launch. A SIGTERM to
+  the runner, or the end of ``duration_s``, sends SIGINT to every child (launch
+  would leave them running on SIGTERM). A child still running
+  ``sigterm_timeout_s`` (5 s) after the stop gets SIGTERM, one still running
+  ``sigkill_timeout_s`` (5 s) after that SIGKILL (launch's defaults: 5 s, 10 s);
 * each exit is reported with its code as it happens (``[bringup] sim exited
   with code 0``) and in the returned mapping; a node that exits on its own
   leaves the others running (launch's default).
@@ -42,9 +46,17 @@ from pardyn.errors import DescriptionError
 from pardyn.nodes.bringup import Bringup, _cli_arguments, namespace_remappings
 from pardyn.nodes.stopping import StopSignals
 
-__all__ = ["NodeProcesses", "node_command", "run_processes"]
+__all__ = ["NodeProcesses", "is_terminal", "node_command", "run_processes"]
 
 POLL_S = 0.05
+
+
+def is_terminal(stream) -> bool:
+    """Whether ``stream`` is a terminal (``ros2launch``: ``--noninteractive`` defaults to ``not sys.stdin.isatty()``)."""
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def node_command(executable: str) -> list[str]:
@@ -142,16 +154,22 @@ class NodeProcesses:
             time.sleep(POLL_S)
         return True
 
-    def shut_down(self, sigterm_timeout_s: float = 5.0, sigkill_timeout_s: float = 5.0) -> None:
-        """SIGINT to each running process, then SIGTERM, then SIGKILL, as launch escalates."""
+    def shut_down(self, sigterm_timeout_s: float = 5.0, sigkill_timeout_s: float = 5.0, *,
+                  send_sigint: bool = True) -> None:
+        """SIGINT to each running process (unless ``send_sigint`` is False: a terminal's Ctrl-C reached them),
+        then SIGTERM, then SIGKILL, as launch escalates."""
+        timeout_before = 0.0
         for sig, timeout in ((signal.SIGINT, sigterm_timeout_s), (signal.SIGTERM, sigkill_timeout_s),
                              (signal.SIGKILL, 10.0)):
             if not self.running():
                 break
             if sig != signal.SIGINT:
-                _say(self._output, self._lock, "WARNING",
-                     f"{self.running()} still running: sending {signal.Signals(sig).name}")
-            self.signal_all(sig)
+                _say(self._output, self._lock, "ERROR",
+                     f"{self.running()} still running {timeout_before:g} s after the stop: sending "
+                     f"{signal.Signals(sig).name}")
+            if sig != signal.SIGINT or send_sigint:
+                self.signal_all(sig)
+            timeout_before = timeout
             self.wait(timeout)
         for reader in self._readers:
             reader.join(timeout=2.0)
@@ -167,6 +185,7 @@ def run_processes(
     output: TextIO = sys.stdout,
     sigterm_timeout_s: float = 5.0,
     sigkill_timeout_s: float = 5.0,
+    noninteractive: bool | None = None,
 ) -> dict[str, int | None]:
     """Run every node of ``bringup`` as its own process until a stop; node name -> exit code.
 
@@ -174,7 +193,9 @@ def run_processes(
     file's order); the processes start in order of their delays. Stops on
     SIGINT/SIGTERM (``stop``, else handlers installed for the run), after
     ``duration_s`` s, or when every process has ended; a node not started yet
-    at the stop is never started (its code stays None).
+    at the stop is never started (its code stays None). ``noninteractive``
+    (default: standard input is not a terminal, ``ros2 launch``'s default for
+    ``-n``): whether a SIGINT to the runner is forwarded (module docstring).
 
     Raises:
         DescriptionError: ``start_delays`` names a node the file does not have, or a negative delay.
@@ -185,11 +206,14 @@ def run_processes(
     if unknown or any(not 0.0 <= d < float("inf") for d in delays.values()):
         raise DescriptionError(f"{bringup.source}: start delays {delays}: expected seconds >= 0 for nodes of {names}")
     schedule = sorted(names, key=lambda n: (delays.get(n, 0.0), names.index(n)))
+    if noninteractive is None:
+        noninteractive = not is_terminal(sys.stdin)
     own = stop is None
     stop = StopSignals().install() if own else stop
     begin = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="pardyn_processes_") as scratch:
         processes = NodeProcesses(bringup, Path(scratch), namespace=namespace, output=output)
+        terminal_ctrl_c = False
         try:
             deadline = None if duration_s is None else begin + duration_s
             pending = list(schedule)
@@ -200,11 +224,18 @@ def run_processes(
                 if not pending and not processes.running():
                     break
                 time.sleep(POLL_S)
-            if stop.requested:
+            # a terminal's Ctrl-C reached every node (one process group): forwarded only when non-interactive
+            terminal_ctrl_c = stop.requested and stop.received[0] == "SIGINT" and not noninteractive
+            if terminal_ctrl_c:
+                _say(output, processes._lock, "INFO",
+                     f"SIGINT received: the terminal's Ctrl-C reached {processes.running()} (not forwarded, as ros2 "
+                     "launch in a terminal; -n forwards it)")
+            elif stop.requested:
                 _say(output, processes._lock, "INFO",
                      f"{stop.describe()} received: forwarding SIGINT to {processes.running()}")
         finally:
-            processes.shut_down(sigterm_timeout_s, sigkill_timeout_s)
+            processes.shut_down(sigterm_timeout_s, sigkill_timeout_s,
+                                send_sigint=not terminal_ctrl_c)
             if own:
                 stop.restore()
     codes = {name: processes.codes.get(name) for name in names}
