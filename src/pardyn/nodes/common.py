@@ -307,6 +307,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
     from pardyn.errors import PardynError  # noqa: PLC0415
+    from pardyn.nodes.realtime import CollectorControl  # noqa: PLC0415
     from pardyn.nodes.stopping import stop_signals  # noqa: PLC0415
 
     stop = stop_signals()  # before anything slow: a signal from now on is a request
@@ -315,6 +316,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     rclpy.init(args=None if args is None else list(args), signal_handler_options=SignalHandlerOptions.NO)
     node = None
     executor = None
+    collector = CollectorControl()
     try:
         if stop.requested:
             return _stopped(name, stop, "before its node was built: nothing ran")
@@ -325,14 +327,17 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
             return 1
         executor = make_executor(message_info=needs_message_info(node))
         executor.add_node(node)
+        collector.start()  # the collector out of the callbacks (pardyn.nodes.realtime): run between them
         # spin_once in a loop, not spin(): the events executor of rclpy 9.1's wheels never returns from
         # spin() nor runs a callback in it (measured), while spin_once works; the stop is looked at
         # between callbacks, at least every 0.1 s
         while not stop.requested and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
+            collector.tick()
     except ExternalShutdownException:
         pass
     finally:
+        collector.restore()
         # a bounded stop: a cleanup that hangs (seen once in ~200 stops: a controller after its summary) prints
         # every thread's stack and exits 1 after CLEANUP_TIMEOUT_S, before launch's SIGKILL would end it silently
         faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S, exit=True)
