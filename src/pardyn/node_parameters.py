@@ -199,6 +199,11 @@ CONTROLLER = (
     _spec("velocity_filter_hz", "double", 50.0, "cut-off of the velocity estimate of joints whose joint_states "
           "velocity is absent or NaN (Hz)", low=1e-3, high=1e6),
     LOG_PERIOD,
+    _spec("realtime_priority", "integer", 50, "SCHED_FIFO priority of the thread answering joint_states (1-99, "
+          "ros2_control's 50); 0: normal scheduling; not permitted: normal scheduling, said in one info line",
+          low=0, high=99),
+    _spec("lock_memory", "bool", True, "mlockall the process's memory (current and future) at start-up, as "
+          "realtime_tools does; not permitted: said in one info line"),
     _spec("internal_stress_projection", "bool", True,
           "actuation-redundant robots: remove the torques in the null space of J^T (Briot et al. 2015, eq. 50)"),
     _spec("swap_parameters_file", "string", "identified_parameters.json",

@@ -10,6 +10,7 @@ minimum-norm laws).
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +56,7 @@ def context(ros_domain):
 def make_node(context, law_file: str, **extra) -> tuple[ControllerNode, list]:
     node = ControllerNode(context=context, parameter_overrides=parameters(law_file, **extra))
     sent = []
-    node._publisher.publish = sent.append  # capture instead of publishing
+    node._publisher.publish = lambda message: sent.append(copy.deepcopy(message))  # capture (the node reuses its message)
     return node, sent
 
 

@@ -102,7 +102,8 @@ def test_a_runaway_command_is_refused_and_the_lockstep_loop_keeps_running(ros_cl
         controller = None
         frozen = sim.step
         assert spin_until(executor, lambda: sim.stalls >= 3, 60.0), sim.summary()
-        assert sim.step >= frozen + 3 and sim.commands_applied == frozen
+        # its state thread may have answered the last state before it was destroyed: one command in flight
+        assert sim.step >= frozen + 3 and sim.commands_applied <= frozen + 1
         assert "3 stalled steps" in sim.summary() or f"{sim.stalls} stalled steps" in sim.summary()
     finally:
         executor.shutdown()

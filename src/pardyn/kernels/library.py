@@ -112,10 +112,11 @@ class KernelLibrary:
         function.argtypes = [ctypes.c_int, ctypes.c_int] + [address] * 4 + [ctypes.c_double, ctypes.c_int] + [address] * 4
         function.restype = ctypes.c_int
         for name, signature in (("pd_step", "pppppippp"), ("ctc_step", "pppppppppp")):  # laws.c: one call per message
-            function = getattr(lib, prefix + name)
-            function.argtypes = [ctypes.c_int if kind == "i" else address for kind in signature]
-            function.restype = ctypes.c_int
-            self._functions[name] = function
+            # called with the interpreter lock held (PYFUNCTYPE): a 10-20 us call that let go of it would invite
+            # the process's other threads in, and the controller's state thread would wait up to a switch
+            # interval to get it back (pardyn.nodes.realtime)
+            prototype = ctypes.PYFUNCTYPE(ctypes.c_int, *[ctypes.c_int if kind == "i" else address for kind in signature])
+            self._functions[name] = prototype(ctypes.cast(getattr(lib, prefix + name), ctypes.c_void_p).value)
         # buffers with their addresses taken once: a call copies its inputs in (no ctypes object per call)
         nv, m = self.nv, self.m
         self._q_in, self._v_in, self._a_in, self._out = (np.zeros(nv) for _ in range(4))

@@ -299,6 +299,7 @@ def run_nodes(
 
     from pardyn.errors import PardynError  # noqa: PLC0415
     from pardyn.nodes.common import make_executor, needs_message_info, one_blas_thread  # noqa: PLC0415
+    from pardyn.nodes.realtime import CollectorControl  # noqa: PLC0415
     from pardyn.nodes.registry import node_class  # noqa: PLC0415
 
     own = stop is None
@@ -311,6 +312,7 @@ def run_nodes(
     logger = rclpy.logging.get_logger("bringup")
     executor = None
     nodes: dict[str, Any] = {}
+    collector = CollectorControl()
     try:
         with tempfile.TemporaryDirectory(prefix="pardyn_bringup_") as scratch:
             for spec in bringup.nodes:
@@ -334,13 +336,16 @@ def run_nodes(
         if not stop.requested:
             logger.info(f"{bringup.source}: running {[n.get_fully_qualified_name() for n in nodes.values()]}")
         deadline = None if duration_s is None else time.monotonic() + duration_s
+        collector.start()  # the collector out of the callbacks (pardyn.nodes.realtime): run between them
         while not stop.requested and context.ok() and (deadline is None or time.monotonic() < deadline):
             if until is not None and until(nodes):
                 break
             executor.spin_once(timeout_sec=0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
+            collector.tick()
     except ExternalShutdownException:
         pass
     finally:
+        collector.restore()
         if executor is not None:
             executor.shutdown(timeout_sec=1.0)
         for node in reversed(list(nodes.values())):

@@ -308,16 +308,17 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
     from pardyn.errors import PardynError  # noqa: PLC0415
-    from pardyn.nodes.stopping import stop_signals  # noqa: PLC0415
-
-    from pardyn.nodes.stopping import BUILDING, SPINNING, STOPPING  # noqa: PLC0415
+    from pardyn.nodes.stopping import BUILDING, SPINNING, STOPPING, stop_signals  # noqa: PLC0415
 
     stop = stop_signals()  # before anything slow: a signal from now on is a request
+    from pardyn.nodes.realtime import CollectorControl  # noqa: PLC0415
+
     one_blas_thread()
     # rclpy's own handlers would raise KeyboardInterrupt from inside its callbacks: not installed
     rclpy.init(args=None if args is None else list(args), signal_handler_options=SignalHandlerOptions.NO)
     node = None
     executor = None
+    collector = CollectorControl()
     try:
         if stop.requested:
             return _stopped(name, stop, "before its node was built: nothing ran")
@@ -331,15 +332,18 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
         executor.add_node(node)
         stop.enter(SPINNING)
         node.get_logger().info(stop.start_up())  # bench/start_order.py reads it
+        collector.start()  # the collector out of the callbacks (pardyn.nodes.realtime): run between them
         # spin_once in a loop, not spin(): the events executor of rclpy 9.1's wheels never returns from
         # spin() nor runs a callback in it (measured), while spin_once works; the stop is looked at
         # between callbacks, at least every 0.1 s
         while not stop.requested and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
+            collector.tick()
     except ExternalShutdownException:
         pass
     finally:
         stop.enter(STOPPING)
+        collector.restore()
         # a bounded stop: a cleanup that hangs (seen once in ~200 stops: a controller after its summary) prints
         # every thread's stack and exits 1 after CLEANUP_TIMEOUT_S, before launch's SIGKILL would end it silently
         faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S, exit=True)

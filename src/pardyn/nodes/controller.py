@@ -85,6 +85,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 
 import numpy as np
@@ -119,7 +120,8 @@ from pardyn.nodes.common import (
     run_node,
     stamp_to_ns,
 )
-from pardyn.nodes.messages import command_message, joint_readings, reference_from_message
+from pardyn.nodes.messages import CommandBuffer, joint_readings, reference_from_message
+from pardyn.nodes.realtime import StateLoop, realtime_setup
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference
 
@@ -163,14 +165,17 @@ class ControllerNode(Node):
         self._sim_time = bool(self.get_parameter("use_sim_time").value)
         self._silence_reported = False
         self._hold = self._fixed_setpoint(p["setpoint"], p["setpoint_task"])
-        self._trajectory: SampledReference | None = None  # in time from its start
-        self._trajectory_start_ns = 0
+        self._trajectory: tuple[SampledReference | None, int] = (None, 0)  # in time from its start (ns)
         self._reporter = Reporter(self, p["log_period"], what="more")
         self.protocol = LockstepAnswer(self.period_ns, self.watchdog_s)  # tags, re-sends, watchdog
         self.law_time = DurationLog()  # the law (+ projection) per answered state
 
+        self._lock = threading.Lock()  # the state thread's answer against the executor's callbacks
+        self._command_buffer = CommandBuffer(self.names)  # every command: one message, refilled
         self._publisher = self.create_publisher(Float64MultiArray, COMMAND_TOPIC, CONTROL_QOS)
-        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, LATEST_STATE_QOS)
+        # the states on their own thread (pardyn.nodes.realtime): no executor dispatch, no other callback before them
+        self._states = StateLoop(self, JointState, STATE_TOPIC, LATEST_STATE_QOS, self._on_state,
+                                 name=f"{NODE_NAME} states")
         self._reference = self.create_subscription(JointTrajectory, REFERENCE_TOPIC, self._on_trajectory, LATCHED_QOS)
         self._load = self.create_service(Trigger, "~/load_parameters", self._on_load_parameters)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -181,6 +186,10 @@ class ControllerNode(Node):
             f"watchdog {p['watchdog_periods']} periods of {self.period_ns * 1e-6:g} ms; "
             f"safe command {self.safe.describe()}"
         )
+        self._states.start(lambda: realtime_setup(p["realtime_priority"], p["lock_memory"]))
+        self.realtime_complete, self.realtime_note = self._states.setup_result or (
+            False, "real-time: the state thread's set-up did not finish in 5 s")
+        self.get_logger().info(self.realtime_note)
 
     # ------------------------------------------------------------ setup
     def _compile_law(self) -> None:
@@ -208,9 +217,9 @@ class ControllerNode(Node):
     # ------------------------------------------------------------ callbacks
     def reference(self, stamp_ns: int) -> JointReference | None:
         """The actuated reference at ``stamp_ns`` (ns on the states' clock)."""
-        trajectory = self._trajectory
+        trajectory, start_ns = self._trajectory  # one attribute: replaced whole by the executor's thread
         if trajectory is not None:
-            t = (stamp_ns - self._trajectory_start_ns) * 1e-9  # s from the trajectory's start, exact
+            t = (stamp_ns - start_ns) * 1e-9  # s from the trajectory's start, exact
             if t >= trajectory.start_time:
                 return trajectory(t)
         return self._hold
@@ -224,7 +233,7 @@ class ControllerNode(Node):
         except InputError as error:
             self._reporter.warning("trajectory", f"dropped {REFERENCE_TOPIC} message: {error}")
             return
-        self._trajectory, self._trajectory_start_ns = trajectory, start_ns
+        self._trajectory = (trajectory, start_ns)
         self.get_logger().info(
             f"new reference: {len(message.points)} points from t = {(start_ns * 1e-9 + trajectory.start_time):.9g} s "
             f"to {(start_ns * 1e-9 + trajectory.end_time):.9g} s"
@@ -239,9 +248,10 @@ class ControllerNode(Node):
             from pardyn.identification.online import check_estimate_file  # noqa: PLC0415 - scipy.signal: only on a swap
 
             estimate = check_estimate_file(path, max_condition=p["swap_max_condition"])
-            self.law = swap_model(self.law, lambda: law_from_parameters(self.robot, {**p, "parameters_file": path}),
-                                  blend_periods=p["swap_blend_periods"])
-            self._compile_law()  # the blend runs on the Python path
+            with self._lock:  # the state thread sees the old law or the blend, never half of the swap
+                self.law = swap_model(self.law, lambda: law_from_parameters(self.robot, {**p, "parameters_file": path}),
+                                      blend_periods=p["swap_blend_periods"])
+                self._compile_law()  # the blend runs on the Python path
         except (OSError, PardynError) as error:
             response.success, response.message = False, f"model swap refused: {error}"
             self.get_logger().warning(response.message)
@@ -253,6 +263,11 @@ class ControllerNode(Node):
         return response
 
     def _on_state(self, message: JointState) -> None:
+        """Answer one state (on the state thread, :class:`pardyn.nodes.realtime.StateLoop`)."""
+        with self._lock:
+            self._answer(message)
+
+    def _answer(self, message: JointState) -> None:
         stamp_ns = stamp_to_ns(message.header.stamp)
         if len(message.position) != len(message.name) or len(message.velocity) not in (0, len(message.name)):
             self._reporter.warning("state lengths", f"dropped {STATE_TOPIC} message: {len(message.name)} names but "
@@ -262,7 +277,7 @@ class ControllerNode(Node):
                                       time.monotonic_ns())
         again = self.protocol.repeat(stamp_ns, reading.stamp == "resend", self._watchdog_clock_s())
         if again is not None:  # the sim re-sent the state: the same command, the law not called again
-            self._publisher.publish(command_message(again[0], self.names, again[1]))
+            self._publisher.publish(self._command_buffer.fill(again[0], again[1]))
             return
         try:
             position, velocity = joint_readings(
@@ -275,7 +290,7 @@ class ControllerNode(Node):
         self._count_missed(stamp_ns)
         tau = self._command(position, velocity, reading.time_ns)
         tag, back = self.protocol.answer(stamp_ns, tau, self._watchdog_clock_s())
-        self._publisher.publish(command_message(tau, self.names, tag))
+        self._publisher.publish(self._command_buffer.fill(tau, tag))
         if back:
             self.get_logger().info(f"{STATE_TOPIC} back at {stamp_ns * 1e-9:.6f} s: control resumed")
 
@@ -324,9 +339,11 @@ class ControllerNode(Node):
     def summary(self) -> str:
         """One line on the run: states answered and missed, time in the law."""
         return (f"{self.answered} states answered, {self.missed} missed (stamp gaps), {self.safe_answers} safe "
-                f"commands; law {self.law_time.describe('us')}")
+                f"commands; law {self.law_time.describe('us')}; {self._states.describe()}")
 
     def destroy_node(self) -> None:
+        if hasattr(self, "_states"):
+            self._states.destroy()  # the state thread first: no answer after the summary
         if hasattr(self, "law_time"):  # constructed: say how the run went
             log_summary(self, f"controller summary: {self.summary()}")
         super().destroy_node()
@@ -356,6 +373,10 @@ class ControllerNode(Node):
         return time.monotonic()
 
     def _check_watchdog(self) -> None:
+        with self._lock:
+            self._watch()
+
+    def _watch(self) -> None:
         if self.protocol.last_state_s is None:
             self._check_silent_publishers()
             return  # not started: nothing to hold yet
@@ -363,7 +384,7 @@ class ControllerNode(Node):
         if silence is None:
             return
         silent_s, tag = silence  # tag: one before the last answered state (pardyn.control.lockstep)
-        self._publisher.publish(command_message(np.zeros(len(self.names)), self.names, tag))
+        self._publisher.publish(self._command_buffer.fill(0.0, tag))
         self._reporter.error(
             "watchdog",
             f"no {STATE_TOPIC} for {silent_s * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): commanding zero torque",

@@ -14,6 +14,7 @@ Every reader raises :class:`pardyn.errors.InputError` naming what is wrong
 
 from __future__ import annotations
 
+import array
 import math
 
 import numpy as np
@@ -28,7 +29,7 @@ from pardyn.nodes.common import ns_to_stamp
 from pardyn.trajectories import JointSamples
 from pardyn.trajectories.joint import reference_from_message  # the core's reading, the nodes' name
 
-__all__ = ["command_message", "joint_readings", "reference_from_message", "trajectory_message"]
+__all__ = ["CommandBuffer", "command_message", "joint_readings", "reference_from_message", "trajectory_message"]
 
 
 def joint_readings(
@@ -67,6 +68,27 @@ def command_message(tau: np.ndarray, names: tuple[str, ...], tag: int) -> Float6
     message.layout.data_offset = int(tag)
     message.data = [float(v) for v in tau]
     return message
+
+
+class CommandBuffer:
+    """One command message built once and refilled per state: :func:`command_message`'s fields without a new
+    message, layout or list per answer (the 1 kHz path allocates nothing it can keep).
+
+    ``message.data`` is an ``array('d')`` of ``len(names)`` values written in place through a numpy view;
+    a caller that keeps a published message must copy it (the next :meth:`fill` overwrites it).
+    """
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.message = Float64MultiArray()
+        self.message.layout.dim = [MultiArrayDimension(label=joint_label(names), size=len(names), stride=len(names))]
+        self.message.data = array.array("d", bytes(8 * len(names)))
+        self._values = np.frombuffer(self.message.data, dtype=float)  # a view: writes land in the message
+
+    def fill(self, tau, tag: int) -> Float64MultiArray:
+        """The message holding the torques ``tau`` (n_a,) tagged ``tag`` (the same object every call)."""
+        self._values[:] = tau
+        self.message.layout.data_offset = int(tag)
+        return self.message
 
 
 def trajectory_message(samples: JointSamples, indices, names, start_ns: int) -> JointTrajectory:

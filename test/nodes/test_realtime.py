@@ -1,0 +1,190 @@
+"""The controller's 1 kHz path (issue 34, pardyn.nodes.realtime): its own thread outside every executor, the
+priority the kernel reports (or the one-line fallback), no collection and no new message per state.
+
+The timing itself is measured by bench/hardware.py and bench/loop.py, not here: these tests check the
+structure that the timing depends on, each against an independent witness (the kernel's scheduler, the DDS
+graph, CPython's gc callbacks, object identity).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from pardyn import load_robot
+from pardyn.nodes import realtime
+from pardyn.nodes.realtime import CollectorControl, realtime_setup
+
+REPO = Path(__file__).resolve().parents[2]
+CONTROLLER_CONFIG = REPO / "config" / "controller.yaml"
+PERIOD_NS = 1_000_000
+
+
+def joint_state(names, position, k: int) -> JointState:
+    message = JointState()
+    message.header.stamp.sec, message.header.stamp.nanosec = divmod(k * PERIOD_NS, 1_000_000_000)
+    message.name = list(names)
+    message.position = [float(v) for v in position]
+    message.velocity = [0.0] * len(names)
+    return message
+
+
+def scheduler_of(thread: threading.Thread) -> tuple[int, int]:
+    """The kernel's policy and priority of a thread (Linux: a thread id is a pid for sched_getscheduler)."""
+    return os.sched_getscheduler(thread.native_id), os.sched_getparam(thread.native_id).sched_priority
+
+
+def test_the_controller_answers_on_its_own_thread_outside_every_executor_at_the_priority_it_reports(
+        ros_client, in_process):
+    """Before: joint_states was a subscription of the node, dispatched by the process's executor after whatever
+    callback of any node came first, on the main thread at normal priority."""
+    from pardyn.nodes.controller import ControllerNode
+
+    node = in_process(ControllerNode, ros_client, "own_thread", "--params-file", str(CONTROLLER_CONFIG),
+                      "-p", "lock_memory:=false")  # not this test process's memory
+    robot = load_robot("dualv")
+    try:
+        # no executor can take the states: the subscription is not the node's, yet the DDS graph sees it
+        assert node._states not in list(node.subscriptions)
+        assert ros_client.node.count_subscribers(node._states.topic_name) == 1
+        threads: list[str] = []
+        answer = node._answer
+        node._answer = lambda message: (threads.append(threading.current_thread().name), answer(message))
+        commands = ros_client.collect(Float64MultiArray, node._publisher.topic_name)
+        publisher = ros_client.publisher(JointState, node._states.topic_name)
+        state = joint_state(robot.actuated_names, robot.home[robot.actuated_indices], 7)
+        # only the client's executor spins: the controller answers anyway
+        assert ros_client.publish_until(publisher, state, lambda: commands), "no answer without an executor"
+        assert commands[0].layout.data_offset == 7 and len(commands[0].data) == 4
+        assert threads and set(threads) == {"controller states"}
+        policy, priority = scheduler_of(node._states._thread)
+        note = node.realtime_note
+        if "SCHED_FIFO priority 50," in note:
+            assert (policy, priority) == (os.SCHED_FIFO, 50), note
+        else:  # not permitted here: the kernel says normal scheduling, and the line says why
+            assert "not permitted" in note and policy == os.SCHED_OTHER, note
+        assert "memory not locked (lock_memory false)" in note
+        # the executor's thread keeps normal scheduling
+        assert os.sched_getscheduler(0) == os.SCHED_OTHER
+    finally:
+        node.destroy_node()
+    assert not node._states._thread.is_alive()
+
+
+def test_where_the_priority_is_not_permitted_one_info_line_says_so_and_what_still_applies():
+    """The kernel refuses SCHED_FIFO and mlockall (capabilities dropped with setpriv, or an unprivileged user):
+    the set-up says so in one line, and the kernel confirms the normal policy."""
+    script = ("import os; from pardyn.nodes.realtime import realtime_setup; complete, line = realtime_setup(50, True); "
+              "print(complete); print(line); print(os.sched_getscheduler(0))")
+    drop = ["setpriv", "--inh-caps=-sys_nice,-ipc_lock", "--bounding-set=-sys_nice,-ipc_lock"] \
+        if shutil.which("setpriv") and os.geteuid() == 0 else []
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([*drop, sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    complete, line, policy = result.stdout.strip().splitlines()
+    if int(policy) == os.SCHED_FIFO:  # a machine whose users may raise their priority without capabilities
+        assert "SCHED_FIFO priority 50," in line
+        return
+    assert complete == "False" and line.count("\n") == 0
+    assert line.startswith("real-time: SCHED_FIFO priority 50 not permitted (Operation not permitted): normal scheduling")
+    assert "memory not locked (mlockall: " in line
+    assert "the state thread, the collector control and the preallocated messages still apply" in line
+
+
+def test_the_fallback_line_names_the_refusal(monkeypatch):
+    """The same line where only the priority is refused (the reason is the kernel's errno text)."""
+    def refuse(*_):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(realtime.os, "sched_setscheduler", refuse)
+    complete, line = realtime_setup(80, False)
+    assert not complete
+    assert line.startswith("real-time: SCHED_FIFO priority 80 not permitted (Operation not permitted): normal "
+                           "scheduling, memory not locked (lock_memory false)")
+    assert realtime_setup(0, False)[0]  # nothing asked: complete, normal scheduling
+
+
+def test_no_collection_and_no_new_message_in_the_answer_path(ros_client, in_process):
+    """Before: a new Float64MultiArray (layout, label, list) per state, and the collector free to run inside the
+    state's callback. Witnesses: CPython's gc callbacks, object identity."""
+    from pardyn.nodes.controller import ControllerNode
+
+    node = in_process(ControllerNode, ros_client, "no_garbage", "--params-file", str(CONTROLLER_CONFIG),
+                      "-p", "lock_memory:=false", "-p", "realtime_priority:=0")
+    robot = load_robot("dualv")
+    home = robot.home[robot.actuated_indices]
+    states = [joint_state(robot.actuated_names, home + 0.01 * np.sin(0.01 * k), k) for k in range(1, 3001)]
+    published: list = []
+    node._publisher.publish = published.append
+    collections: list[dict] = []
+
+    def count(phase, info):
+        if phase == "start":
+            collections.append(info)
+
+    collector = CollectorControl()
+    try:
+        for message in states[:500]:  # warm-up: the filter, the law's warm start, the protocol
+            node._on_state(message)
+        collector.start()
+        gc.callbacks.append(count)
+        for message in states[500:]:
+            node._on_state(message)
+        gc.callbacks.remove(count)
+        assert collections == [], f"{len(collections)} collections during 2500 answers"
+        assert len(published) == 3000 and all(message is published[0] for message in published)
+        assert published[-1].layout.data_offset == 3000 and published[-1].layout.dim[0].label == ",".join(
+            robot.actuated_names)
+        # the collector runs where the main loop asks it to: CPython reports it
+        gc.callbacks.append(count)
+        collector._next = 0.0
+        collector.tick()
+        gc.callbacks.remove(count)
+        assert [info["generation"] for info in collections] == [1]
+    finally:
+        collector.restore()
+        node.destroy_node()
+
+
+def test_the_collector_control_freezes_disables_and_restores():
+    generations: list[int] = []
+    now = [0.0]
+
+    def record(phase, info):
+        if phase == "start":
+            generations.append(info["generation"])
+
+    collector = CollectorControl(period_s=1.0, clock=lambda: now[0])
+    assert gc.isenabled()
+    try:
+        collector.start()
+        assert not gc.isenabled() and gc.get_freeze_count() > 0
+        gc.callbacks.append(record)
+        for step in range(1, 62):
+            now[0] = step * 0.5  # a tick every half period: one collection per period
+            collector.tick()
+        gc.callbacks.remove(record)
+        assert len(generations) == 30 and generations.count(2) == 1 and generations[-1] == 2
+    finally:
+        collector.restore()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_the_compiled_law_keeps_the_interpreter_lock():
+    """A 10-20 us kernel call that released the lock would hand it to another thread of the process."""
+    robot = load_robot("dualv", kernels="auto")
+    if robot.kernels is None:  # no C compiler: the law runs on the Python path, nothing released either
+        assert "unavailable" in robot.kernel_note
+        return
+    for name in ("pd_step", "ctc_step"):
+        assert robot.kernels.law_function(name)._flags_ & ctypes._FUNCFLAG_PYTHONAPI, name
