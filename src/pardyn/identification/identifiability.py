@@ -132,8 +132,9 @@ def random_states(robot, *, samples: int = 60, seed: int = 0,
     draw = _serial_draws if robot.closures.size == 0 else _closed_draws
     states = []
     for q in draw(robot, rng, samples):
-        qdot, qddot = robot.differential.states_from(q, robot.measured_indices, rng.standard_normal(len(robot.measured_indices)),
-                                                     rng.standard_normal(len(robot.measured_indices)))
+        measured = len(robot.measured_indices)
+        qdot, qddot = robot.differential.states_from(q, robot.measured_indices, rng.standard_normal(measured),
+                                                     rng.standard_normal(measured))
         states.append((q, qdot, qddot))
     q, qdot, qddot = (np.array([state[k] for state in states]) for k in range(3))
     return q, qdot, qddot

@@ -223,7 +223,8 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
              *_residual_notes(robot, regressor, unloaded, parameters, motor_values, settings, solved, estimator.estimate),
              *physical_notes(estimator.estimate.names, estimator.estimate.chi, estimator.estimate.std,
                              robot.nominal_parameters.as_dict(),
-                             physical=None if physical is None else _base_values(base, physical.parameters))]
+                             physical=None if physical is None else _base_values(base, physical.parameters),
+                             reach=_reach(robot), effort_range=_effort_range(robot, [*unloaded, *loaded]))]
     compared = None if truth is None else _compare_with_truth(
         base, estimator.estimate, system.names, truth, bool(loaded),
         [_truth_floor(robot, b, settings, regressor, truth, motor_values) for b in validate_bags])
@@ -244,6 +245,17 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
         notes=tuple(dict.fromkeys([*(note for d in every for note in d.notes), *scale, *found])),
         identifiability=identifiability, truth=compared,
     )
+
+
+def _reach(robot: Robot) -> float:
+    """The robot's size (m): the joint placements' lengths summed, a bound on any body's centre of mass distance."""
+    return float(sum(np.linalg.norm(robot.model.jointPlacements[j].translation) for j in range(1, robot.model.njoints)))
+
+
+def _effort_range(robot: Robot, runs: Sequence[BagData]) -> dict[str, float]:
+    """The largest |effort| each actuated joint logged over the runs (N m or N)."""
+    return {name: float(max(np.max(np.abs(d.torque[:, j])) for d in runs))
+            for j, name in enumerate(robot.actuated_names)}
 
 
 def _with_efforts(runs: Sequence[BagData]) -> list[BagData]:
