@@ -100,6 +100,8 @@ setup(
         "sim": ["mujoco", "rosbags>=0.11,<0.12", "mcap>=1.2", "matplotlib"],
         # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
         "physical": ["cvxpy>=1.5"],
+        # MATLAB v7.3 logs (HDF5) for pardyn identify --run FILE.mat (v5-v7 are read by scipy)
+        "mat": ["h5py>=3"],
         # hypothesis: the bad-input fuzz suite (test/reliability/test_fuzz.py, bench/fuzz.py)
         "test": ["pytest", "hypothesis"],
         # Studies, sweeps and fleets on more than one process or machine (pardyn.parallel);

@@ -96,3 +96,16 @@ def test_a_prismatic_leg_hardly_moves_by_its_encoder_steps_not_by_the_revolute_t
     notes = effort_notes("run", joints, efforts[:, :2], ramp * np.r_[0.01, 1.0],
                          min_motion(five_bar, joints))
     assert notes == [f"run: {joints[0]}: moves 0.01 (rad or m) peak to peak only: hardly excited"]
+
+
+def test_first_moments_beyond_mass_times_size_and_offsets_beyond_the_efforts_are_flagged():
+    # issue 40's five-bar: a first moment of -1.91 kg m on a 0.124 kg link, an offset of -11.5 N m where the
+    # efforts span +-0.6 N m; a 0.3 m robot. The plausible ones beside them are not flagged.
+    names = ["mx_link_1", "my_link_1", "offset_joint_1", "offset_joint_2", "fv_joint_1"]
+    values = np.array([-1.91, 0.01, -11.5, 0.2, -0.5])
+    stds = np.array([0.05, 0.005, 0.3, 0.05, 0.01])
+    notes = physical_notes(names, values, stds, {"m_link_1": 0.124}, reach=0.3,
+                           effort_range={"joint_1": 0.6, "joint_2": 0.6})
+    flagged = [note.split(" =")[0] for note in notes]
+    assert flagged == ["mx_link_1", "offset_joint_1", "fv_joint_1"]
+    assert "0.124 kg" in notes[0] and "+-0.6" in notes[1]

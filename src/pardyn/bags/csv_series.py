@@ -14,7 +14,13 @@ What a vendor controller logs, in one file or several:
 * **a vendor's layout**, described by a :class:`ColumnSchema`: a pattern per
   field such as ``position: Position{i}``, ``effort: Torque{i}`` (``{i}`` the
   joint's index in the schema's joint list, from ``first_index``, 1 by default;
-  ``{joint}`` its name), other columns (currents, temperatures, commands) ignored.
+  ``{joint}`` its name), other columns (currents, temperatures, commands) ignored;
+  or column indices from 0, ``time=0,position=1-6,velocity=7-12,effort=25-30``
+  (a range per field, one column per joint in order), for logs without a header line.
+* **MATLAB files** (``.mat``; v5-v7 through :mod:`scipy.io`, v7.3 through ``h5py``): each
+  vector variable is a column of that name, each matrix ``M`` (samples x k) gives the
+  columns ``M1..Mk``, and a file holding a single matrix is a table without header
+  (its columns taken by index); the same schema options as a CSV file.
 
 Column names are stripped of spaces and of a leading ``-`` (as some exporters
 write them); ``joint_map`` renames them to the robot's joints (or motors, for a
@@ -78,10 +84,21 @@ class ColumnSchema:
     joints: tuple[str, ...] = ()
     time: str | None = None
     first_index: int = 1
+    indices: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    time_index: int | None = None
+
+    @property
+    def by_index(self) -> bool:
+        """Columns given by their index (``position=1-6``): a file without a header line is read."""
+        return bool(self.indices)
 
     def columns(self, joints: Sequence[str]) -> dict[tuple[str, str], str]:
-        """``{(field, joint): column name}`` for ``joints`` (the schema's own list when it has one)."""
+        """``{(field, joint): column name}`` for ``joints`` (the schema's own list when it has one); by index:
+        the column names are the indices (:func:`_read_table` names a headerless file's columns so)."""
         joints = self.joints or tuple(joints)
+        if self.by_index:
+            return {(field, joint): str(index) for field, columns in self.indices
+                    for joint, index in zip(joints, columns)}
         return {(field, joint): pattern.format(i=k + self.first_index, joint=joint)
                 for field, pattern in self.patterns for k, joint in enumerate(joints)}
 
@@ -119,6 +136,8 @@ def column_schema(text: str | Path) -> ColumnSchema:
     if unknown:
         raise BagError(f"unknown keys {unknown} (known: {[*FIELDS, 'joints', 'time', 'first_index']})",
                        bag=where, kind="format")
+    if any(_INDEX_RANGE.fullmatch(str(document.get(field, ""))) for field in FIELDS):
+        return _index_schema(document, where)
     patterns = []
     for field in FIELDS:
         pattern = document.get(field)
@@ -140,6 +159,41 @@ def column_schema(text: str | Path) -> ColumnSchema:
         raise BagError(f"first_index: an integer, got {first!r}", bag=where, kind="format")
     time = document.get("time")
     return ColumnSchema(tuple(patterns), tuple(joints), None if time is None else str(time), first)
+
+
+_INDEX_RANGE = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+))?\s*")
+
+
+def _index_schema(document: dict, where: str) -> ColumnSchema:
+    """``time=0,position=1-6,velocity=7-12,effort=25-30``: column indices from 0, a range per field."""
+    indices = []
+    counts = set()
+    for field in FIELDS:
+        if field not in document:
+            continue
+        match = _INDEX_RANGE.fullmatch(str(document[field]))
+        if match is None:
+            raise BagError(f"{field}: {document[field]!r}: give every field as column indices (FIRST-LAST, from 0) "
+                           "or every field as a name pattern, not both", bag=where, kind="format")
+        first, last = int(match.group(1)), int(match.group(2) or match.group(1))
+        if last < first:
+            raise BagError(f"{field}: columns {first}-{last} go backwards", bag=where, kind="format")
+        indices.append((field, tuple(range(first, last + 1))))
+        counts.add(last - first + 1)
+    if not any(field == "position" for field, _ in indices):
+        raise BagError("no position columns (e.g. position=1-6)", bag=where, kind="format")
+    if len(counts) > 1:
+        raise BagError(f"the fields give different numbers of joints: {dict((f, len(c)) for f, c in indices)}",
+                       bag=where, kind="format")
+    time = document.get("time")
+    if time is not None and not re.fullmatch(r"\s*\d+\s*", str(time)):
+        raise BagError(f"time: {time!r}: with column indices the time is an index too (time=0)", bag=where,
+                       kind="format")
+    joints = document.get("joints") or ()
+    if not isinstance(joints, (list, tuple)) or not all(isinstance(j, str) for j in joints):
+        raise BagError("joints: a list of joint names", bag=where, kind="format")
+    return ColumnSchema(patterns=(), joints=tuple(joints), time=None if time is None else str(int(time)),
+                        indices=tuple(indices), time_index=None if time is None else int(time))
 
 
 @dataclass(frozen=True)
@@ -177,8 +231,14 @@ def _split_field(column: str) -> tuple[str, str | None]:
     return column, None
 
 
-def _read_table(path: Path) -> tuple[list[str], np.ndarray]:
-    """Header names and the numbers (rows, columns) of one CSV file."""
+def _read_table(path: Path, *, headerless: bool = False) -> tuple[list[str], np.ndarray]:
+    """Header names and the numbers (rows, columns) of one CSV (or MATLAB) file.
+
+    ``headerless``: the columns are taken by index (an index schema): a first line of numbers is data, and
+    the columns are named by their index (``"0"``, ``"1"``, ...).
+    """
+    if path.suffix.lower() == ".mat":
+        return _read_mat(path, headerless=headerless)
     try:
         text = read_text(path, what="CSV file")  # UTF-8, a spreadsheet's byte-order mark removed; others named
     except InputError as error:
@@ -190,18 +250,80 @@ def _read_table(path: Path) -> tuple[list[str], np.ndarray]:
     names = [_clean(name) for name in (header.split(delimiter) if delimiter else header.split())]
     if any(not name for name in names):
         raise BagError(f"empty column name in the header {header.strip()!r}", bag=path, kind="format")
-    if any(_is_number(name) for name in names):
-        raise BagError(f"the first line {header.strip()!r} holds numbers: a header line of column names is needed",
+    numbers = any(_is_number(name) for name in names)
+    if numbers and not headerless:
+        raise BagError(f"the first line {header.strip()!r} holds numbers: a header line of column names is needed, "
+                       "or give the columns by index (--columns 'time=0,position=1-6,effort=7-12')",
                        bag=path, kind="format")
     try:
-        values = np.loadtxt(io.StringIO(text), delimiter=delimiter, skiprows=1, ndmin=2, dtype=np.float64)
+        values = np.loadtxt(io.StringIO(text), delimiter=delimiter, skiprows=0 if numbers else 1, ndmin=2,
+                            dtype=np.float64)
     except ValueError as error:
         raise BagError(f"not a table of numbers: {_loadtxt_message(error)}", bag=path, kind="data") from None
     if values.shape[0] < 2:
         raise BagError(f"{values.shape[0]} data lines, at least 2 needed", bag=path, kind="count")
     if values.shape[1] != len(names):
         raise BagError(f"{values.shape[1]} values per line for {len(names)} column names", bag=path, kind="lengths")
-    return names, values
+    return ([str(k) for k in range(len(names))] if headerless else names), values
+
+
+def _read_mat(path: Path, *, headerless: bool) -> tuple[list[str], np.ndarray]:
+    """A MATLAB file as a table: vector variables are named columns, a matrix ``M`` (samples x k) the columns
+    ``M1..Mk``; ``headerless`` (an index schema): the file's one matrix, its columns by index."""
+    variables = _mat_variables(path)
+    numeric = {name: np.asarray(value, dtype=float) for name, value in variables.items()
+               if isinstance(value, np.ndarray) and value.dtype.kind in "fiub" and value.ndim <= 2 and value.size > 1}
+    if not numeric:
+        raise BagError(f"no numeric variable (the file holds {sorted(variables) or 'nothing'})", bag=path,
+                       kind="format")
+    if headerless:
+        matrices = {name: value for name, value in numeric.items() if value.ndim == 2 and min(value.shape) > 1}
+        if len(matrices) != 1:
+            raise BagError(f"columns by index need one matrix in the file, found {sorted(matrices) or 'none'} "
+                           "(name the variables in --columns instead: position=q{i}, ...)", bag=path, kind="format")
+        (value,) = matrices.values()
+        value = value if value.shape[0] >= value.shape[1] else value.T  # samples along the rows
+        return [str(k) for k in range(value.shape[1])], value
+    lengths = {max(value.shape) for value in numeric.values()}
+    count = max(lengths)
+    names, columns = [], []
+    for name, value in numeric.items():
+        if max(value.shape) != count:
+            continue  # parameters stored beside the log (gains, a rate): not a column
+        matrix = value.reshape(-1, 1) if value.ndim == 1 or min(value.shape) == 1 else (
+            value if value.shape[0] == count else value.T)
+        if matrix.shape[1] == 1:
+            names.append(name)
+        else:
+            names += [f"{name}{k}" for k in range(1, matrix.shape[1] + 1)]
+        columns.append(matrix.reshape(count, -1))
+    return names, np.hstack(columns)
+
+
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def _mat_variables(path: Path) -> dict[str, np.ndarray]:
+    """The variables of a MATLAB file: v5-v7 through scipy.io, v7.3 (HDF5) through h5py."""
+    from scipy import io as matio  # noqa: PLC0415
+
+    try:
+        return {k: v for k, v in matio.loadmat(path, squeeze_me=True).items() if not k.startswith("__")}
+    except NotImplementedError:  # v7.3: an HDF5 file
+        pass
+    except (ValueError, OSError) as error:
+        with path.open("rb") as handle:  # an HDF5 file (v7.3, MATLAB's 512-byte header or none)
+            head = handle.read(520)
+        if _HDF5_SIGNATURE not in (head[:8], head[512:520]):
+            raise BagError(f"not a MATLAB file scipy can read: {error}", bag=path, kind="format") from None
+    try:
+        import h5py  # noqa: PLC0415
+    except ImportError:
+        raise BagError("a MATLAB v7.3 file (HDF5): install h5py (pip install 'pardyn[mat]') or save it with "
+                       "save(..., '-v7')", bag=path, kind="format") from None
+    with h5py.File(path, "r") as handle:  # MATLAB writes column-major: the arrays come transposed
+        return {name: np.asarray(item[()]).T.squeeze() for name, item in handle.items()
+                if isinstance(item, h5py.Dataset) and not name.startswith("#")}
 
 
 def _is_number(text: str) -> bool:
@@ -350,7 +472,7 @@ def read_csv_series(
     times: np.ndarray | None = None
     first = sources[0].path
     for source in sources:
-        names, values = _read_table(source.path)
+        names, values = _read_table(source.path, headerless=schema is not None and schema.by_index)
         t, time_column = _time(source.path, names, values, rate_hz, time_unit, schema.time if schema else None)
         if times is None:
             times = t

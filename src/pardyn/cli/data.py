@@ -16,9 +16,12 @@ from pardyn.cli.options import number
 from pardyn.errors import InputError
 from pardyn.textio import load_yaml
 
-__all__ = ["add_data_arguments", "csv_options", "joint_map", "read_runs", "split_holdout"]
+__all__ = ["add_data_arguments", "apply_drive_gains", "csv_options", "drive_gains", "joint_map", "read_runs",
+           "split_holdout"]
 
 BAG_SUFFIXES = (".mcap", ".db3")
+TABLE_SUFFIXES = (".csv", ".mat")
+"""Files read as tables of columns (:func:`~pardyn.bags.csv_series.read_csv_series`): CSV and MATLAB."""
 
 
 def add_data_arguments(parser: argparse.ArgumentParser, *, runs: bool = False) -> None:
@@ -39,8 +42,15 @@ def add_data_arguments(parser: argparse.ArgumentParser, *, runs: bool = False) -
                         help="unit of the CSV time column (default s); samples: a sample index, with --rate")
     parser.add_argument("--columns",
                         help="the CSV column layout: 'position=Position{i},velocity=Velocity{i},effort=Torque{i}' "
-                             "({i}: the joint's index from 1, {joint}: its name) or a YAML file of that mapping, "
+                             "({i}: the joint's index from 1, {joint}: its name), column indices from 0 for a "
+                             "file without header ('time=0,position=1-6,effort=7-12'), or a YAML file of that mapping, "
                              "optionally with joints: [...], time: COLUMN, first_index: 0; other columns ignored")
+    if runs:
+        parser.add_argument("--drive-gains",
+                            help="efforts logged as motor currents (A): each joint's drive gain, torque constant x "
+                                 "gear ratio (N m/A, N/A for a prismatic joint): 'joint_1=12.5,joint_2=12.5' or a "
+                                 "YAML file with drives: {gain: {joint_1: 12.5, ...}} (or drives: [{joints: [...], "
+                                 "gain: 12.5}])")
     parser.add_argument("--joint-map",
                         help="names in the data -> the robot's joints (or transmission motors): "
                              "'a=joint_1,b=joint_2' or a YAML file of such a mapping")
@@ -63,6 +73,62 @@ def joint_map(text: str | None) -> dict[str, str]:
         if not sep or not name.strip() or not target.strip():
             raise InputError(f"--joint-map: expected NAME=JOINT pairs separated by commas, got {item!r}")
         out[name.strip()] = target.strip()
+    return out
+
+
+def drive_gains(text: str | None) -> dict[str, float]:
+    """``--drive-gains``: ``"j1=12.5,j2=9"`` or a YAML file with ``drives: {gain: {j1: 12.5}}`` or
+    ``drives: [{joints: [j1, j2], gain: 12.5}]`` -> ``{joint: gain}`` (N m/A, or N/A)."""
+    if not text:
+        return {}
+    path = Path(text)
+    if path.suffix in (".yaml", ".yml"):
+        document = load_yaml(path, what="--drive-gains file")
+        drives = document.get("drives") if isinstance(document, dict) else None
+        if isinstance(drives, dict) and isinstance(drives.get("gain"), dict):
+            pairs = list(drives["gain"].items())
+        elif isinstance(drives, list) and all(isinstance(d, dict) and "joints" in d and "gain" in d for d in drives):
+            pairs = [(joint, d["gain"]) for d in drives for joint in d["joints"]]
+        else:
+            raise InputError(f"--drive-gains: {path}: expected drives: {{gain: {{JOINT: N m/A, ...}}}} or "
+                             "drives: [{joints: [...], gain: N m/A}]")
+    else:
+        pairs = [item.partition("=")[::2] for item in text.split(",")]
+    gains = {}
+    for joint, value in pairs:
+        try:
+            gain = float(value)
+        except (TypeError, ValueError):
+            gain = float("nan")
+        if not str(joint).strip() or not np.isfinite(gain) or gain == 0.0:
+            raise InputError(f"--drive-gains: {joint}={value}: a joint name and a non-zero gain in N m/A")
+        gains[str(joint).strip()] = gain
+    return gains
+
+
+def apply_drive_gains(runs: list, gains: dict[str, float], *, topic: str, what: str) -> list:
+    """Efforts logged as currents (A) -> joint torques: each joint's effort times its gain (N m/A); a data note
+    says so. Bags are read into series (``topic``) for it.
+
+    Raises:
+        InputError: a run whose joints the gains do not cover, or a gain for a joint no run has.
+    """
+    if not gains:
+        return runs
+    out = []
+    for run in runs:
+        series = run if isinstance(run, JointStateSeries) else read_joint_states(run, topic, drop_resent=True,
+                                                                                period_tolerance=None)
+        missing = [name for name in series.names if name not in gains]
+        unknown = sorted(set(gains) - set(series.names))
+        if missing or unknown:
+            raise InputError(f"--drive-gains: {series.bag_path}: "
+                             + (f"no gain for {missing}" if missing else f"no joint {unknown} in the data")
+                             + f" (the data's joints: {list(series.names)})")
+        factor = np.array([gains[name] for name in series.names])
+        note = (f"{series.bag_path.name}: efforts logged in A, times the drive gains ({what}, N m/A): "
+                + ", ".join(f"{name} {gain:g}" for name, gain in zip(series.names, factor)))
+        out.append(replace(series, effort=series.effort * factor, notes=(*series.notes, note)))
     return out
 
 
@@ -101,9 +167,9 @@ def read_runs(paths: list[Path], options: dict) -> list:
         if _is_bag(path):
             out.append(path)
         elif path.is_dir():
-            inside = sorted(p for p in path.iterdir() if p.suffix.lower() == ".csv" or _is_bag(p))
+            inside = sorted(p for p in path.iterdir() if p.suffix.lower() in TABLE_SUFFIXES or _is_bag(p))
             if not inside:
-                raise InputError(f"{path}: a folder without runs (no CSV file, no bag in it)")
+                raise InputError(f"{path}: a folder without runs (no CSV or MATLAB file, no bag in it)")
             out += read_runs(inside, options)
         else:
             out.append(read_csv_series([CsvSource(path)], **options))

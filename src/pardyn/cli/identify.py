@@ -9,7 +9,15 @@ from pathlib import Path
 from pardyn.bags.csv_series import read_csv_series
 from pardyn.bags.joint_states import JointStateSeries
 from pardyn.bags.resample import DEFAULT_MAX_GAP
-from pardyn.cli.data import add_data_arguments, csv_options, joint_map, read_runs, split_holdout
+from pardyn.cli.data import (
+    add_data_arguments,
+    apply_drive_gains,
+    csv_options,
+    drive_gains,
+    joint_map,
+    read_runs,
+    split_holdout,
+)
 from pardyn.cli.options import number
 from pardyn.description.transmission import load_transmission
 from pardyn.dynamics.parameters import write_parameter_file
@@ -217,6 +225,9 @@ def run(args: argparse.Namespace) -> int:
         runs.append(read_csv_series(args.csv, **options))
     runs += read_runs(args.run, options)
     validate: list = list(args.validate_bag) + read_runs(args.validate, options)
+    gains = drive_gains(args.drive_gains)
+    what = args.drive_gains if args.drive_gains and args.drive_gains.endswith((".yaml", ".yml")) else "--drive-gains"
+    runs, validate = (apply_drive_gains(r, gains, topic=args.topic, what=what) for r in (runs, validate))
     if args.holdout:
         if args.rotor_compensation:
             raise InputError("--holdout and --rotor-compensation together are not supported: give --validate-bag")

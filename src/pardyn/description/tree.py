@@ -87,7 +87,18 @@ def satisfies_triangle(inertia: np.ndarray) -> bool:
     return bool(a + b >= c * (1.0 + 1e-9))
 
 
-def physical_inertia(inertia: np.ndarray, normal: np.ndarray | None, body: str) -> np.ndarray:
+def nearest_physical_inertia(inertia: np.ndarray) -> np.ndarray:
+    """The rotational inertia (3, 3) nearest to ``inertia`` (Frobenius norm) whose principal moments satisfy
+    ``A + B >= C``: in the principal axes, ``(A, B, C)`` projected on the plane ``A + B = C``
+    (``A, B`` raised and ``C`` lowered by ``(C - A - B) / 3`` each), a hair inside; the axes are kept."""
+    moments, axes = np.linalg.eigh(0.5 * (inertia + inertia.T))
+    a, b, c = moments
+    shift = (c - a - b) / 3.0 * (1.0 + 1e-9)
+    return axes @ np.diag([a + shift, b + shift, c - shift]) @ axes.T
+
+
+def physical_inertia(inertia: np.ndarray, normal: np.ndarray | None, body: str, *,
+                     nearest: bool = False) -> np.ndarray:
     """Make a rotational inertia (3, 3) satisfy the triangle inequality ``A + B >= C``.
 
     The planar robots' YAML gives e.g. the platform ``xx = yy = 1e-4``,
@@ -96,7 +107,9 @@ def physical_inertia(inertia: np.ndarray, normal: np.ndarray | None, body: str) 
     axis ``n`` (body frame) the inertia ``I + delta (E - n n^T)`` has the same
     angular momentum ``I omega`` for every ``omega`` along ``n``, hence the same
     dynamics: ``delta`` is raised until the inequality holds. For non-planar trees
-    (``normal`` None) the inertia is rejected.
+    (``normal`` None) the inertia is rejected -- or, ``nearest`` (a simulated plant: a maker's URDF whose
+    ``shoulder_link`` has ``0.000419 + 0.005017 < 0.015117``), replaced by :func:`nearest_physical_inertia`
+    with one warning naming the body and the change (the dynamics then differ from the description's).
     """
     if satisfies_triangle(inertia):
         return inertia
@@ -104,6 +117,17 @@ def physical_inertia(inertia: np.ndarray, normal: np.ndarray | None, body: str) 
         a, b, c = np.linalg.eigvalsh(inertia)
         if a + b >= c * (1.0 - 1e-9):  # a thin plate (A + B = C) up to rounding: the simulator judges
             return inertia
+        if nearest:
+            corrected = nearest_physical_inertia(inertia)
+            import warnings  # noqa: PLC0415
+
+            warnings.warn(
+                f"body {body!r}: principal moments {[float(f'{m:.4g}') for m in (a, b, c)]} kg m^2 violate "
+                f"A + B >= C (no rigid body has them); the plant simulates the nearest physical inertia, "
+                f"{[float(f'{m:.4g}') for m in np.linalg.eigvalsh(corrected)]} kg m^2 (each moment moved by "
+                f"{(c - a - b) / 3:.3g}, {100 * np.linalg.norm(corrected - inertia) / np.linalg.norm(inertia):.3g} % "
+                "of the inertia)", stacklevel=3)
+            return corrected
         raise DescriptionError(
             f"body {body!r}: inertia {np.diag(inertia).tolist()} (principal moments "
             f"{np.linalg.eigvalsh(inertia).tolist()}) violates A + B >= C, which simulators refuse; "

@@ -248,13 +248,17 @@ IMPLAUSIBLE_FACTOR = 3.0
 
 
 def physical_notes(names: Sequence[str], values: np.ndarray, stds: np.ndarray, nominal: dict[str, float],
-                   *, physical: dict[str, float] | None = None) -> list[str]:
+                   *, physical: dict[str, float] | None = None, reach: float | None = None,
+                   effort_range: dict[str, float] | None = None) -> list[str]:
     """Identified base parameters no body or drive can have, beside the physically consistent estimate.
 
     A base parameter that is a standard one alone (not regrouped: its name has no ``R``
     suffix) is checked: a mass ``m_<body>`` negative, or beyond :data:`IMPLAUSIBLE_FACTOR`
     times its nominal value (or below its inverse) and more than 2 standard deviations from it; viscous or Coulomb
-    friction (``fv_``, ``fs_``) negative by more than 3 standard deviations.
+    friction (``fv_``, ``fs_``) negative by more than 3 standard deviations; a first moment ``mx_, my_, mz_<body>``
+    beyond its body's nominal mass times ``reach`` (the robot's size, m) by more than 3 standard deviations (a
+    0.124 kg link cannot have -1.91 kg m); an effort offset ``offset_<joint>`` beyond ``effort_range`` (the largest
+    |effort| that joint logged).
 
     Args:
         names, values, stds: the base parameters (n_b,), their estimates and standard deviations.
@@ -276,4 +280,14 @@ def physical_notes(names: Sequence[str], values: np.ndarray, stds: np.ndarray, n
                              f"unit error biases it{hint}")
         elif name.startswith(("fv_", "fs_")) and value < -3 * std:
             notes.append(f"{name} = {value:.4g} +- {std:.2g}: negative friction{hint}")
+        elif name.startswith(("mx_", "my_", "mz_")) and reach is not None:
+            mass = nominal.get("m_" + name[3:], 0.0)
+            if mass > 0.0 and abs(value) - 3 * std > mass * reach:
+                notes.append(f"{name} = {value:.4g} +- {std:.2g} kg m on a body of {mass:.4g} kg: beyond its mass x "
+                             f"the robot's size ({mass * reach:.3g} kg m), implausible{hint}")
+        elif name.startswith("offset_") and effort_range is not None:
+            span = effort_range.get(name.removeprefix("offset_"))
+            if span is not None and abs(value) - 3 * std > span:
+                notes.append(f"{name} = {value:.4g} +- {std:.2g}: an effort offset beyond the efforts' range "
+                             f"(+-{span:.3g}), implausible{hint}")
     return notes

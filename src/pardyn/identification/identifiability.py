@@ -93,8 +93,11 @@ def compare_bases(structural: BaseParameters, data: BaseParameters, *, motion: M
             reason = f"the efforts of joint {joint} are zero in every run"
         else:
             beta = data.beta[:, dependent_index[column]]
-            if not np.any(beta):
+            if not np.any(beta) and data.diagonal[column] == 0.0:
                 reason = "no effect on these runs (its column of W is zero)"
+            elif not np.any(beta):
+                reason = (f"too small an effect on these runs: its column of the weighted W is "
+                          f"{data.diagonal[column]:.2g} of the largest, under the rank threshold (eq. 42)")
             else:
                 terms = np.argsort(-np.abs(beta))[:3]
                 lumped = " + ".join(f"{beta[i]:.3g}*{names[data.independent[i]]}" for i in terms if beta[i])
@@ -105,34 +108,81 @@ def compare_bases(structural: BaseParameters, data: BaseParameters, *, motion: M
                            data_relations=tuple(r for r in data.relations if r not in structural_relations))
 
 
+SPAN_STEPS = 5
+"""A closed loop's structural states are reached by continuation: each random target of the excitation box
+in this many steps from the previous state (each solve starts from the last)."""
+
+
 def random_states(robot, *, samples: int = 60, seed: int = 0,
                   columns: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random closed states around home: q (M, nv), qdot, qddot (M <= the draws: unsolvable draws skipped).
+    """Random closed states spanning the workspace: q (M, nv), qdot, qddot (M <= the draws: unreached draws skipped).
 
-    Measured coordinates drawn within 0.05 (rad or m) of home, the loops closed by the forward problem,
-    random measured rates and accelerations (the model's structure, independent of any record). ``samples``
-    draws, or more when ``columns`` (the observation matrix's) needs them: twice as many equations as columns,
-    one per actuated joint and draw (a one-motor gripper with 86 standard parameters: 172 draws, not 60).
+    The model's structure, independent of any record, must not be judged near one pose: around a singular
+    home (a 7-joint arm straight up) columns regroup that regroup nowhere else. A chain without loops:
+    the measured joints drawn over their ranges (a continuous joint's over a turn). A closed loop: the task
+    coordinates drawn in the excitation box around home (the YAML's ``excitation: amplitude``, else the
+    derived one, :func:`pardyn.trajectories.excitation.excitation_settings`), each reached from the previous
+    state by continuation (:data:`SPAN_STEPS`), so that the loops stay on home's branch. Random measured
+    rates and accelerations. ``samples`` draws, or more when ``columns`` (the observation matrix's) needs
+    them: twice as many equations as columns, one per actuated joint and draw.
     """
-    from pardyn.errors import PardynError  # noqa: PLC0415
-
     rng = np.random.default_rng(seed)
     n_a = len(robot.actuated_names)
     samples = max(samples, -(-2 * columns // max(n_a, 1)))
-    home = robot.home[robot.measured_indices]
+    draw = _serial_draws if robot.closures.size == 0 else _closed_draws
     states = []
-    for _ in range(samples):
-        readings = home + rng.uniform(-0.05, 0.05, home.shape)
-        try:
-            q = robot.solve_forward(readings[:n_a], sensed=readings[n_a:] if readings.size > n_a else None,
-                                    start=robot.home).q
-        except PardynError:
-            continue
-        qdot, qddot = robot.differential.states_from(q, robot.measured_indices, rng.standard_normal(home.size),
-                                                     rng.standard_normal(home.size))
+    for q in draw(robot, rng, samples):
+        measured = len(robot.measured_indices)
+        qdot, qddot = robot.differential.states_from(q, robot.measured_indices, rng.standard_normal(measured),
+                                                     rng.standard_normal(measured))
         states.append((q, qdot, qddot))
     q, qdot, qddot = (np.array([state[k] for state in states]) for k in range(3))
     return q, qdot, qddot
+
+
+def _serial_draws(robot, rng: np.random.Generator, samples: int):
+    """A chain's states: every measured joint uniform over its limits (+-pi when continuous, home +-0.5 m for
+    an unlimited prismatic joint)."""
+    from pardyn.errors import PardynError  # noqa: PLC0415
+
+    indices = robot.measured_indices
+    lower = np.array(robot.model.lowerPositionLimit[indices], dtype=float)
+    upper = np.array(robot.model.upperPositionLimit[indices], dtype=float)
+    home = robot.home[indices]
+    prismatic = np.array([robot.model.joints[robot.model.getJointId(name)].shortname().startswith("JointModelP")
+                          for name in robot.measured_names])
+    unlimited = ~(np.isfinite(lower) & np.isfinite(upper) & (upper > lower) & (upper - lower < 1e6))
+    reach = np.where(prismatic, 0.5, np.pi)
+    lower = np.where(unlimited, home - reach, lower)
+    upper = np.where(unlimited, home + reach, upper)
+    n_a = len(robot.actuated_names)
+    for _ in range(samples):
+        readings = rng.uniform(lower, upper)
+        try:
+            yield robot.solve_forward(readings[:n_a], sensed=readings[n_a:] if readings.size > n_a else None,
+                                      start=robot.home, checks=False).q
+        except PardynError:
+            continue
+
+
+def _closed_draws(robot, rng: np.random.Generator, samples: int):
+    """A closed loop's states: task targets uniform in the excitation box, each reached by continuation."""
+    from pardyn.errors import PardynError  # noqa: PLC0415
+    from pardyn.trajectories.excitation import excitation_settings  # noqa: PLC0415
+
+    home_task = robot.task_values(robot.home)
+    box = np.asarray(excitation_settings(robot).amplitude, dtype=float)
+    q, task = robot.home.copy(), home_task.copy()
+    for _ in range(samples):
+        target = home_task + rng.uniform(-box, box)
+        reached, state = task, q
+        try:
+            for step in range(1, SPAN_STEPS + 1):
+                state = robot.solve_inverse(task + (target - task) * step / SPAN_STEPS, start=state).q
+        except PardynError:
+            continue  # out of reach or singular on the way: the next target starts from the last state
+        q, task = state, target
+        yield q
 
 
 def structural_base(robot, regressor, names: Sequence[str], *, samples: int = 60, seed: int = 0,

@@ -53,6 +53,8 @@ __all__ = [
     "stack_systems",
     "payload_system",
     "triangular_factor",
+    "block_sigmas",
+    "RankDeficientError",
 ]
 
 DEFAULT_RANK_EPS = 1e-10
@@ -66,6 +68,19 @@ DEFAULT_RATIO = 10.0
 
 DEFAULT_FIT_TOLERANCE = 0.05
 """The essential model's relative error norm may exceed the base model's by at most 5 % of it."""
+
+
+class RankDeficientError(InputError):
+    """The solved columns are dependent: ``column`` (its name) at ``ratio = |R_kk| / max |R_jj|``.
+
+    Raised by the estimators when they are given dependent columns: the rank is decided once, by
+    :func:`pardyn.identification.base_parameters.base_parameters` on the matrix that is solved, before.
+    """
+
+    def __init__(self, message: str, *, column: str, ratio: float) -> None:
+        super().__init__(message)
+        self.column = column
+        self.ratio = ratio
 
 
 # --------------------------------------------------------------------------------------
@@ -375,10 +390,11 @@ def _solve_stacked(
     bad = np.flatnonzero(diag <= rank_eps * max(diag.max(), np.finfo(float).tiny))
     if bad.size:
         k = int(bad[0])
-        raise InputError(
+        ratio = diag[k] / max(diag.max(), np.finfo(float).tiny)
+        raise RankDeficientError(
             f"W is rank deficient: column {keep[k]} ({names[keep[k]]}) depends on the previous columns "
-            f"(|R_kk| / max = {diag[k] / max(diag.max(), np.finfo(float).tiny):.3g}); identify base "
-            "parameters first (pardyn.identification.base_parameters)"
+            f"(|R_kk| / max = {ratio:.3g}); identify base parameters first (pardyn.identification.base_parameters)",
+            column=str(names[keep[k]]), ratio=float(ratio),
         )
     chi = linalg.solve_triangular(r11, qty, check_finite=False)
     sigma2 = residual**2 / (rows - n)  # eq. (46)
@@ -435,6 +451,13 @@ def _fit(
 ) -> _Fit:
     rows = sum(sizes)
     ones = np.ones(len(factors))
+    if method == "wls" and block_sigma == "block":
+        # the weights need no global solution: W is solved once, weighted (its rank tested there only)
+        unweighted = linalg.qr(np.vstack([f[:, keep] for f in factors]), mode="r", check_finite=False)[0]
+        cond = float(np.linalg.cond(unweighted[: len(keep)]))
+        sigmas = _block_sigmas(factors, sizes, keep, block_sigma, None, rank_eps)
+        chi, covariance, sigma_rho, _ = _solve_stacked(factors, 1.0 / sigmas, keep, rows, names, rank_eps)
+        return _Fit(chi, covariance, sigma_rho, cond, sigmas)
     chi, covariance, sigma_rho, r11 = _solve_stacked(factors, ones, keep, rows, names, rank_eps)
     cond = float(np.linalg.cond(r11))
     if method == "ols":
@@ -625,6 +648,19 @@ def essential_parameters(
         keep, fit = candidate, trial
     return EssentialParameters(_estimate(system, keep, fit, method), keep, tuple(removed), current, stopped_by,
                                fit_tolerance)
+
+
+def block_sigmas(system: LinearSystem, *, rank_eps: float = DEFAULT_RANK_EPS) -> np.ndarray:
+    """Eq. (48)'s ``sigma_j`` of every block of ``system`` (blocks,), each from the OLS of its block alone.
+
+    Rank-tolerant (a block's own least squares is a minimum-norm solution), so it is computed on the
+    standard columns before any rank decision; ones when every block is fitted exactly (noise-free data).
+
+    Raises:
+        InputError: some blocks are fitted exactly while others are not (the weights are undefined).
+    """
+    factors = _factors(system)
+    return _block_sigmas(factors, system.block_sizes, np.arange(system.n_parameters), "block", None, rank_eps)
 
 
 def condition_number(W: np.ndarray) -> float:

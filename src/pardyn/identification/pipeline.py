@@ -99,6 +99,7 @@ from pardyn.identification.least_squares import (
     EssentialParameters,
     Estimate,
     LinearSystem,
+    block_sigmas,
     essential_parameters,
     payload_system,
     stack_systems,
@@ -193,16 +194,19 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
     clock_step = time.perf_counter()
     system = _without_still_drives(robot, system, [*unloaded, *loaded])
     system = _without_silent_blocks(regressor, system, [*unloaded, *loaded])
-    base, reduced = _base_system(system, settings, sources)  # step 6
+    labels = _block_labels(regressor.row_names, unloaded, loaded)
+    sigmas, weighting = _block_weights(system, settings, labels)  # eq. (48), or OLS when undefined
+    base, reduced = _base_system(system, settings, sources, sigmas)  # step 6, on the matrix solved
     identifiability = _identifiability(robot, regressor, system, base, [*unloaded, *loaded], settings)
     timings["qr_s"] = time.perf_counter() - clock_step
 
     clock_step = time.perf_counter()
-    labels = _block_labels(regressor.row_names, unloaded, loaded)
-    weighted, solved, weighting = _block_weights(reduced, settings, labels)  # eq. (48), or OLS when undefined
+    solved = reduced if sigmas is not None else LinearSystem(reduced.W, reduced.Y, (reduced.rows,), reduced.names)
+    weighted = wls(solved.W, solved.Y, block_sizes=solved.block_sizes, names=solved.names,
+                   rank_eps=_solver_eps(settings))
     essential = essential_parameters(solved.W, solved.Y, names=solved.names, block_sizes=solved.block_sizes,
                                      ratio=settings.fit.r_sigma, fit_tolerance=settings.fit.essential_tolerance,
-                                     rank_eps=settings.fit.rank_eps)
+                                     rank_eps=_solver_eps(settings))
     estimator = _run_estimator(robot, regressor, base, solved, weighted, unloaded, loaded, settings,
                                payload_columns, closed_loop, show_progress)  # step 7
     timings["solve_s"] = time.perf_counter() - clock_step
@@ -219,7 +223,8 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
              *_residual_notes(robot, regressor, unloaded, parameters, motor_values, settings, solved, estimator.estimate),
              *physical_notes(estimator.estimate.names, estimator.estimate.chi, estimator.estimate.std,
                              robot.nominal_parameters.as_dict(),
-                             physical=None if physical is None else _base_values(base, physical.parameters))]
+                             physical=None if physical is None else _base_values(base, physical.parameters),
+                             reach=_reach(robot), effort_range=_effort_range(robot, [*unloaded, *loaded]))]
     compared = None if truth is None else _compare_with_truth(
         base, estimator.estimate, system.names, truth, bool(loaded),
         [_truth_floor(robot, b, settings, regressor, truth, motor_values) for b in validate_bags])
@@ -240,6 +245,17 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
         notes=tuple(dict.fromkeys([*(note for d in every for note in d.notes), *scale, *found])),
         identifiability=identifiability, truth=compared,
     )
+
+
+def _reach(robot: Robot) -> float:
+    """The robot's size (m): the joint placements' lengths summed, a bound on any body's centre of mass distance."""
+    return float(sum(np.linalg.norm(robot.model.jointPlacements[j].translation) for j in range(1, robot.model.njoints)))
+
+
+def _effort_range(robot: Robot, runs: Sequence[BagData]) -> dict[str, float]:
+    """The largest |effort| each actuated joint logged over the runs (N m or N)."""
+    return {name: float(max(np.max(np.abs(d.torque[:, j])) for d in runs))
+            for j, name in enumerate(robot.actuated_names)}
 
 
 def _with_efforts(runs: Sequence[BagData]) -> list[BagData]:
@@ -302,27 +318,38 @@ def _identifiability(robot: Robot, regressor: Regressor, system: LinearSystem, b
     return compare_bases(structural, base, motion=motion, silent=silent, body_joints=body_joints, min_motion=limits)
 
 
-def _block_weights(reduced: LinearSystem, settings: IdentificationSettings,
-                   labels: Sequence[str]) -> tuple[Estimate, LinearSystem, list[str]]:
-    """Eq. (48)'s weighted estimate and the system the estimators use, with a note when OLS replaces WLS.
+def _block_weights(system: LinearSystem, settings: IdentificationSettings,
+                   labels: Sequence[str]) -> tuple[np.ndarray | None, list[str]]:
+    """Eq. (48)'s ``sigma_j`` of every block (each block's own OLS on the standard columns), or ``None`` with a
+    note when OLS replaces WLS.
 
-    WLS needs each block's error deviation: when some blocks are fitted exactly (efforts the model
-    reproduces to round-off, e.g. a joint whose efforts are zero while it does not move) and others are
-    not, the weights are undefined and the system is solved as one block (OLS, eqs. 44-47).
+    Computed before the rank decision, which is made on the weighted matrix (:func:`_base_system`). WLS
+    needs each block's error deviation: when some blocks are fitted exactly (efforts the model reproduces
+    to round-off, e.g. a joint whose efforts are zero while it does not move) and others are not, the
+    weights are undefined and the system is solved as one block (OLS, eqs. 44-47).
     """
     try:
-        weighted = wls(reduced.W, reduced.Y, block_sizes=reduced.block_sizes, names=reduced.names,
-                       rank_eps=settings.fit.rank_eps)
-        return weighted, reduced, []
+        return block_sigmas(system, rank_eps=settings.fit.rank_eps), []
     except InputError:
-        exact = exact_blocks(reduced, rank_eps=settings.fit.rank_eps)
+        exact = exact_blocks(system, rank_eps=settings.fit.rank_eps)
         if not exact:
             raise
-        one = LinearSystem(reduced.W, reduced.Y, (reduced.rows,), reduced.names)
         note = (f"OLS instead of WLS: the equations of {', '.join(labels[k] for k in exact[:4])}"
                 f"{' ...' if len(exact) > 4 else ''} are fitted exactly (efforts not measured: left out, or "
                 "noise-free) while others are not: the WLS weights are undefined")
-        return wls(one.W, one.Y, block_sizes=one.block_sizes, names=one.names, rank_eps=settings.fit.rank_eps), one, [note]
+        return None, [note]
+
+
+SOLVER_MARGIN = 1e-4
+"""The estimators' own QR test is ``SOLVER_MARGIN x rank_eps``: a round-off guard, not a second rank decision.
+
+The rank is decided once, on the weighted matrix (:func:`_base_system`); the estimators solve the same
+columns with weights recomputed on them and in another column order, which moves ``|R_kk|`` by the
+ratio of the weights and of the column norms, never by 1e4."""
+
+
+def _solver_eps(settings: IdentificationSettings) -> float:
+    return settings.fit.rank_eps * SOLVER_MARGIN
 
 
 def _residual_notes(robot: Robot, regressor: Regressor, runs: Sequence[BagData], parameters: DynamicParameters,
@@ -426,16 +453,23 @@ def _scale_notes(robot: Robot, first: BagData) -> list[str]:
     return scale_notes(first.path.name, robot.actuated_names, first.torque[::10], nominal_torques)
 
 
-def _base_system(system: LinearSystem, settings: IdentificationSettings,
-                 sources: Sequence[Source]) -> tuple[BaseParameters, LinearSystem]:
-    """Step 6: base parameters by QR in eq. (43)'s column order, and the system on their columns."""
+def _base_system(system: LinearSystem, settings: IdentificationSettings, sources: Sequence[Source],
+                 sigmas: np.ndarray | None) -> tuple[BaseParameters, LinearSystem]:
+    """Step 6: base parameters by QR in eq. (43)'s column order, and the system on their columns.
+
+    The one rank decision: made on the matrix the estimator solves, each block weighted by ``1 / sigma_j``
+    (eq. 48; unweighted when OLS replaces WLS). A column is a base parameter when its weighted distance from
+    the kept ones exceeds ``rank_eps`` of the largest (eq. 42); the identifiability report is built from
+    this decision and the estimators solve exactly these columns.
+    """
     rows, columns = system.W.shape
     if rows < columns:
         raise InputError(
             f"bags {[str(p) for p in sources]}: {rows} equations (samples x joints after decimation by "
             f"{settings.filter.decimation}) for {columns} standard parameters: the runs are too short, record longer runs"
         )
-    base = base_parameters(system.W, names=system.names, order=symmetric_order(system.names),
+    weighted = system.W if sigmas is None else system.W * np.repeat(1.0 / sigmas, system.block_sizes)[:, None]
+    base = base_parameters(weighted, names=system.names, order=symmetric_order(system.names),
                            eps=settings.fit.rank_eps)
     return base, base.reduce_system(system)
 
@@ -503,7 +537,7 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
     """``settings.estimator`` on the reduced system; a closed-loop one simulates every bag with the model."""
     chosen = settings.estimator
     if not ESTIMATORS.get(chosen.name).closed_loop:
-        return estimate(chosen.name, reduced, weighted=weighted, rank_eps=settings.fit.rank_eps)
+        return estimate(chosen.name, reduced, weighted=weighted, rank_eps=_solver_eps(settings))
     if settings.model.transmission is not None or settings.filter.min_speed is not None:
         raise InputError(f"the {chosen.name} estimator does not support transmissions or minimum speeds yet "
                          "(the simulated model has neither the motor columns nor the same rows): use an estimator "
@@ -539,7 +573,7 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
     say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
     return estimate(chosen.name, reduced, simulate=simulate, start=start, start_name=chosen.start,
                     block_sigmas=weighted.block_sigmas, tolerance=chosen.tolerance,
-                    max_iterations=chosen.iterations, progress=say, weighted=weighted, rank_eps=settings.fit.rank_eps,
+                    max_iterations=chosen.iterations, progress=say, weighted=weighted, rank_eps=_solver_eps(settings),
                     positions=np.concatenate([data.q[:, actuated] for data in every]))
 
 

@@ -105,12 +105,13 @@ class FilterSettings:
     min_speed: tuple[float, ...] | None = None
 
     def stages(self, sample_rate_hz: float) -> tuple[int, int]:
-        """``(n_1, n_2)``: the largest divisor n_1 of n_d keeping ``f_m / n_1 >= model_rate_hz``."""
+        """``(n_1, n_2)``: the largest divisor n_1 of n_d keeping ``f_m / n_1 >= model_rate_hz``; 1 when the
+        data come slower than the model rate (a 100 Hz log whose jittered stamps give 99.99 Hz)."""
         total = self.decimation
         if total < 1:
             raise InputError(f"decimation must be a positive integer, got {total}")
         first = max(d for d in range(1, total + 1)
-                    if total % d == 0 and sample_rate_hz / d >= self.model_rate_hz - 1e-9)
+                    if total % d == 0 and (d == 1 or sample_rate_hz / d >= self.model_rate_hz - 1e-9))
         return first, total // first
 
 

@@ -77,7 +77,9 @@ planar robots' YAML gives e.g. the DualV platform ``xx = yy = 1e-4``,
 ``zz = 0.0206`` kg m^2, since only ``zz`` matters in the plane). For a planar
 tree (every hinge axis parallel to ``n``) the inertia becomes
 ``I + delta (E - n n^T)``, which has the same ``I omega`` for every ``omega``
-along ``n``, hence the same dynamics; other trees get a :class:`DescriptionError`.
+along ``n``, hence the same dynamics; on other trees (a maker's URDF with a non-physical link) the nearest
+physical inertia is simulated, with one warning naming the body and the change
+(:func:`pardyn.description.tree.nearest_physical_inertia`).
 
 **Integration.** MuJoCo's ``RK4`` integrator, ``timestep = 1e-4`` s, Newton
 constraint solver with tolerance 1e-12; contacts disabled (no collision geoms:
@@ -246,7 +248,7 @@ def build_mjcf(
             mass, com = virtual_mass, np.zeros(3)
         if smallest <= 0.0:
             rotational = rotational + virtual_inertia * np.eye(3)
-        rotational = physical_inertia(rotational, normals[joint_id], bodies[joint_id])
+        rotational = physical_inertia(rotational, normals[joint_id], bodies[joint_id], nearest=True)
         ET.SubElement(
             body,
             "inertial",

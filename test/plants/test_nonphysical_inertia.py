@@ -1,0 +1,41 @@
+"""A description whose inertia no rigid body has (issue 40 item 6): the plant simulates the nearest physical one.
+
+The 7-joint arm of test/identification/gen3_like.py with its shoulder link's principal moments as in the
+URDF distributed with the issue's logs, 0.000419 + 0.005017 < 0.015117 kg m^2 (A + B < C). Reference: the
+projection on A + B = C worked by hand (each moment moved by (C - A - B) / 3 = 0.003227 kg m^2), against what
+MuJoCo compiled.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pardyn
+
+mujoco = pytest.importorskip("mujoco", reason="the MuJoCo plant needs mujoco (the 'sim' extra)")
+from pardyn.plants.mujoco_plant import MujocoPlant  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "identification"))
+from gen3_like import write_robot  # noqa: E402
+
+MOMENTS = (0.000419, 0.005017, 0.015117)  # kg m^2: A + B < C
+
+
+def test_the_plant_simulates_the_nearest_physical_inertia_and_says_so_once(tmp_path):
+    robot = pardyn.load_robot(write_robot(tmp_path, inertias={"shoulder_link": MOMENTS}))  # loads: identification needs no physical model
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plant = MujocoPlant(robot)
+    said = [str(w.message) for w in caught if "A + B >= C" in str(w.message)]
+    assert len(said) == 1 and "shoulder_link" in said[0] and "0.00323" in said[0]
+    body = mujoco.mj_name2id(plant.model, mujoco.mjtObj.mjOBJ_BODY, "shoulder_link")
+    shift = (MOMENTS[2] - MOMENTS[0] - MOMENTS[1]) / 3  # 0.003227 kg m^2, by hand
+    expected = np.array([MOMENTS[0] + shift, MOMENTS[1] + shift, MOMENTS[2] - shift])
+    np.testing.assert_allclose(np.sort(plant.model.body_inertia[body]), expected, rtol=1e-6)
+    a, b, c = np.sort(plant.model.body_inertia[body])
+    assert a + b >= c * (1 - 1e-9)
