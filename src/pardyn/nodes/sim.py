@@ -156,6 +156,7 @@ class SimNode(Node):
         self.max_closure_violation = 0.0
         self.missed_periods = 0  # lockstep steps whose command came later than the watchdog (time held meanwhile)
         self._missed_step = -1
+        self._missed_since = 0.0
         self.timing = StepLatency()  # state k sent -> command tagged k received, in this process
         self._armed_step: int | None = None  # the step at the first command: rates and freshness count from it
         self.step_time = DurationLog()  # plant step + measurement + publishing, per period
@@ -443,7 +444,17 @@ class SimNode(Node):
             # each one in the node log (INFO); a controller that stops answering is stall_timeout's error above
             if self.step != self._missed_step:
                 self._missed_step = self.step
+                self._missed_since = time.monotonic() - waited  # the wait restarts at each re-send
                 self.missed_periods += 1
+            silent = time.monotonic() - self._missed_since
+            if silent > max(1.0, 20.0 * self.watchdog_s):  # not a late command: no controller is answering
+                self._reporter.error(
+                    "silent",
+                    f"no command for step {self.step} for {silent:.3g} s: simulated time holds at "
+                    f"{self.step * self.period_s:.6f} s, no torque acts; is the controller running?",
+                )
+                self._send(resend=True)
+                return
             self._reporter.info(
                 "watchdog",
                 f"no command for step {self.step} for {waited * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): "
