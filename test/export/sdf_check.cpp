@@ -162,7 +162,10 @@ std::string Model(const sdf::Model *_model, sdf::Errors &_errors)
            ",\"parent_link\":" + Quote(parentLink) + ",\"child_link\":" + Quote(childLink) +
            ",\"pose\":" + Resolved(joint->SemanticPose(), _errors) +
            ",\"axis\":" + Axis(joint->Axis(0), _errors) +
-           ",\"axis2\":" + Axis(joint->Axis(1), _errors) + "}";
+           ",\"axis2\":" + Axis(joint->Axis(1), _errors) +
+           ",\"gearbox_ratio\":" + Number(joint->Element()->Get<double>("gearbox_ratio")) +
+           ",\"gearbox_reference_body\":" +
+           Quote(joint->Element()->Get<std::string>("gearbox_reference_body")) + "}";
   }
   out += "],\"frames\":[";
   for (uint64_t i = 0; i < _model->FrameCount(); ++i)

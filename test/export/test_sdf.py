@@ -8,13 +8,18 @@ joint graph libsdformat resolved.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import subprocess
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
-from pardyn.export import ExportError, build_mechanism
+import pardyn
+from pardyn.export import ExportError, build_mechanism, export
 from pardyn.resources import list_robots
 
 ROBOTS = list_robots()
@@ -217,8 +222,18 @@ def _degrees_of_freedom(sdf: dict, skip_welds: bool = False) -> int:
         if joint["type"] == "prismatic":
             subspace = [np.concatenate([np.zeros(3), joint["axis"]["xyz"]])]
         blocks.append((joint, subspace))
+    gearboxes = [joint for joint, _ in blocks if joint["type"] == "gearbox"]
+    blocks = [(joint, subspace) for joint, subspace in blocks if joint["type"] != "gearbox"]
     rates = sum(len(s) for _, s in blocks)
-    matrix = np.zeros((6 * len(blocks), columns + rates))
+    matrix = np.zeros((6 * len(blocks) + len(gearboxes), columns + rates))
+    for row, gear in enumerate(gearboxes, start=6 * len(blocks)):
+        # SDF's theta_2 = -ratio theta_1, both angles from the reference body: a row on the angular rates
+        axis, axis2 = np.array(gear["axis"]["xyz"]), np.array(gear["axis2"]["xyz"])
+        matrix[row, 6 * index[gear["child_link"]]:6 * index[gear["child_link"]] + 3] += axis2
+        matrix[row, 6 * index[gear["parent_link"]]:6 * index[gear["parent_link"]] + 3] += gear["gearbox_ratio"] * axis
+        if gear["gearbox_reference_body"] in index:
+            reference = 6 * index[gear["gearbox_reference_body"]]
+            matrix[row, reference:reference + 3] -= axis2 + gear["gearbox_ratio"] * axis
     column = columns
     for row, (joint, subspace) in enumerate(blocks):
         rows = slice(6 * row, 6 * row + 6)
@@ -305,3 +320,94 @@ def test_virtual_chain_is_dropped_only_where_the_loops_hold_the_platform(name, f
     assert summary["free_platform"] is free
     assert summary["guide_joints"] == guides
     assert bool(summary["dropped_virtual_joints"]) is free
+
+
+# ---------------------------------------------------------------- robots from other formats (issue 41)
+DESCRIPTION = Path(__file__).resolve().parents[1] / "description"
+GEPETTO = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "gepetto_parallel_robots"
+
+
+def _module(path: Path):
+    """A test module's text constants (the four-bar of test/description/conftest.py, the 2F-85-style gripper of
+    test/description/test_vendor_gripper.py), loaded by path: the tests run in importlib mode."""
+    spec = importlib.util.spec_from_file_location(f"_sdf_source_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _foreign_robots(folder: Path) -> dict[str, Path]:
+    """YAML paths of an MJCF four-bar, the MJCF gripper with its joint coupling and Gepetto's URDF models."""
+    four_bar = _module(DESCRIPTION / "conftest.py").FOUR_BAR
+    gripper = _module(DESCRIPTION / "test_vendor_gripper.py")
+    (folder / "four_bar.xml").write_text(four_bar)
+    (folder / "four_bar.yaml").write_text("name: four_bar\nurdf: four_bar.xml\ntask: actuated\nactuated: [crank_joint]\n")
+    (folder / "gripper.xml").write_text(gripper.GRIPPER)
+    (folder / "gripper.yaml").write_text(gripper.YAML)
+    robots = {"mjcf_four_bar": folder / "four_bar.yaml", "mjcf_gripper": folder / "gripper.yaml"}
+    robots.update({f"gepetto_{path.parent.name}": path for path in sorted(GEPETTO.glob("*/robot.yaml"))})
+    return robots
+
+
+FOREIGN = ["mjcf_four_bar", "mjcf_gripper", *(f"gepetto_{p.parent.name}" for p in sorted(GEPETTO.glob("*/robot.yaml")))]
+
+
+@pytest.fixture(scope="module")
+def foreign(tmp_path_factory, sdf_check):
+    """``{name: (robot, {role: path}, {sdf path: what libsdformat resolved})}`` for :data:`FOREIGN`."""
+    folder = tmp_path_factory.mktemp("foreign")
+    result = {}
+    for name, path in _foreign_robots(folder).items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the gripper's absent meshes, said by its own test
+            robot = pardyn.load_robot(path)
+        paths = export(robot, "sdf", folder / "out" / name)
+        files = [p for p in paths.values() if p.suffix == ".sdf"]
+        run = subprocess.run([str(sdf_check), *map(str, files)], capture_output=True, text=True, timeout=120,
+                             check=False)
+        result[name] = (robot, paths, {Path(item["file"]): item for item in map(json.loads, run.stdout.splitlines())})
+    return result
+
+
+@pytest.mark.skipif(not GEPETTO.is_dir(), reason=f"shared datasets absent: {GEPETTO} not found (Gepetto models)")
+def test_gepetto_models_are_among_the_exported():
+    assert sum(name.startswith("gepetto_") for name in FOREIGN) == 5
+
+
+@pytest.mark.parametrize("name", FOREIGN)
+def test_every_format_exports_files_libsdformat_loads(name, foreign):
+    """MJCF (a world body, which libsdformat refused as ``<frame name="world">``: 'frame name [world] is reserved',
+    and world_classic.sdf failed to load), a joint coupling (refused before: no SDF joint), Gepetto's URDFs: every
+    file loads without error, the degrees of freedom libsdformat's joint graph leaves are the robot's."""
+    robot, paths, loaded = foreign[name]
+    for path, item in loaded.items():
+        assert item["errors"] == [], (path.name, item["errors"])
+    (model,) = loaded[paths["model"]]["models"]
+    (classic,) = loaded[paths["classic_world"]]["worlds"]
+    assert len(classic["models"]) == 1
+    assert all(frame["name"] != "world" for frame in model["frames"])
+    _, jacobian = robot.closures.residual_and_jacobian(robot.home)
+    assert _degrees_of_freedom(model) == robot.nv - int(np.linalg.matrix_rank(jacobian, tol=1e-9))
+
+
+def test_a_joint_coupling_is_a_gearbox_joint(foreign):
+    """The gripper's drivers coupled ``q_b = c0 + c1 q_a`` (MJCF polycoef): SDF's gearbox with theta_2 = -ratio
+    theta_1 between the drivers' links about their hinge axes (pinocchio's Jacobian columns), on their common
+    parent; without it the SDF graph has one degree of freedom more."""
+    robot, paths, loaded = foreign["mjcf_gripper"]
+    (model,) = loaded[paths["model"]]["models"]
+    (coupling,) = [c for c in robot.description.closures if c.type == "coupling"]
+    (gear,) = [j for j in model["joints"] if j["type"] == "gearbox"]
+    joint_a, joint_b = coupling.joints
+    assert gear["parent_link"] == joint_a.removesuffix("_joint") and gear["child_link"] == joint_b.removesuffix("_joint")
+    assert gear["gearbox_ratio"] == pytest.approx(-coupling.coefficients[1], abs=1e-12)
+    assert gear["gearbox_reference_body"] == "world"  # the drivers hang from the base, fixed to the world
+    data = robot.model.createData()
+    pin.computeJointJacobians(robot.model, data, robot.home)
+    for key, joint in (("axis", joint_a), ("axis2", joint_b)):
+        joint_id = robot.model.getJointId(joint)
+        column = pin.getJointJacobian(robot.model, data, joint_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)[
+            3:, robot.model.joints[joint_id].idx_v]
+        assert _close(gear[key]["xyz"], column), key
+    without = dict(model, joints=[j for j in model["joints"] if j["type"] != "gearbox"])
+    assert _degrees_of_freedom(without) == _degrees_of_freedom(model) + 1

@@ -1,9 +1,9 @@
 """``pardyn animate``: a 3D picture (PNG) and an animation (GIF) of a robot along a motion, no ROS needed.
 
 The motion: every task coordinate swings around home, ``x(t) = home + a sin(2 pi f_k t + k)``
-(amplitudes ``a`` = the robot's excitation amplitudes of
-its YAML's ``excitation:`` section, else 5 cm / 0.1 rad, times
-``--scale``), each sample solved by the inverse problem warm-started at the previous one.
+(amplitudes ``a`` = the excitation box: the robot's YAML's ``excitation: amplitude``, else derived from its size
+and limits, times ``--scale``; without ``--scale`` the largest factor up to 1 that the robot follows, printed),
+each sample solved by the inverse problem warm-started at the previous one.
 The GIF is written with matplotlib's Pillow writer: it opens in any browser or image viewer.
 """
 
@@ -23,22 +23,45 @@ HELP = "draw a robot in 3D along a motion: PNG of poses and an animated GIF (no 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", required=True, help="robot name (pardyn robots) or YAML path")
     parser.add_argument("--duration", type=number(0.0, 3600.0, low_open=True, unit="s"), default=2.0, help="motion duration in s (default 2)")
-    parser.add_argument("--scale", type=number(0.0, 100.0), default=1.0, help="factor on the motion amplitudes (default 1)")
+    parser.add_argument("--scale", type=number(0.0, 100.0), default=None,
+                        help="factor on the excitation box's amplitudes (default: the largest up to 1 that the "
+                             "robot follows around home)")
     parser.add_argument("--frames", type=number(1, 10_000, integer=True), default=60, help="frames of the GIF (default 60)")
     parser.add_argument("--out", type=Path, default=Path("out/animate"), help="output directory (default out/animate)")
 
 
+def swing(robot, times: np.ndarray, scale: float) -> np.ndarray:
+    """Task coordinates (samples, n) of the swing of the module docstring, ``scale`` times the excitation box."""
+    from pardyn.trajectories.workspace import excitation_box  # noqa: PLC0415
+
+    n = len(robot.task_names)
+    frequency = (1.0 + 0.5 * np.arange(n)) / max(times[-1], 1e-9)
+    phase = 2 * math.pi * np.outer(times, frequency) + np.arange(n)
+    return robot.task_values(robot.home) + scale * excitation_box(robot) * np.sin(phase)
+
+
+def motion_scale(robot, times: np.ndarray, scale: float | None) -> float:
+    """``scale`` if the robot follows it (else an InputError naming ``--scale``); None: the largest up to 1 that it
+    follows (:func:`~pardyn.trajectories.workspace.largest_safe_scale`), printed with the option."""
+    from pardyn.errors import InputError  # noqa: PLC0415
+    from pardyn.trajectories.workspace import largest_safe_scale, path_failure  # noqa: PLC0415
+
+    if scale is not None:
+        failure = path_failure(robot, swing(robot, times, scale))
+        if failure is not None:
+            raise InputError(f"{robot.name}: the motion of --scale {scale:g} leaves the reachable workspace "
+                             f"({failure}); give a smaller --scale, or none to size it from the workspace")
+        return scale
+    scale = largest_safe_scale(robot, lambda s: swing(robot, times, s), 1.0)
+    print(f"motion: {scale:.3g} x the excitation box (the largest up to 1 that {robot.name} follows around home; "
+          "--scale to change it)")
+    return scale
+
+
 def motion(robot, times: np.ndarray, scale: float) -> np.ndarray:
     """Every joint (samples, nv) along the swing of the module docstring."""
-    n = len(robot.task_names)
-    default = [0.1 if unit == "rad" else 0.05 for unit in robot.task_units]
-    settings = robot.description.excitation
-    amplitude = scale * np.asarray(default if settings is None else settings.amplitude, dtype=float)
-    frequency = (1.0 + 0.5 * np.arange(n)) / max(times[-1], 1e-9)
-    home = robot.task_values(robot.home)
     joints, q = [], robot.home
-    for t in times:
-        task = home + amplitude * np.sin(2 * math.pi * frequency * t + np.arange(n))
+    for task in swing(robot, times, scale):
         q = robot.solve_inverse(task, start=q).q
         joints.append(q)
     return np.array(joints)
@@ -49,12 +72,12 @@ def run(args: argparse.Namespace) -> int:
     from pardyn.robot import load_robot  # noqa: PLC0415
     from pardyn.visualization import animation, poses_figure  # noqa: PLC0415
 
-    if not (args.duration > 0 and args.frames >= 2 and args.scale > 0):
+    if not (args.duration > 0 and args.frames >= 2 and (args.scale is None or args.scale > 0)):
         raise InputError(f"--duration and --scale must be > 0 and --frames >= 2, got {args.duration}, "
                          f"{args.scale}, {args.frames}")
     robot = load_robot(args.robot)
     times = np.linspace(0.0, args.duration, max(args.frames, 2))
-    joints = motion(robot, times, args.scale)
+    joints = motion(robot, times, motion_scale(robot, times, args.scale))
     args.out.mkdir(parents=True, exist_ok=True)
     picture, movie = args.out / f"{robot.name}_poses.png", args.out / f"{robot.name}.gif"
     poses_figure(robot, joints, picture)

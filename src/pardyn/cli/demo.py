@@ -48,12 +48,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="record a run with a payload (default: when the robot has a known load; other robots "
                              "get 20 %% of their moving mass on their 'payload' link, else on their task frame)")
     add_verbose_argument(parser)
-    parser.add_argument("--radius", type=number(0.0, 10.0, low_open=True, unit="m"), default=0.05, help="kinematics part: circle radius in m")
+    parser.add_argument("--radius", type=number(0.0, 10.0, low_open=True, unit="m"), default=None,
+                        help="kinematics part: circle radius in m (default: the largest circle up to "
+                             f"{CIRCLE_RADIUS_M:g} m within the excitation box that the robot follows around home)")
 
 
-def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """Task positions and velocities (samples, n): a circle around home in the first two coordinates, one turn over
-    the run (one coordinate: its swing)."""
+CIRCLE_RADIUS_M = 0.05
+"""Largest default circle radius (m); a smaller robot gets the largest circle it follows (:func:`circle_radius`)."""
+SWING_RAD = 0.2
+"""Swing of the first orientation angle along the circle (rad), at most the excitation box's."""
+
+
+def circle(robot, times: np.ndarray, radius: float, swing: float = SWING_RAD) -> tuple[np.ndarray, np.ndarray]:
+    """Task positions and velocities (samples, n): a circle through home in the first two coordinates, one turn over
+    the run (one coordinate: its swing), the first orientation angle swinging by ``+-swing`` (rad)."""
     n = len(robot.task_names)
     home = robot.task_values(robot.home)
     omega = 2 * math.pi / max(times[-1], 1e-9)
@@ -65,10 +73,36 @@ def circle(robot, times: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndar
         pose[:, 1] += radius * np.sin(omega * times)
         rate[:, 1] = radius * omega * np.cos(omega * times)
     angles = [k for k, unit in enumerate(robot.task_units) if unit == "rad"]
-    if angles:  # the first orientation angle swings by +-0.2 rad
-        pose[:, angles[0]] += 0.2 * np.sin(2 * omega * times)
-        rate[:, angles[0]] = 0.4 * omega * np.cos(2 * omega * times)
+    if angles:  # the first orientation angle swings by +-swing
+        pose[:, angles[0]] += swing * np.sin(2 * omega * times)
+        rate[:, angles[0]] = 2.0 * swing * omega * np.cos(2 * omega * times)
     return pose, rate
+
+
+def circle_radius(robot, radius: float | None) -> tuple[float, float]:
+    """(radius in m, swing in rad) of the demo's circle: ``radius`` if given (an InputError naming ``--radius``
+    if the robot cannot follow it), else the largest circle up to :data:`CIRCLE_RADIUS_M` inside the excitation
+    box (``x`` in ``[-2 r, 0]``, ``y`` in ``[-r, r]`` around home) that the robot follows
+    (:func:`~pardyn.trajectories.workspace.largest_safe_scale`), printed with the option that changes it."""
+    from pardyn.errors import InputError  # noqa: PLC0415
+    from pardyn.trajectories.workspace import excitation_box, largest_safe_scale, path_failure  # noqa: PLC0415
+
+    box = excitation_box(robot)
+    angles = [k for k, unit in enumerate(robot.task_units) if unit == "rad"]
+    swing = min(SWING_RAD, float(box[angles[0]])) if angles else 0.0
+    times = np.linspace(0.0, 1.0, 49)
+    if radius is not None:
+        failure = path_failure(robot, circle(robot, times, radius, swing)[0])
+        if failure is not None:
+            raise InputError(f"{robot.name}: the circle of --radius {radius:g} m leaves the reachable workspace "
+                             f"({failure}); give a smaller --radius, or none to size it from the workspace")
+        return radius, swing
+    largest = min(CIRCLE_RADIUS_M, float(box[0]) / 2.0, float(box[1]) if len(box) > 1 else np.inf)
+    radius = largest_safe_scale(robot, lambda r: circle(robot, times, r, swing * r / largest)[0], largest)
+    swing *= radius / largest
+    print(f"circle: radius {radius:.3g} m (the largest up to {CIRCLE_RADIUS_M:g} m within the excitation box that "
+          f"{robot.name} follows around home; --radius to change it)")
+    return radius, swing
 
 
 def fresh_directory(path: Path) -> Path:
@@ -90,12 +124,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def kinematics_demo(robot_name: str, *, duration_s: float, rate_hz: float, radius_m: float, out: Path) -> dict:
-    """Part 1 (module docstring); the summary figures."""
+def kinematics_demo(robot_name: str, *, duration_s: float, rate_hz: float, radius_m: float | None,
+                    out: Path) -> dict:
+    """Part 1 (module docstring); the summary figures. ``radius_m``: None sizes it (:func:`circle_radius`)."""
     robot = load_robot(robot_name)
     samples = max(2, int(round(duration_s * rate_hz)) + 1)
     times = np.linspace(0.0, duration_s, samples)
-    poses, rates = circle(robot, times, radius_m)
+    radius_m, swing = circle_radius(robot, radius_m)
+    poses, rates = circle(robot, times, radius_m, swing)
     angles = revolute_mask(robot.model)
     joints = np.empty((samples, robot.nv))
     worst = {"inverse_residual": 0.0, "forward_error": 0.0, "analytic_error": 0.0, "velocity_error": 0.0}
@@ -130,6 +166,7 @@ def kinematics_demo(robot_name: str, *, duration_s: float, rate_hz: float, radiu
         "robot": robot.name,
         "samples": samples,
         "rate_hz": rate_hz,
+        "circle_radius_m": radius_m,
         "max_inverse_residual": worst["inverse_residual"],
         "max_forward_round_trip_error": worst["forward_error"],
         "max_analytic_vs_newton_task_error": worst["analytic_error"] if robot.analytic else None,

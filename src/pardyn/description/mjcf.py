@@ -190,8 +190,9 @@ def _compile(source: Path, inertials: tuple[BodyValues, ...] = (), yaml: Path | 
              base: str | None = None) -> mujoco.MjModel:
     if not source.is_file():
         raise DescriptionError(f"{source}: no such MJCF file")
-    try:
-        root = next(ElementTree.iterparse(source, events=("start",)))[1].tag
+    try:  # the root tag only; the file closed here (an abandoned iterparse on a path leaves it open: ResourceWarning)
+        with source.open("rb") as file:
+            root = next(ElementTree.iterparse(file, events=("start",)))[1].tag
     except ElementTree.ParseError as error:
         raise DescriptionError(f"{source}: not an XML file: {error}") from error
     if root != "mujoco":

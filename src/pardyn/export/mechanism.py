@@ -94,7 +94,7 @@ class Joint:
     ``closure``: the pardyn closure it belongs to (welds close it)."""
 
     name: str
-    kind: str  # revolute | prismatic | fixed | ball | universal
+    kind: str  # revolute | prismatic | fixed | ball | universal | gearbox
     parent: str  # link name or "world"
     child: str
     pose: pin.SE3
@@ -108,8 +108,12 @@ class Joint:
     friction: float = 0.0
     spring_stiffness: float = 0.0
     spring_reference: float = 0.0
-    role: str = "tree"  # tree | guide | closure (inside a closure's chain) | weld (closes the loop)
+    role: str = "tree"  # tree | guide | closure (inside a closure's chain) | weld (closes the loop) | gearbox
     closure: str | None = None
+    gearbox_ratio: float = 1.0
+    """``gearbox`` joints (a joint coupling): SDF's ``theta_2 = -gearbox_ratio theta_1``."""
+    reference: str | None = None
+    """``gearbox`` joints: the link both coupled joints hang from (SDF's ``gearbox_reference_body``)."""
 
 
 @dataclass(frozen=True)
@@ -306,8 +310,8 @@ class _Builder:
 
     def closure(self, closure, link_of: dict[int, str]) -> None:
         if closure.type == "coupling":
-            raise ExportError(f"{self.where()}: closure {closure.name!r}: a joint coupling (q_b = c0 + c1 q_a) has "
-                              "no SDF 1.9 joint (gearbox joints are not exported yet)")
+            self.gearbox(closure, link_of)
+            return
         model, data = self.model, self.data
         frame_a, frame_b = (model.getFrameId(name) for name in closure.frames)
         link_a = link_of[model.frames[frame_a].parentJoint]
@@ -398,6 +402,30 @@ class _Builder:
                                  axis=z, role="closure", closure=closure.name))
         return end
 
+    def gearbox(self, closure, link_of: dict[int, str]) -> None:
+        """A linear joint coupling ``q_b = c0 + c1 q_a`` as SDF's ``gearbox`` joint: parent the link of joint a,
+        child the link of joint b, reference body their common parent link; SDF's ``theta_2 = -ratio theta_1``
+        (angles from home, which closes the coupling) gives ``ratio = -c1``."""
+        where = f"{self.where()}: closure {closure.name!r}"
+        model = self.model
+        if len(closure.coefficients) > 2:
+            raise ExportError(f"{where}: a polynomial joint coupling (coefficients {list(closure.coefficients)}) has "
+                              "no SDF joint; SDF's gearbox joint is linear (q_b = c0 + c1 q_a)")
+        ids = [model.getJointId(name) for name in closure.joints]
+        kinds = [joint_axis(model, joint_id) for joint_id in ids]
+        if any(kind != "revolute" for kind, _ in kinds):
+            raise ExportError(f"{where}: SDF's gearbox joint couples two revolute joints; {list(closure.joints)} "
+                              f"are {[kind for kind, _ in kinds]}")
+        parents = {link_of[model.parents[joint_id]] for joint_id in ids}
+        if len(parents) != 1:
+            raise ExportError(f"{where}: SDF's gearbox joint couples two joints on one reference link; "
+                              f"{list(closure.joints)} hang from {sorted(parents)}")
+        (axis_a, axis_b) = (self.data.oMi[joint_id].rotation @ axis for joint_id, (_, axis) in zip(ids, kinds))
+        pose = self.data.oMi[ids[1]].copy()
+        self.joints.append(Joint(f"{closure.name}_gearbox", "gearbox", link_of[ids[0]], link_of[ids[1]], pose,
+                                 axis=axis_a, axis2=axis_b, role="gearbox", closure=closure.name,
+                                 gearbox_ratio=-float(closure.coefficients[1]), reference=parents.pop()))
+
     def weld(self, closure: str, parent: str, child: str, pose: pin.SE3) -> None:
         self.joints.append(Joint(f"{closure}_closure", "fixed", parent, child, pose.copy(), role="weld",
                                  closure=closure))
@@ -410,9 +438,19 @@ class _Builder:
             if frame.parentJoint not in link_of:
                 continue
             link = link_of[frame.parentJoint]
+            if _reserved(frame.name):  # SDF reserves these (libsdformat: "frame name [world] is reserved")
+                if link == "world":  # the world body of an MJCF: SDF's own world frame
+                    continue
+                self.unrepresented.append(f"{frame.name}: a frame name SDF reserves; left out")
+                continue
             out.append(Frame(frame.name, link, self.data.oMf[frame_id].copy()))
             used.add(frame.name)
         return out
+
+
+def _reserved(name: str) -> bool:
+    """A name SDF 1.9 reserves for its own frames: ``world`` and ``__...__`` (``__model__``, ``__root__``)."""
+    return name == "world" or (name.startswith("__") and name.endswith("__"))
 
 
 def build_mechanism(

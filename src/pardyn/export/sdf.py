@@ -5,8 +5,10 @@ the model frame = the world frame):
 
 * ``model.sdf``: the model with its **loops as SDF joints**: every closure is a ``fixed``
   joint ``<closure>_closure`` between the link of its first frame and the tree-side link
-  of the closure (:mod:`pardyn.export.mechanism`). SDF allows kinematic loops; libsdformat
-  loads them and Gazebo Classic's ODE closes them natively.
+  of the closure (:mod:`pardyn.export.mechanism`); a joint coupling ``q_b = c0 + c1 q_a`` (MJCF's
+  ``<equality joint>``, a gear) is SDF's ``gearbox`` joint ``<closure>_gearbox`` (ratio ``-c1``). SDF allows
+  kinematic loops; libsdformat loads them and Gazebo Classic's ODE closes them natively. Frame names
+  SDF reserves (``world``: an MJCF's world body) are left out.
 * ``world_classic.sdf``: a Gazebo Classic world (SDF 1.7, what Gazebo 11 reads) with that model inline, ODE with the
   ``world`` (direct) step so the loop constraints are solved exactly each step, 1 ms.
 * ``model.gz.sdf``: the model for gz-sim. gz-physics builds trees only (gazebosim/gz-physics
@@ -99,6 +101,9 @@ def _joint(parent: ET.Element, joint: Joint) -> None:
     _sub(element, "parent", joint.parent)
     _sub(element, "child", joint.child)
     _sub(element, "pose", _pose_text(joint.pose), relative_to="__model__")
+    if joint.kind == "gearbox":
+        _sub(element, "gearbox_ratio", repr(float(joint.gearbox_ratio)))
+        _sub(element, "gearbox_reference_body", joint.reference)
     if joint.axis is not None:
         _axis(element, "axis", joint, joint.axis)
     if joint.axis2 is not None:

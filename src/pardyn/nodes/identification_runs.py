@@ -18,6 +18,7 @@ states and commands and break each other's bags.
 
 from __future__ import annotations
 
+import sys
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -38,12 +39,13 @@ def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: b
     from pardyn.nodes.bringup import run_nodes  # noqa: PLC0415 - imports rclpy
 
     shown = {"last": 0.0, "start": time.perf_counter()}
+    interactive = sys.stdout.isatty()  # progress lines on a terminal only; a log or pipe gets the run's summary
 
     def finished(nodes: dict) -> bool:
         sim = nodes["sim"]
         now = sim.step * sim.period_s
         wall = time.perf_counter()
-        if show_progress and (wall - shown["last"] > 2.0 or now >= end_s):
+        if show_progress and interactive and (wall - shown["last"] > 2.0 or now >= end_s):
             shown["last"] = wall
             print(f"  {label}: simulated {now:6.2f} / {end_s:.2f} s "
                   f"({now / max(wall - shown['start'], 1e-9):.2f}x real time)", flush=True)
@@ -56,7 +58,8 @@ def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: b
     return {"steps": sim.step, "simulated_s": sim.step * sim.period_s, "wall_s": wall,
             "max_closure_violation": sim.max_closure_violation,
             "excitation_condition_number": None if design is None else design.condition_number,
-            "commands_rejected": sum(sim.rejected.values())}
+            "commands_rejected": sum(sim.rejected.values()), "missed_periods": sim.missed_periods,
+            "watchdog_ms": 1e3 * sim.watchdog_s}
 
 
 def record_through_nodes(
@@ -132,7 +135,10 @@ def record_through_nodes(
         bags[run.name] = bag
         if show_progress:
             numbers = figures[run.name]
+            late = (f"; warning: {numbers['missed_periods']} missed periods (a command later than the "
+                    f"{numbers['watchdog_ms']:g} ms watchdog: simulated time held, nothing lost; a loaded machine)"
+                    if numbers["missed_periods"] else "")
             print(f"  {run.name}: {numbers['steps']} steps in {numbers['wall_s']:.1f} s, max closure violation "
-                  f"{numbers['max_closure_violation']:.1e} m -> {bag}", flush=True)
+                  f"{numbers['max_closure_violation']:.1e} m{late} -> {bag}", flush=True)
     payloads = {run.name: run.payload for run in runs if run.payload is not None}
     return RecordedRuns(bags=bags, truth=truth, payloads=payloads, figures=figures, controller=law)

@@ -154,6 +154,9 @@ class SimNode(Node):
         self._graph_checked = -float("inf")
         self._graph_reported: set[str] = set()
         self.max_closure_violation = 0.0
+        self.missed_periods = 0  # lockstep steps whose command came later than the watchdog (time held meanwhile)
+        self._missed_step = -1
+        self._missed_since = 0.0
         self.timing = StepLatency()  # state k sent -> command tagged k received, in this process
         self._armed_step: int | None = None  # the step at the first command: rates and freshness count from it
         self.step_time = DurationLog()  # plant step + measurement + publishing, per period
@@ -437,7 +440,22 @@ class SimNode(Node):
         if action == "wait":
             return
         if self.protocol.armed:
-            self._reporter.error(
+            # a late command (a loaded machine): simulated time holds, nothing is lost -- counted in the summary,
+            # each one in the node log (INFO); a controller that stops answering is stall_timeout's error above
+            if self.step != self._missed_step:
+                self._missed_step = self.step
+                self._missed_since = time.monotonic() - waited  # the wait restarts at each re-send
+                self.missed_periods += 1
+            silent = time.monotonic() - self._missed_since
+            if silent > max(1.0, 20.0 * self.watchdog_s):  # not a late command: no controller is answering
+                self._reporter.error(
+                    "silent",
+                    f"no command for step {self.step} for {silent:.3g} s: simulated time holds at "
+                    f"{self.step * self.period_s:.6f} s, no torque acts; is the controller running?",
+                )
+                self._send(resend=True)
+                return
+            self._reporter.info(
                 "watchdog",
                 f"no command for step {self.step} for {waited * 1e3:.0f} ms (> {self.watchdog_s * 1e3:g} ms): "
                 f"simulated time holds at {self.step * self.period_s:.6f} s, no torque acts; re-sending the state",
@@ -475,8 +493,8 @@ class SimNode(Node):
             f"{self.step} steps ({self.step * self.period_s:.3f} s simulated) in {wall:.1f} s of wall time "
             f"from the first command ({steps / wall if wall > 0 else 0.0:.0f} steps/s), "
             f"{self.commands_applied} commands applied, commands rejected: {rejected}{sources}, "
-            f"{self.stalls} stalled steps, "
-            f"{self.duplicates} duplicates dropped, {self.resends} state re-sends, "
+            f"{self.stalls} stalled steps, {self.missed_periods} missed periods (a command later than the watchdog, "
+            f"time held), {self.duplicates} duplicates dropped, {self.resends} state re-sends, "
             f"max closure violation {self.max_closure_violation:.3g}; "
             f"{self.timing.describe()}; period's work (plant, sensors, publishing) {self.step_time.describe('us')}"
         )

@@ -62,7 +62,11 @@ def derived_excitation(robot: Robot) -> ExcitationSettings:
             section and its keys.
     """
     source = robot.description.source
-    remedy = (f"set them in {source}: excitation: {{amplitude: {{...}}, max_velocity: {{...}}, "
+    # a bare URDF/MJCF has no place for pardyn's keys: the file to edit is a pardyn YAML around it
+    yaml = source.suffix in (".yaml", ".yml")
+    around = f"a pardyn YAML around {source.name} ({source.with_suffix('.yaml').name}: urdf: {source.name}, ...)"
+    where = str(source) if yaml else around
+    remedy = (f"set them in {where}: excitation: {{amplitude: {{...}}, max_velocity: {{...}}, "
               f"max_acceleration: {{...}}, base_frequency_hz: ...}} (one value per task coordinate "
               f"{list(robot.task_names)})")
     units = robot.task_units
@@ -80,7 +84,7 @@ def derived_excitation(robot: Robot) -> ExcitationSettings:
     if not np.all(amplitude > 0.0) or not np.all(np.isfinite(amplitude)):
         at_limit = [robot.actuated_names[k] for k in np.flatnonzero(margin <= 0.0)]
         why = f"home of {at_limit} on a position limit" if at_limit else f"robot size {size:g} m"
-        inside = (f"give a home inside the limits (home: task: in {source.name}; a vendor MJCF's qpos0 often puts "
+        inside = (f"give a home inside the limits (home: task: in {source.name if yaml else around}; a vendor MJCF's qpos0 often puts "
                   "a gripper on its limit) or " if at_limit else "")
         raise InputError(f"{robot.name}: cannot derive the excitation defaults ({why}); {inside}{remedy}")
     omega = 2.0 * math.pi * DERIVED_FREQUENCY_HZ * _HARMONICS
