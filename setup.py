@@ -51,6 +51,7 @@ setup(
             "ros-kilted-trajectory-msgs",
             "ros-kilted-std-srvs",
             "ros-kilted-rosgraph-msgs",
+            "ros-kilted-visualization-msgs",  # the visualizer node's robot_markers
         ],
         "sim": ["mujoco", "rosbags>=0.11,<0.12", "mcap>=1.2", "matplotlib"],
         # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
@@ -75,6 +76,7 @@ setup(
             "trajectory = pardyn.nodes.stopping:trajectory",
             "identifier = pardyn.nodes.stopping:identifier",
             "gazebo_joint_states = pardyn.nodes.stopping:gazebo_joint_states",
+            "visualizer = pardyn.nodes.stopping:visualizer",
         ],
     },
 )

@@ -240,6 +240,12 @@ RECORDER = (
     _spec("distro", "string", "kilted", "ROS 2 distribution of the message definitions and type hashes"),
     _spec("discovery_period", "double", 0.2, "period of the graph checks for topics not yet subscribed (s)",
           low=0.01, high=60.0),
+    _spec("scene", "bool", False, "also write the robot's scene from the recorded scene_joint_states: "
+          "robot_markers (MarkerArray), /tf (TFMessage) and robot_description (pardyn.scene.track)"),
+    ROBOT,
+    _spec("scene_joint_states", "string", "joint_states", "scene: the recorded topic the scene is solved from"),
+    _spec("scene_rate", "double", 30.0, "scene: markers and /tf per second of joint-state stamps (Hz)",
+          low=0.1, high=1000.0),
 )
 
 SIM = (
@@ -356,6 +362,15 @@ GAZEBO_JOINT_STATES = (
     LOG_PERIOD,
 )
 
+VISUALIZER = (
+    ROBOT,
+    _spec("rate", "double", 30.0, "robot_markers publication rate (Hz): the newest solved configuration",
+          low=0.1, high=1000.0),
+    _spec("frame_id", "string", "", "header.frame_id of the markers (the robot's base frame); empty: the URDF's root "
+          "link"),
+    LOG_PERIOD,
+)
+
 NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
     "sim": SIM,
     "controller": CONTROLLER,
@@ -365,6 +380,7 @@ NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
     "recorder": RECORDER,
     "identifier": IDENTIFIER,
     "gazebo_joint_states": GAZEBO_JOINT_STATES,
+    "visualizer": VISUALIZER,
 }
 """The parameter table of each node, by executable name (= default node name)."""
 

@@ -77,23 +77,34 @@ class SceneTrack:
         """The serialized ``std_msgs/String`` of :attr:`description`."""
         return serialize(self.typestore, message(self.typestore, DESCRIPTION_TYPE, data=self.description))
 
-    def update(self, names: Sequence[str], positions: Sequence[float], stamp_ns: int) -> tuple[bytes, bytes] | None:
-        """``(markers CDR, tf CDR)`` of the joint state at ``stamp_ns``, or None when no scene is due.
-
-        Every joint state is solved (the warm start follows the motion); the scene is made when ``stamp_ns``
-        reaches the next period. A state that cannot be solved (wrong names, unreachable) is counted in
-        :attr:`dropped` (its reason in :attr:`last_error`) and gives None.
-        """
+    def solve(self, names: Sequence[str], positions: Sequence[float]):
+        """The configuration (nv,) of a joint state, warm-started at the last one; None when it cannot be solved
+        (wrong names, unreachable: counted in :attr:`dropped`, the reason in :attr:`last_error`)."""
         try:
-            state = self.tracker.update(list(names), list(positions), [])
+            return self.tracker.update(list(names), list(positions), []).q
         except PardynError as error:
             self.dropped += 1
             self.last_error = str(error)
             return None
-        if self._next_ns is not None and stamp_ns < self._next_ns:
+
+    def messages(self, q, stamp_ns: int, *, with_tf: bool = True) -> tuple[bytes, bytes | None]:
+        """``(markers CDR, tf CDR or None)`` of the configuration ``q`` (nv,), stamped ``stamp_ns``."""
+        frame = self.scene.frame(q)
+        markers = serialize(self.typestore, marker_array(self.typestore, frame, stamp_ns=stamp_ns,
+                                                         frame_id=self.frame_id))
+        if not with_tf:
+            return markers, None
+        return markers, serialize(self.typestore, tf_message(self.typestore, frame, stamp_ns=stamp_ns,
+                                                             frame_id=self.frame_id))
+
+    def update(self, names: Sequence[str], positions: Sequence[float], stamp_ns: int) -> tuple[bytes, bytes] | None:
+        """``(markers CDR, tf CDR)`` of the joint state at ``stamp_ns``, or None when no scene is due.
+
+        Every joint state is solved (the warm start follows the motion, :meth:`solve`); the scene is made when
+        ``stamp_ns`` reaches the next period. None too for a state that cannot be solved.
+        """
+        q = self.solve(names, positions)
+        if q is None or (self._next_ns is not None and stamp_ns < self._next_ns):
             return None
         self._next_ns = stamp_ns + self.period_ns
-        frame = self.scene.frame(state.q)
-        markers = marker_array(self.typestore, frame, stamp_ns=stamp_ns, frame_id=self.frame_id)
-        transforms = tf_message(self.typestore, frame, stamp_ns=stamp_ns, frame_id=self.frame_id)
-        return serialize(self.typestore, markers), serialize(self.typestore, transforms)
+        return self.messages(q, stamp_ns)  # type: ignore[return-value]
