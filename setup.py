@@ -56,6 +56,8 @@ setup(
         "sim": ["mujoco", "rosbags>=0.11,<0.12", "mcap>=1.2", "matplotlib"],
         # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
         "physical": ["cvxpy>=1.5"],
+        # pardyn view: the robot in 3D in the browser (pardyn.scene.viewer).
+        "view": ["viser>=1.0"],
         # hypothesis: the bad-input fuzz suite (test/reliability/test_fuzz.py, bench/fuzz.py)
         "test": ["pytest", "hypothesis"],
         # Studies, sweeps and fleets on more than one process or machine (pardyn.parallel);

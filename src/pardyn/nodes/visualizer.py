@@ -37,7 +37,7 @@ from pardyn.nodes.common import LATCHED_QOS, LATEST_STATE_QOS, Reporter, declare
 from pardyn.robot import load_robot
 from pardyn.scene.track import DESCRIPTION_TOPIC, MARKERS_TOPIC, SceneTrack
 
-__all__ = ["VisualizerNode", "main"]
+__all__ = ["LiveViewNode", "VisualizerNode", "main", "run_live_view"]
 
 NODE_NAME = "visualizer"
 INPUT_TOPIC = "joint_states"
@@ -85,6 +85,45 @@ class VisualizerNode(Node):
         self._markers.publish(markers)  # CDR bytes, serialized by pardyn.scene.messages
         self._published = latest
         self.published += 1
+
+
+class LiveViewNode(Node):
+    """``pardyn view --live``: the solved ``joint_states`` of a running bringup drawn in a browser view.
+
+    Args:
+        view: a :class:`pardyn.scene.viewer.SceneView` (its robot is the one the joint states are of).
+        namespace: the bringup's namespace.
+        rate_hz: frames drawn per second (the newest solved joint state).
+    """
+
+    def __init__(self, view, namespace: str = "/", rate_hz: float = 30.0) -> None:
+        super().__init__("pardyn_view", namespace=namespace)
+        self.view = view
+        self.track = SceneTrack(view.robot, typestore_for())
+        self._latest = None
+        self._shown = None
+        self._reporter = Reporter(self, 1.0, what="more dropped")
+        subscription = self.create_subscription(JointState, INPUT_TOPIC, self._on_joint_state, LATEST_STATE_QOS)
+        self.create_timer(1.0 / rate_hz, self._show)
+        self.get_logger().info(f"showing {subscription.topic_name} of {view.robot.name}")
+
+    def _on_joint_state(self, message: JointState) -> None:
+        dropped = self.track.dropped
+        q = self.track.solve(message.name, message.position)
+        if q is None and self.track.dropped > dropped:
+            self._reporter.warning("unsolved", f"dropped {INPUT_TOPIC} message: {self.track.last_error}")
+        elif q is not None:
+            self._latest = q
+
+    def _show(self) -> None:
+        if self._latest is not None and self._latest is not self._shown:
+            self.view.show(self._latest)
+            self._shown = self._latest
+
+
+def run_live_view(view, namespace: str = "/") -> int:
+    """Spin a :class:`LiveViewNode` until Ctrl-C/SIGTERM; the exit code."""
+    return run_node(lambda: LiveViewNode(view, namespace), "pardyn_view", [])
 
 
 def main(args: list[str] | None = None) -> int:

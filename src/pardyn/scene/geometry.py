@@ -97,10 +97,16 @@ def inertia_ellipsoid(inertia: pin.Inertia) -> tuple[np.ndarray, np.ndarray]:
 
 
 def singularity_colour(singularity: float) -> tuple[float, float, float]:
-    """RGB in [0, 1]: steel blue far from singularities, through orange, to red at a singular configuration."""
+    """RGB in [0, 1] of a :attr:`SceneFrame.singularity`: steel blue up to 0.5 (a condition number up to the square
+    root of ``max_condition``), then through orange (0.75) to red at a singular configuration (1)."""
     s = float(np.clip(singularity, 0.0, 1.0))
     calm, warn, alarm = np.array([0.27, 0.51, 0.71]), np.array([1.0, 0.6, 0.0]), np.array([0.9, 0.05, 0.05])
-    colour = calm + (warn - calm) * (s / 0.5) if s < 0.5 else warn + (alarm - warn) * ((s - 0.5) / 0.5)
+    if s <= 0.5:
+        colour = calm
+    elif s <= 0.75:
+        colour = calm + (warn - calm) * ((s - 0.5) / 0.25)
+    else:
+        colour = warn + (alarm - warn) * ((s - 0.75) / 0.25)
     return tuple(float(c) for c in colour)
 
 

@@ -104,7 +104,10 @@ class SceneTrack:
         ``stamp_ns`` reaches the next period. None too for a state that cannot be solved.
         """
         q = self.solve(names, positions)
-        if q is None or (self._next_ns is not None and stamp_ns < self._next_ns):
+        if q is None or (self._next_ns is not None and self._next_ns - 2 * self.period_ns <= stamp_ns < self._next_ns):
             return None
-        self._next_ns = stamp_ns + self.period_ns
+        # the next one a period after this one's slot (not after this stamp): rate_hz on average whatever the
+        # joint-state rate; after a gap or a stamp going back (a new run), a period after this stamp
+        due = self.period_ns + (stamp_ns if self._next_ns is None else self._next_ns)
+        self._next_ns = due if stamp_ns < due <= stamp_ns + self.period_ns else stamp_ns + self.period_ns
         return self.messages(q, stamp_ns)  # type: ignore[return-value]
