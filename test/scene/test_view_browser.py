@@ -25,14 +25,14 @@ PANEL = (WIDTH - 340, 350)  # the GUI panel's corner (x from, y to): its text ch
 
 @pytest.fixture(scope="module")
 def served():
-    from pardyn.scene.viewer import SceneView, add_sliders, start_server  # noqa: PLC0415
+    from pardyn.scene.viewer import SceneView, add_sliders, start_server, stop_server  # noqa: PLC0415
 
     server = start_server(port=0)
     robot = load_robot("dualv")
     view = SceneView(server, robot)
     sliders = add_sliders(view)
     yield server, view, sliders
-    server.stop()
+    stop_server(server)
 
 
 @pytest.fixture(scope="module")

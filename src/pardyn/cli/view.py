@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("pardyn view needs viser: pip install 'pardyn[view]' (or pip install viser)") from None
     from pardyn.robot import load_robot  # noqa: PLC0415
     from pardyn.scene.recording import recording_from_bag, recording_from_demo  # noqa: PLC0415
-    from pardyn.scene.viewer import SceneView, add_replay, add_sliders, start_server  # noqa: PLC0415
+    from pardyn.scene.viewer import SceneView, add_replay, add_sliders, start_server, stop_server  # noqa: PLC0415
 
     if args.live and args.source is not None:
         raise InputError("give either a source to replay or --live, not both")
@@ -87,4 +87,4 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             return 0
     finally:
-        server.stop()
+        stop_server(server)

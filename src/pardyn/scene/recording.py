@@ -73,7 +73,8 @@ def recording_from_bag(robot: Robot, bag: Path | str, *, rate_hz: float = FRAME_
     actuated = [names.index(name) for name in robot.actuated_names]
     sensed = [names.index(name) for name in robot.sensed_names if name in names]
     t = series.t - series.t[0]
-    frames = np.unique(np.searchsorted(t, np.arange(0.0, t[-1] + 1e-12, 1.0 / rate_hz)).clip(0, len(t) - 1))
+    grid = np.arange(0.0, t[-1] + 1e-9, 1.0 / rate_hz)  # the frames' times; each shows the last sample by then
+    frames = np.unique((np.searchsorted(t, grid + 1e-9, side="right") - 1).clip(0, len(t) - 1))
     q, configurations = robot.home, []
     for k in progress(frames, total=len(frames), label=f"{Path(bag).name}: solving {len(frames)} frames"):
         position = series.position[k]

@@ -30,7 +30,7 @@ from pardyn.scene.geometry import RobotScene, SceneFrame, singularity_colour
 from pardyn.scene.messages import CLOSED_RESIDUAL
 from pardyn.scene.recording import Recording
 
-__all__ = ["SceneView", "Sliders", "Replay", "add_replay", "add_sliders", "start_server"]
+__all__ = ["Replay", "SceneView", "Sliders", "add_replay", "add_sliders", "start_server", "stop_server"]
 
 _GREY, _ORANGE, _GREEN, _RED = (90, 90, 90), (255, 140, 0), (25, 180, 50), (230, 15, 15)
 
@@ -47,10 +47,29 @@ def _wxyz(matrix: np.ndarray) -> np.ndarray:
 
 
 def start_server(host: str = "127.0.0.1", port: int = 8080):
-    """A quiet ``viser.ViserServer`` on ``host:port`` (port 0: a free one; ``server.get_port()`` tells)."""
+    """A quiet ``viser.ViserServer`` on ``host:port`` (port 0: a free one; ``server.get_port()`` tells).
+
+    Quiet: viser's banner is kept off the terminal (the caller says where to look), and its share button, which
+    opens a tunnel through viser's public relay, is hidden: the view stays on this machine and its network.
+    """
+    import contextlib  # noqa: PLC0415
+    import io  # noqa: PLC0415
+
     import viser  # noqa: PLC0415 - the `view` extra
 
-    return viser.ViserServer(host=host, port=port, verbose=False)
+    with contextlib.redirect_stdout(io.StringIO()):
+        server = viser.ViserServer(host=host, port=port, verbose=False)
+    server.gui.configure_theme(show_share_button=False, show_logo=False)
+    return server
+
+
+def stop_server(server) -> None:
+    """Stop ``server`` without its goodbye line."""
+    import contextlib  # noqa: PLC0415
+    import io  # noqa: PLC0415
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        server.stop()
 
 
 class SceneView:
