@@ -126,6 +126,22 @@ def test_a_bag_replays_on_the_timeline_at_the_recorded_configurations(tmp_path):
         stop_server(server)
 
 
+def test_live_torques_keep_the_last_seconds():
+    from pardyn.scene.viewer import SceneView, add_live_torques, start_server, stop_server  # noqa: PLC0415
+
+    server = start_server(port=0)
+    try:
+        torques = add_live_torques(SceneView(server, load_robot("dualv")), window_s=2.0)
+        for k in range(501):  # 5 s at 100 Hz
+            torques.append(0.01 * k, np.array([1.0, 2.0, 3.0, 4.0]) * k)
+        torques.refresh()
+        t, *series = torques.plot.data
+        assert t[0] == pytest.approx(3.0) and t[-1] == pytest.approx(5.0) and len(series) == 4
+        np.testing.assert_allclose(series[3], 4.0 * np.arange(300, 501))
+    finally:
+        stop_server(server)
+
+
 def test_pardyn_view_serves_a_bag_and_stops_on_ctrl_c(tmp_path):
     robot = load_robot("dualv")
     t, joints = _circle(robot, 31)

@@ -88,7 +88,8 @@ class VisualizerNode(Node):
 
 
 class LiveViewNode(Node):
-    """``pardyn view --live``: the solved ``joint_states`` of a running bringup drawn in a browser view.
+    """``pardyn view --live``: the solved ``joint_states`` of a running bringup drawn in a browser view, their
+    efforts plotted over the last 10 s.
 
     Args:
         view: a :class:`pardyn.scene.viewer.SceneView` (its robot is the one the joint states are of).
@@ -103,8 +104,12 @@ class LiveViewNode(Node):
         self._latest = None
         self._shown = None
         self._reporter = Reporter(self, 1.0, what="more dropped")
+        from pardyn.scene.viewer import add_live_torques  # noqa: PLC0415 - the `view` extra
+
+        self.torques = add_live_torques(view)
         subscription = self.create_subscription(JointState, INPUT_TOPIC, self._on_joint_state, LATEST_STATE_QOS)
         self.create_timer(1.0 / rate_hz, self._show)
+        self.create_timer(0.5, self.torques.refresh)
         self.get_logger().info(f"showing {subscription.topic_name} of {view.robot.name}")
 
     def _on_joint_state(self, message: JointState) -> None:
@@ -114,6 +119,11 @@ class LiveViewNode(Node):
             self._reporter.warning("unsolved", f"dropped {INPUT_TOPIC} message: {self.track.last_error}")
         elif q is not None:
             self._latest = q
+            if len(message.effort) == len(message.name):
+                efforts = dict(zip(message.name, message.effort))
+                if all(name in efforts for name in self.view.robot.actuated_names):
+                    self.torques.append(stamp_to_ns(message.header.stamp) * 1e-9,
+                                        [efforts[name] for name in self.view.robot.actuated_names])
 
     def _show(self) -> None:
         if self._latest is not None and self._latest is not self._shown:

@@ -9,7 +9,8 @@ with :meth:`SceneView.show`. Three ways to drive it, each adding its panel to th
   last answer (the loops close live); an unreachable value keeps the last configuration and says why;
 * :func:`add_replay`: a :class:`~pardyn.scene.recording.Recording` on a timeline (play, pause, speed), with its
   torques and identification residuals against time beside the scene;
-* a live feed: the ``pardyn view --live`` command's node calls :meth:`SceneView.show` with the solved joint states.
+* a live feed: the ``pardyn view --live`` command's node calls :meth:`SceneView.show` with the solved joint states
+  and feeds the efforts to :func:`add_live_torques` (the last seconds against time).
 
 ``pardyn view`` (:mod:`pardyn.cli.view`) serves it; the GUI shows the condition number and the closure residual.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import deque
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +32,8 @@ from pardyn.scene.geometry import RobotScene, SceneFrame, singularity_colour
 from pardyn.scene.messages import CLOSED_RESIDUAL
 from pardyn.scene.recording import Recording
 
-__all__ = ["Replay", "SceneView", "Sliders", "add_replay", "add_sliders", "start_server", "stop_server"]
+__all__ = ["LiveTorques", "Replay", "SceneView", "Sliders", "add_live_torques", "add_replay", "add_sliders",
+           "start_server", "stop_server"]
 
 _GREY, _ORANGE, _GREEN, _RED = (90, 90, 90), (255, 140, 0), (25, 180, 50), (230, 15, 15)
 
@@ -302,3 +305,37 @@ def add_replay(view: SceneView, recording: Recording, *, play: bool = True) -> R
     replay.seek(0.0)
     threading.Thread(target=replay._run, name="pardyn-replay", daemon=True).start()  # noqa: SLF001
     return replay
+
+
+# --------------------------------------------------------------------------- live torques
+@dataclass
+class LiveTorques:
+    """The efforts of the last ``window_s`` seconds, plotted against time (:func:`add_live_torques`)."""
+
+    plot: Any
+    window_s: float
+    samples: deque = field(default_factory=deque)
+
+    def append(self, t_s: float, efforts: np.ndarray) -> None:
+        """One sample: time (s) and the actuated efforts (n_a,); older than the window are dropped."""
+        self.samples.append((float(t_s), np.asarray(efforts, dtype=float)))
+        while self.samples and self.samples[0][0] < t_s - self.window_s:
+            self.samples.popleft()
+
+    def refresh(self) -> None:
+        """Send the window to the plot (a few times per second: each update is one message to every browser)."""
+        if len(self.samples) < 2:
+            return
+        t = np.array([sample[0] for sample in self.samples])
+        values = np.array([sample[1] for sample in self.samples])
+        step = max(1, len(t) // 1000)
+        self.plot.data = (t[::step], *(np.ascontiguousarray(values[::step, k]) for k in range(values.shape[1])))
+
+
+def add_live_torques(view: SceneView, window_s: float = 10.0) -> LiveTorques:
+    """A plot of the actuated efforts of the last ``window_s`` seconds (N m), fed by :meth:`LiveTorques.append`."""
+    names = view.robot.actuated_names
+    plot = _plot(view.server.gui, f"torques, last {window_s:g} s", np.zeros(2), np.zeros((2, len(names))), names,
+                 "N m")
+    return LiveTorques(plot, window_s)
+
