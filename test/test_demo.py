@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pinocchio as pin
+import pytest
 
 from pardyn.bags.joint_states import read_joint_states
 from pardyn.bags.reader import read_messages
@@ -41,6 +42,12 @@ def test_demo_identifies_the_dualv_through_the_ros_nodes(tmp_path):
     assert 0 < truth["validation_floor"][0] < result["validation"]["nominal"]["relative_error_norm"]
     assert "## Against the truth" in (out / "report" / "report.md").read_text()
     check_scene_follows_the_joint_states(out / "bags" / "validation")
+    # `pardyn view out/demo` plots the residuals of the report's validation
+    from pardyn.scene.recording import recording_from_demo  # noqa: PLC0415
+
+    replay = recording_from_demo(load_robot("dualv"), out)
+    assert replay.relative_error == pytest.approx(result["validation"]["relative_error_norm"], rel=1e-9)
+    assert replay.residual.shape[1] == 4 and 0 <= replay.residual_t[0] < replay.residual_t[-1] <= replay.t[-1] + 1e-9
 
 
 def _pose(position, quaternion) -> pin.SE3:

@@ -38,6 +38,7 @@ class Recording:
         torque_t: (N,) s; torque: (N, n_a) the recorded efforts (N m, N), ``joints`` their names.
         residual_t: (M,) s; residual: (M, n_a) measured minus identified-model torques, or None.
         residual_note: how the residuals were obtained (or why there are none).
+        relative_error: ``||measured - predicted|| / ||measured||`` of the residuals, or None.
     """
 
     name: str
@@ -50,6 +51,7 @@ class Recording:
     residual_t: np.ndarray | None = None
     residual: np.ndarray | None = None
     residual_note: str = ""
+    relative_error: float | None = None
 
     def frame_at(self, time_s: float) -> int:
         """Index of the frame shown at ``time_s`` (the last one at or before it)."""
@@ -113,10 +115,13 @@ def recording_from_demo(robot: Robot, out_dir: Path, run: str = "validation") ->
     from pardyn.identification.settings import IdentificationSettings  # noqa: PLC0415
     from pardyn.identification.validation import validate  # noqa: PLC0415
 
-    identified = read_parameter_file(result, robot)
+    identified = read_parameter_file(result, robot)  # identified with the payload: the robot carrying it
+    if run != "loaded":
+        identified = identified.without_payload()  # the demo's other runs are of the bare robot
     validation = validate(robot, bag, IdentificationSettings(), InverseDynamics(robot, identified),
                           InverseDynamics(robot), Regressor(robot))
-    return replace(recording, residual_t=np.asarray(validation.t) - recording.start_s,
+    return replace(recording, residual_t=np.asarray(validation.t) - recording.start_s, relative_error=float(
+                   validation.relative_error_norm),
                    residual=validation.measured - validation.predicted,
                    residual_note=f"measured - identified model ({result.name}), relative error "
                                  f"{100 * validation.relative_error_norm:.2f} %")
