@@ -23,6 +23,7 @@ CONSOLE_SCRIPTS = [
     "trajectory = pardyn.nodes.stopping:trajectory",
     "identifier = pardyn.nodes.stopping:identifier",
     "gazebo_joint_states = pardyn.nodes.stopping:gazebo_joint_states",
+    "visualizer = pardyn.nodes.stopping:visualizer",
 ]
 
 DIRECT_SCRIPT = """\
@@ -96,12 +97,15 @@ setup(
             "ros-kilted-trajectory-msgs",
             "ros-kilted-std-srvs",
             "ros-kilted-rosgraph-msgs",
+            "ros-kilted-visualization-msgs",  # the visualizer node's robot_markers
         ],
         "sim": ["mujoco", "rosbags>=0.11,<0.12", "mcap>=1.2", "matplotlib"],
         # Physically consistent identification (SDP with LMIs): pardyn identify --physical.
         "physical": ["cvxpy>=1.5"],
         # MATLAB v7.3 logs (HDF5) for pardyn identify --run FILE.mat (v5-v7 are read by scipy)
         "mat": ["h5py>=3"],
+        # pardyn view: the robot in 3D in the browser (pardyn.scene.viewer).
+        "view": ["viser>=1.0"],
         # hypothesis: the bad-input fuzz suite (test/reliability/test_fuzz.py, bench/fuzz.py)
         "test": ["pytest", "hypothesis"],
         # Studies, sweeps and fleets on more than one process or machine (pardyn.parallel);

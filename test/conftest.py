@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -164,3 +169,95 @@ def own_robot_demo(tmp_path):
         return json.loads((out / "result.json").read_text()), console, out
 
     return run
+
+
+# --------------------------------------------------------------------------- headless Chromium
+# Driven over its DevTools protocol on a pipe (--remote-debugging-pipe: JSON messages separated by NUL bytes on
+# fds 3 and 4, no network), for the tests that look at pages as a user does: the identification report
+# (test/identification/test_report_html.py) and the 3D view (test/scene/test_view_browser.py).
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--remote-debugging-pipe"]
+
+
+class Browser:
+    """Chromium with the DevTools protocol on fds 3 (commands in) and 4 (answers and events out)."""
+
+    def __init__(self, profile: Path):
+        if CHROMIUM is None:
+            raise AssertionError("chromium is not installed (apt-get install chromium; .ci/run installs it)")
+        commands, self._to_browser = os.pipe()
+        self._from_browser, answers = os.pipe()
+
+        def pipes():  # in the child: its fd 3 reads our commands, its fd 4 writes its answers
+            os.dup2(commands, 103)  # out of the way first: commands or answers may be fd 3 or 4
+            os.dup2(answers, 104)
+            os.dup2(103, 3)
+            os.dup2(104, 4)
+
+        # pass_fds keeps 3 and 4 open in the child (fds outside it are closed after preexec_fn)
+        self.process = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                                        preexec_fn=pipes, pass_fds=(3, 4, commands, answers),
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(commands)
+        os.close(answers)
+        self._buffer = b""
+        self._next = 0
+        self.events: list[dict] = []
+
+    def _message(self, deadline: float) -> dict:
+        while b"\0" not in self._buffer:
+            if time.monotonic() > deadline:
+                raise AssertionError("chromium did not answer within the time limit")
+            chunk = os.read(self._from_browser, 65536)
+            if not chunk:
+                raise AssertionError(f"chromium closed its pipe (exit {self.process.poll()})")
+            self._buffer += chunk
+        message, _, self._buffer = self._buffer.partition(b"\0")
+        return json.loads(message)
+
+    def call(self, method: str, session: str | None = None, timeout_s: float = 30.0, **params) -> dict:
+        self._next += 1
+        request = {"id": self._next, "method": method, "params": params}
+        if session:
+            request["sessionId"] = session
+        os.write(self._to_browser, json.dumps(request).encode() + b"\0")
+        deadline = time.monotonic() + timeout_s
+        while True:
+            message = self._message(deadline)
+            if message.get("id") == self._next:
+                if "error" in message:
+                    raise AssertionError(f"{method}: {message['error']}")
+                return message["result"]
+            self.events.append(message)
+
+    def wait_for(self, method: str, timeout_s: float = 30.0) -> dict:
+        deadline = time.monotonic() + timeout_s
+        for event in self.events:
+            if event.get("method") == method:
+                return event
+        while True:
+            message = self._message(deadline)
+            self.events.append(message)
+            if message.get("method") == method:
+                return message
+
+    def close(self):
+        try:
+            self.call("Browser.close", timeout_s=5.0)
+        except AssertionError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        os.close(self._to_browser)
+        os.close(self._from_browser)
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """The :class:`Browser` class: ``browser = chromium(profile_dir)``; ``browser.close()`` when done."""
+    return Browser

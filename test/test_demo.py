@@ -8,8 +8,12 @@ import subprocess
 import sys
 
 import numpy as np
+import pinocchio as pin
+import pytest
 
 from pardyn.bags.joint_states import read_joint_states
+from pardyn.bags.reader import read_messages
+from pardyn.robot import load_robot
 
 
 def test_demo_identifies_the_dualv_through_the_ros_nodes(tmp_path):
@@ -52,3 +56,46 @@ def test_demo_identifies_the_dualv_through_the_ros_nodes(tmp_path):
     assert len(truth["base_parameters"]) == len(result["base_parameters"])
     assert 0 < truth["validation_floor"][0] < result["validation"]["nominal"]["relative_error_norm"]
     assert "## Against the truth" in (out / "report" / "report.md").read_text()
+    check_scene_follows_the_joint_states(out / "bags" / "validation")
+    # `pardyn view out/demo` plots the residuals of the report's validation
+    from pardyn.scene.recording import recording_from_demo  # noqa: PLC0415
+
+    replay = recording_from_demo(load_robot("dualv"), out)
+    assert replay.relative_error == pytest.approx(result["validation"]["relative_error_norm"], rel=1e-9)
+    assert replay.residual.shape[1] == 4 and 0 <= replay.residual_t[0] < replay.residual_t[-1] <= replay.t[-1] + 1e-9
+
+
+def _pose(position, quaternion) -> pin.SE3:
+    rotation = pin.Quaternion(quaternion.w, quaternion.x, quaternion.y, quaternion.z).matrix()
+    return pin.SE3(rotation, np.array([position.x, position.y, position.z]))
+
+
+def check_scene_follows_the_joint_states(bag):
+    """The recorder's markers and /tf of a demo bag: the platform marker's pose and the platform's transform are
+    the forward kinematics of the joint state of the same stamp (pinocchio on the configuration solved here from
+    the actuated joints alone) to 1e-9; about 30 scenes per second of stamps; the URDF as robot_description."""
+    robot = load_robot("dualv")
+    data = robot.model.createData()
+    states = {m.message.header.stamp.sec * 10**9 + m.message.header.stamp.nanosec: m.message
+              for m in read_messages(bag, "joint_states")}
+    markers = read_messages(bag, "robot_markers")
+    transforms = read_messages(bag, "/tf")
+    assert len(markers) == len(transforms)
+    span_s = (max(states) - min(states)) * 1e-9
+    assert abs(len(markers) - 30 * span_s) <= 2, (len(markers), span_s)
+    q = robot.home
+    for array, tf in zip(markers, transforms):
+        platform = next(m for m in array.message.markers if m.ns == "platform")
+        stamp = platform.header.stamp.sec * 10**9 + platform.header.stamp.nanosec
+        state = states[stamp]
+        assert list(state.name)[:4] == list(robot.actuated_names)
+        q = robot.solve_forward(np.asarray(state.position[:4]), start=q).q
+        pin.framesForwardKinematics(robot.model, data, q)
+        expected = data.oMf[robot.model.getFrameId(robot.effector_frame)]
+        drawn = _pose(platform.pose.position, platform.pose.orientation)
+        assert np.abs(pin.log6(expected.actInv(drawn)).vector).max() < 1e-9
+        link = next(t for t in tf.message.transforms if t.child_frame_id == robot.effector_frame)
+        assert np.abs(pin.log6(expected.actInv(_pose(link.transform.translation, link.transform.rotation))).vector).max() < 1e-9
+        assert sum(m.ns == "bodies" for m in array.message.markers) == 9  # 4 x 2 leg links and the platform
+    (description,) = read_messages(bag, "robot_description")
+    assert description.message.data == (robot.description.urdf).read_text()

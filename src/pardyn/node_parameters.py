@@ -248,6 +248,12 @@ RECORDER = (
     _spec("periodic_topics", "string_array", ("joint_states",),
           "topics among `topics` published once per period with a header stamp (a robot's states): the messages "
           "lost before the bag are counted from the gaps in their stamps, in the bag's metadata and the closing line"),
+    _spec("scene", "bool", False, "also write the robot's scene from the recorded scene_joint_states: "
+          "robot_markers (MarkerArray), /tf (TFMessage) and robot_description (pardyn.scene.track)"),
+    ROBOT,
+    _spec("scene_joint_states", "string", "joint_states", "scene: the recorded topic the scene is solved from"),
+    _spec("scene_rate", "double", 30.0, "scene: markers and /tf per second of joint-state stamps (Hz)",
+          low=0.1, high=1000.0),
 )
 
 SIM = (
@@ -364,6 +370,15 @@ GAZEBO_JOINT_STATES = (
     LOG_PERIOD,
 )
 
+VISUALIZER = (
+    ROBOT,
+    _spec("rate", "double", 30.0, "robot_markers publication rate (Hz): the newest solved configuration",
+          low=0.1, high=1000.0),
+    _spec("frame_id", "string", "", "header.frame_id of the markers (the robot's base frame); empty: the URDF's root "
+          "link"),
+    LOG_PERIOD,
+)
+
 NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
     "sim": SIM,
     "controller": CONTROLLER,
@@ -373,6 +388,7 @@ NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
     "recorder": RECORDER,
     "identifier": IDENTIFIER,
     "gazebo_joint_states": GAZEBO_JOINT_STATES,
+    "visualizer": VISUALIZER,
 }
 """The parameter table of each node, by executable name (= default node name)."""
 

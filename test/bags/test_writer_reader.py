@@ -572,3 +572,18 @@ def test_bag_status_of_non_bags(tmp_path):
         repair_bag(tmp_path / "bad")
     with pytest.raises(BagError, match="is not an MCAP file"):  # not a killed writer's file: no status to give
         bag_status(tmp_path / "bad")
+
+
+def test_columns_picked_from_a_wider_array_are_written(tmp_path):
+    """``joints[:, indices]`` is Fortran-ordered: its rows are strided (rosbags refused them: 'the last axis must
+    be contiguous')."""
+    from pardyn.bags.joint_states import read_joint_states, write_joint_states  # noqa: PLC0415
+
+    joints = np.arange(30.0).reshape(5, 6)
+    picked = joints[:, np.array([0, 2, 5])]
+    assert not picked[0].flags["C_CONTIGUOUS"]
+    bag = write_joint_states(tmp_path / "picked", np.arange(5) * 0.01, ["a", "b", "c"], picked, effort=picked)
+    series = read_joint_states(bag)
+    np.testing.assert_array_equal(series.position, picked)
+    np.testing.assert_array_equal(series.effort, picked)
+

@@ -301,9 +301,10 @@ def joint_state_message(
     return types["sensor_msgs/msg/JointState"](
         header=header,
         name=list(names),
-        position=np.asarray(position, dtype=np.float64).reshape(-1),
-        velocity=np.asarray(velocity, dtype=np.float64).reshape(-1),
-        effort=np.asarray(effort, dtype=np.float64).reshape(-1),
+        # contiguous: a row of a Fortran-ordered array (``joints[:, indices]``) is strided, which rosbags refuses
+        position=np.ascontiguousarray(position, dtype=np.float64).reshape(-1),
+        velocity=np.ascontiguousarray(velocity, dtype=np.float64).reshape(-1),
+        effort=np.ascontiguousarray(effort, dtype=np.float64).reshape(-1),
     )
 
 

@@ -29,7 +29,7 @@ from pardyn.errors import PardynError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 COMMANDS = ("robots", "kinematics", "dynamics", "identify", "bag", "bringup", "demo", "experiment", "animate", "export",
-            "fleet")
+            "fleet", "view")
 
 
 NEGATIVE_LIST = re.compile(r"^-\.?\d[\d.eE+\-,\s]*$")

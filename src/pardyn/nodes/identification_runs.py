@@ -129,7 +129,7 @@ def record_through_nodes(
             "controller": {"robot": robot.reference, "kp": [float(k) for k in law.kp], "kd": [float(k) for k in law.kd]},
             "trajectory": {"robot": robot.reference, "kind": "exciting", "seed": run.seed, "duration": run.duration_s,
                            "start_time": start_s},
-            "recorder": {"bag_path": str(bag), "autostart": True},
+            "recorder": {"bag_path": str(bag), "autostart": True, "robot": robot.reference},
         }, end_s=start_s + run.duration_s + SETTLE_S, label=run.name, show_progress=show_progress,
             namespace=namespace)
         bags[run.name] = bag

@@ -21,6 +21,10 @@ the full names):
   are), as ``ros2 bag record`` does. A topic with no publisher yet is
   subscribed when one appears (or at once with a ``types`` entry and an
   explicit ``reliability``).
+* with ``scene: true``, writes ``robot_markers`` (visualization_msgs/MarkerArray), ``/tf``
+  (tf2_msgs/TFMessage) and ``robot_description`` (the URDF, latched) solved from the recorded
+  ``scene_joint_states``, ``scene_rate`` times per second of their stamps (:mod:`pardyn.scene.track`):
+  the bag then shows the closed-loop robot in Foxglove, or in RViz through ``ros2 bag play``.
 
 Services (std_srvs/Trigger):
 
@@ -64,7 +68,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from std_srvs.srv import Trigger
 
-from pardyn.bags.cdr import normalize_msgtype, stamp_ns_from_cdr, typestore_for
+from pardyn.bags.cdr import deserialize_cdr, normalize_msgtype, stamp_ns_from_cdr, typestore_for
 from pardyn.bags.errors import BagError
 from pardyn.bags.gaps import CUSTOM_DATA_PREFIX, StampGaps
 from pardyn.bags.writer import BagWriter, FlushPolicy, available_bag_path
@@ -173,6 +177,9 @@ class RecorderNode(Node):
                                       f"the topics recorded {sorted(self.plans)} (no losses counted for them)")
         self.bag: BagWriter | None = None
         self.ignored = 0  # messages received while not recording
+        self.scene, self.scene_source = None, None
+        if p["scene"]:
+            self._setup_scene(p["robot"], p["scene_joint_states"], p["scene_rate"])
 
         self.create_service(Trigger, "~/start", self._on_start)
         self.create_service(Trigger, "~/stop", self._on_stop)
@@ -229,6 +236,38 @@ class RecorderNode(Node):
             self.get_logger().info(f"closed {message}")
         return True, message
 
+    # ----------------------------------------------------------------- scene (markers, /tf)
+    def _setup_scene(self, robot: str, joint_states: str, rate_hz: float) -> None:
+        """Markers, ``/tf`` and ``robot_description`` solved from the recorded ``joint_states`` (:mod:`pardyn.scene.track`)."""
+        from pardyn.robot import load_robot  # noqa: PLC0415 - only with scene: true
+        from pardyn.scene.track import DESCRIPTION_TOPIC, MARKERS_TOPIC, SceneTrack  # noqa: PLC0415
+
+        self.scene_source = self.resolve_topic_name(joint_states)
+        if self.scene_source not in self.plans:
+            raise InputError(f"parameter scene_joint_states: {self.scene_source} is not recorded (topics: "
+                             f"{sorted(self.plans)})")
+        self.scene = SceneTrack(load_robot(robot), self.typestore, rate_hz=rate_hz)
+        self.scene_topics = self.scene.topics(self.resolve_topic_name(MARKERS_TOPIC),
+                                              self.resolve_topic_name(DESCRIPTION_TOPIC))
+
+    def _write_scene(self, bag: BagWriter, data: bytes, timestamp_ns: int) -> None:
+        """The scene of the joint state ``data`` just written at ``timestamp_ns``, when one is due."""
+        message = deserialize_cdr(self.typestore, data, "sensor_msgs/msg/JointState")
+        stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
+        if self.scene_topics[0][0] not in bag.topics:
+            for topic, msgtype, qos in self.scene_topics:
+                bag.add_topic(topic, msgtype, qos=qos)
+            if self.scene.description:
+                bag.write(self.scene_topics[2][0], self.scene.description_cdr(), timestamp_ns=timestamp_ns)
+        dropped = self.scene.dropped
+        scene = self.scene.update(message.name, message.position, stamp)
+        if self.scene.dropped > dropped:
+            self.get_logger().warning(f"no scene for a joint state: {self.scene.last_error}",
+                                      throttle_duration_sec=REPORT_PERIOD_S)
+        if scene is not None:
+            bag.write(self.scene_topics[0][0], scene[0], timestamp_ns=timestamp_ns)
+            bag.write(self.scene_topics[1][0], scene[1], timestamp_ns=timestamp_ns)
+
     def _add_to_bag(self, plan: _TopicPlan) -> bool:
         try:
             self.bag.add_topic(plan.name, plan.msgtype, qos=plan.qos, type_hash=plan.type_hash)
@@ -267,9 +306,11 @@ class RecorderNode(Node):
         if self.timestamp_source == "receive" or not bag.has_stamp(plan.name):
             timestamp = self.get_clock().now().nanoseconds
         try:
-            bag.write(plan.name, data, timestamp_ns=timestamp)
+            written = bag.write(plan.name, data, timestamp_ns=timestamp)
             if plan.gaps is not None and bag.has_stamp(plan.name):
                 plan.gaps.add(stamp_ns_from_cdr(data))
+            if plan.name == self.scene_source:
+                self._write_scene(bag, data, written)
         except BagError as error:
             self.get_logger().warning(
                 f"dropped a message: {error}", throttle_duration_sec=REPORT_PERIOD_S

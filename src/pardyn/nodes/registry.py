@@ -31,6 +31,7 @@ for _executable, _target in (
     ("dynamics", "pardyn.nodes.dynamics:DynamicsNode"),
     ("identifier", "pardyn.nodes.identifier:IdentifierNode"),
     ("gazebo_joint_states", "pardyn.nodes.gazebo_joint_states:GazeboJointStatesNode"),
+    ("visualizer", "pardyn.nodes.visualizer:VisualizerNode"),
 ):
     NODES.add(_executable, _target)
 
