@@ -222,3 +222,115 @@ def test_export_refuses_an_empty_out_and_keeps_existing_files(cli, tmp_path, mon
     assert not list(tmp_path.glob("*.c"))  # nothing written beside it
     assert cli("export", "c", "--robot", "five_bar", "--out", tmp_path, "--force").code == 0
     assert "five_bar" in mine.read_text()
+
+
+# ------------------------------------------------------------------------------------------ YAML sections
+PROBE_JOINT = ('<link name="probe"/><joint name="probe_joint" type="revolute"><parent link="platform"/>'
+               '<child link="probe"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
+               "</joint></robot>")
+
+
+def _set(key, value):
+    def edit(description):
+        description[key] = value
+    return edit
+
+
+def _amplitude(description):
+    description["excitation"]["amplitude"]["x"] = 1e6
+
+
+def _cone(description):
+    description["limits"]["cones"] = [{"name": "u", "max": 0.5, "axis": [0, 0, 1],
+                                       "frames": [["leg1_tip", "no_such_frame"]]}]
+
+
+@pytest.mark.parametrize("edit, fragments", [
+    (_set("springs", [{"joints": ["platform_x"], "stiffness": 10.0}]), ["springs", "platform_x", "virtual chain"]),
+    (_set("springs", [{"joints": ["leg1_joint2"], "stiffness": 10.0, "reference": 1e12}]),
+     ["springs", "leg1_joint2", "reference"]),
+    (_set("locked", {"probe_joint": 5.0}), ["locked.probe_joint", "[-1, 1]"]),
+    (_set("locked", {"probe_joint": 1e12}), ["locked.probe_joint"]),
+    (_cone, ["limits.cones", "no_such_frame"]),
+    (_set("inertials", [{"links": ["probe"], "mass": 1.0, "inertia_com": {"xx": 0.01, "yy": 0.01, "zz": 0.05}}]),
+     ["inertials[0]", "A + B >= C"]),
+    (_amplitude, ["excitation.amplitude.x", "1e+06 m"]),
+])
+def test_physically_impossible_yaml_values_are_refused_at_load(cli, robot_file, edit, fragments):
+    """Each was accepted with exit 0: a spring on the virtual platform_x joint or with reference 1e12, a joint locked
+    at 5 rad outside its [-1, 1] limits or at 1e12, cones naming a frame that does not exist, inertials violating
+    A + B >= C (principal moments 0.01, 0.01, 0.05), excitation.amplitude.x = 1e6 m."""
+    path = robot_file(edit=edit, urdf_edit=lambda text: text.replace("</robot>", PROBE_JOINT))
+    cli("robots", "--describe", path).refused(str(path), *fragments)
+
+
+def test_possible_values_of_the_same_sections_load(cli, robot_file):
+    """The same sections with values a machine can have: a spring on a passive joint, a lock within the limits,
+    the shipped amplitude."""
+    def edit(description):
+        description["springs"] = [{"joints": ["leg1_joint2"], "stiffness": 10.0, "reference": 0.2}]
+        description["locked"] = {"probe_joint": 0.5}
+    path = robot_file(edit=edit, urdf_edit=lambda text: text.replace("</robot>", PROBE_JOINT))
+    outcome = cli("robots", "--describe", path)
+    assert outcome.code == 0, outcome.err[-2000:]
+
+
+# ------------------------------------------------------------------------------------------------- fleet
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """A fleet folder of one DualV robot with one CSV night (identifies), a bad night (fails), and links: a robot
+    folder linked under another name, a night linked twice, a loop back to the fleet folder."""
+    root = tmp_path_factory.mktemp("fleet") / "cell"
+    robot = root / "dualv_01"
+    robot.mkdir(parents=True)
+    (root / "robot.yaml").write_text("dualv_placeholder")  # replaced below: a copy of the shipped YAML
+    description = yaml.safe_load((REPO / "config" / "robots" / "dualv.yaml").read_text())
+    description["urdf"] = str(REPO / "urdf" / "dualv.urdf")
+    (root / "robot.yaml").write_text(yaml.safe_dump(description, sort_keys=False))
+    dualv_log(robot / "2026-11-01.csv", duration_s=6.0)
+    (robot / "2026-11-02.csv").write_text("t,leg1_joint1_position\n0,0\n")  # too short: fails
+    return root
+
+
+def test_fleet_links_are_read_once_and_failures_set_the_exit_status(cli, fleet, tmp_path):
+    """Symlink loops identified the same data twice as a phantom robot or night; `fleet identify` exited 0 when a
+    run failed. Now each real folder and run is read once (the links listed as not runs) and the exit status is 1
+    with a one-line summary of the failures on stderr."""
+    root = tmp_path / "cell"
+    shutil.copytree(fleet, root)
+    (root / "phantom_robot").symlink_to(root / "dualv_01", target_is_directory=True)
+    (root / "dualv_01" / "2026-11-03.csv").symlink_to(root / "dualv_01" / "2026-11-01.csv")
+    (root / "dualv_01" / "loop").symlink_to(root, target_is_directory=True)
+    from pardyn.fleet.layout import scan  # noqa: PLC0415
+
+    layout = scan(root)
+    assert [run.name for run in layout.runs] == ["dualv_01/2026-11-01", "dualv_01/2026-11-02"]
+    reasons = {f"{u.robot}/{u.date}": u.reason for u in layout.unusable}
+    assert "already read" in reasons["phantom_robot/*"]
+    assert "already read" in reasons["dualv_01/2026-11-03"]
+    assert "the fleet folder" in reasons["dualv_01/loop"]
+    outcome = cli("fleet", "identify", root, "--no-report", "--quiet", "--workers", "1")
+    assert outcome.code == 1, outcome.err[-2000:]
+    line = outcome.err.strip().splitlines()[-1]
+    assert "1 of 2 runs failed" in line and "dualv_01/2026-11-02" in line, line
+
+
+@pytest.mark.parametrize("content", ['{"robot": "dualv_01", "date": "2026-11-01", "status": "identified"}',
+                                     '{"robot": "dualv_01", "da', "[]"])
+def test_a_stale_or_truncated_run_record_is_left_out_and_identified_again(cli, fleet, tmp_path, content):
+    """A stale or truncated `_identified/<robot>/<date>/RUN.json` gave JSONDecodeError/KeyError. Now it is named in
+    a warning, not trusted, and the run is identified again (a RUN.json with its base parameters)."""
+    root = tmp_path / "cell"
+    shutil.copytree(fleet, root)
+    (root / "dualv_01" / "2026-11-02.csv").unlink()
+    record = root / "_identified" / "dualv_01" / "2026-11-01" / "RUN.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(content)
+    other = root / "_identified" / "gone" / "2026-10-01" / "RUN.json"  # a robot since removed, damaged too
+    other.parent.mkdir(parents=True)
+    other.write_text(content)
+    with pytest.warns(UserWarning) as warned:
+        outcome = cli("fleet", "identify", root, "--no-report", "--quiet", "--workers", "1")
+    assert outcome.code == 0, outcome.err[-2000:]
+    assert any(str(other) in str(w.message) for w in warned), [str(w.message) for w in warned]
+    assert json.loads(record.read_text())["status"] == "identified"
