@@ -334,3 +334,16 @@ def test_a_stale_or_truncated_run_record_is_left_out_and_identified_again(cli, f
     assert outcome.code == 0, outcome.err[-2000:]
     assert any(str(other) in str(w.message) for w in warned), [str(w.message) for w in warned]
     assert json.loads(record.read_text())["status"] == "identified"
+
+
+def test_a_gepetto_closure_type_given_as_a_list_is_named(cli, gepetto_copy):
+    """Gepetto's `type: [[6d]]` (a list where a name is expected) raised `TypeError: unhashable type`."""
+    path = gepetto_copy(yaml_text="closed_loop: [['closedloop1_A', 'closedloop1_B']]\ntype: [['6d']]\n"
+                                  "name_mot: ['mot1', 'mot2']\n")
+    cli("robots", "--describe", path).refused("type[0]", "unknown closure type")
+
+
+def test_a_start_delay_beyond_the_duration_is_refused(cli):
+    """`--start-delay` beyond `--duration`: the node never started and the run ended with exit 0."""
+    cli("bringup", "sim", "--processes", "--duration", "2", "--start-delay", "controller=5").refused(
+        "--start-delay", "controller", "--duration")

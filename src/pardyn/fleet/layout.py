@@ -118,7 +118,10 @@ def _seen(entry: Path, seen: dict[Path, tuple[str, str]], name: str, kind: str) 
     """Why ``entry`` (a robot folder or a run) is skipped, its real path (links followed) being one already
     read, inside a run already read, or holding one (a loop such as ``night -> ..``); else None, and it is
     listed in ``seen`` (real path -> (name, kind))."""
-    real = entry.resolve()
+    try:
+        real = entry.resolve(strict=True)
+    except (OSError, RuntimeError):  # a link to itself or in a circle (ELOOP), or to nothing
+        return "a link that leads nowhere (broken, or to itself): not followed"
     if real in seen:
         return f"a link to {seen[real][0]} (already read): not identified twice"
     if entry.is_dir():
