@@ -347,3 +347,67 @@ def test_a_start_delay_beyond_the_duration_is_refused(cli):
     """`--start-delay` beyond `--duration`: the node never started and the run ended with exit 0."""
     cli("bringup", "sim", "--processes", "--duration", "2", "--start-delay", "controller=5").refused(
         "--start-delay", "controller", "--duration")
+
+
+@pytest.mark.parametrize("claimed", [1601, -5])
+def test_bag_info_does_not_repeat_a_count_the_files_do_not_hold(cli, tmp_path, claimed):
+    """`bag info` printed whatever count metadata.yaml claimed (1601, -5) as 'complete'. Now the MCAP files' own
+    statistics (300 messages written here) are compared, and the bag is said damaged with what to do."""
+    data = tmp_path / "log.csv"
+    data.write_text("t,j1_position,j1_effort\n" + "".join(f"{k * 0.001!r},{k * 1e-3!r},0.5\n" for k in range(300)))
+    bag = tmp_path / "bag"
+    assert cli("bag", "from-csv", "--csv", data, "--out", bag).code == 0
+    metadata = bag / "metadata.yaml"
+    text = metadata.read_text()
+    assert "message_count: 300" in text
+    metadata.write_text(text.replace("message_count: 300", f"message_count: {claimed}"))
+    code, out, err = cli("bag", "info", bag)
+    assert code == 0 and "Traceback" not in err, err
+    first = out.splitlines()[0]
+    assert "damaged" in first and "complete" not in first and f"says {claimed} messages" in first, out
+    assert "hold 300" in first and "bag repair" in out
+
+
+def test_a_corrupt_cdr_string_length_is_a_value_error(cli):
+    """A bag whose chunk CRC is valid but whose CDR string length is corrupt: rosbags' SerdeError escaped the
+    decoder (a traceback). The decoder now raises ValueError, which the readers name with the bag time."""
+    import struct  # noqa: PLC0415
+
+    from pardyn.bags.cdr import deserialize_cdr, typestore_for  # noqa: PLC0415
+
+    typestore = typestore_for("kilted")
+    message_type = typestore.types["sensor_msgs/msg/JointState"]
+    header = typestore.types["std_msgs/msg/Header"]
+    stamp = typestore.types["builtin_interfaces/msg/Time"]
+    message = message_type(header=header(stamp=stamp(sec=1, nanosec=2), frame_id="base"), name=["j1"],
+                           position=np.array([0.5]), velocity=np.array([0.0]), effort=np.array([1.0]))
+    data = bytearray(typestore.serialize_cdr(message, "sensor_msgs/msg/JointState"))
+    assert deserialize_cdr(typestore, bytes(data), "sensor_msgs/msg/JointState").name == ["j1"]
+    data[12:16] = struct.pack("<I", 0x7FFFFFF0)  # frame_id's length, after the 4-byte encapsulation and the stamp
+    with pytest.raises(ValueError, match="cannot deserialize|cut short"):
+        deserialize_cdr(typestore, bytes(data), "sensor_msgs/msg/JointState")
+
+
+def test_all_zero_efforts_and_efforts_in_another_unit_are_named(cli, tmp_path):
+    """All-zero efforts gave `IndexError` in `_scale_notes` (a regression); one joint's efforts in mN m (RMS far
+    beyond its 127 N m limit) were accepted without a word. The log's first joint is written x1000 here."""
+    zero = dualv_log(tmp_path / "zero.csv", duration_s=4.0, effort_scale=np.zeros(4))
+    cli("identify", "--robot", "dualv", "--csv", zero, "--out", tmp_path / "z.json").refused(
+        str(zero), "all zero")
+    scaled = dualv_log(tmp_path / "mnm.csv", duration_s=6.0, effort_scale=np.array([1000.0, 1.0, 1.0, 1.0]))
+    outcome = cli("identify", "--robot", "dualv", "--csv", scaled, "--out", tmp_path / "m.json")
+    assert outcome.code == 0, outcome.err[-2000:]
+    assert "leg1_joint1: recorded efforts have RMS" in outcome.out and "effort limit 127" in outcome.out
+    assert "leg2_joint1: recorded efforts have RMS" not in outcome.out
+
+
+@pytest.mark.parametrize("columns, fragment", [
+    ("position=j1_position,effort=j1_effort", "has no {i} nor {joint}"),
+    ("position={joint}_position,position={joint}_effort", "position given twice"),
+    ("position={joint}_position,effort={joint}_position", "effort and position both read"),
+])
+def test_column_schema_mistakes_name_the_column_option(cli, tmp_path, log, columns, fragment):
+    """`--columns` mistakes (no {i}, a field twice, one column for two fields) ended as "no closed configuration
+    ... Newton did not converge", naming neither file nor column."""
+    cli("identify", "--robot", "dualv", "--csv", log, "--columns", columns, "--out", tmp_path / "r.json").refused(
+        "--columns", fragment)

@@ -113,6 +113,9 @@ def column_schema(text: str | Path) -> ColumnSchema:
             if not sep or not key.strip() or not value.strip():
                 raise BagError(f"expected FIELD=PATTERN pairs separated by commas, got {item!r}",
                                bag="--columns", kind="format")
+            if key.strip() in document:
+                raise BagError(f"{key.strip()} given twice ({document[key.strip()]!r} and {value.strip()!r}): one "
+                               "pattern per field", bag="--columns", kind="format")
             document[key.strip()] = value.strip()
         where = "--columns"
     unknown = sorted(set(document) - {*FIELDS, "joints", "time", "first_index"})
@@ -129,6 +132,14 @@ def column_schema(text: str | Path) -> ColumnSchema:
         except (AttributeError, KeyError, IndexError, ValueError):
             raise BagError(f"{field}: pattern {pattern!r} may only use {{i}} and {{joint}}", bag=where,
                            kind="format") from None
+        listed = document.get("joints")
+        if "{i}" not in pattern and "{joint}" not in pattern and not (isinstance(listed, list) and len(listed) == 1):
+            raise BagError(f"{field}: pattern {pattern!r} has no {{i}} nor {{joint}}: every joint would read the same "
+                           f"column (e.g. {field}: {pattern}{{i}})", bag=where, kind="format")
+        twice = [other for other, used in patterns if used == pattern]
+        if twice:
+            raise BagError(f"{field} and {twice[0]} both read the columns {pattern!r}: one pattern per field",
+                           bag=where, kind="format")
         patterns.append((field, pattern))
     if not any(field == "position" for field, _ in patterns):
         raise BagError("no position pattern (e.g. position: Position{i})", bag=where, kind="format")
