@@ -20,6 +20,7 @@ import pinocchio as pin
 from pardyn.description.config import ModeCondition, RobotDescription
 from pardyn.description.formats import load_description
 from pardyn.description.model import joint_names
+from pardyn.description.validation import check_robot_sections
 from pardyn.dynamics.parameters import parameters_from_description, payload_body
 from pardyn.errors import ConvergenceError, DescriptionError, InputError, KinematicsError
 from pardyn.kernels import CompiledSolver, select_kernels
@@ -104,6 +105,7 @@ class Robot:
             frame_task=self.frame_task,
             internal=len(self.internal_indices),
         )
+        check_robot_sections(self)  # springs, cones, excitation against the model, before anything uses them
         self.home = self._solve_home(structure.assembled)
         self.analytic = analytic_kinematics(self)
         self.nominal_parameters = parameters_from_description(self, check_urdf=check_urdf)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import math
 import reprlib
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ import yaml
 
 from pardyn.errors import InputError, PardynError
 
-__all__ = ["MAX_TEXT_BYTES", "load_json", "load_yaml", "read_text", "shown"]
+__all__ = ["MAX_TEXT_BYTES", "check_regular_file", "load_json", "load_yaml", "read_text", "shown", "text_lines"]
 
 MAX_TEXT_BYTES = 512 * 1024 * 1024
 """Largest text file read whole (bytes): a bigger one is refused, not swapped in."""
@@ -80,9 +82,7 @@ def read_text(path: str | Path, *, what: str = "file", error: type[PardynError] 
     """
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if path.is_dir():
-            raise error(f"{path}: is a directory, expected a {what}")
+        size = check_regular_file(path, what=what, error=error)
         if size > max_bytes:
             raise error(f"{path}: {size} bytes, more than the {max_bytes} a {what} may have")
         data = path.read_bytes()
@@ -99,6 +99,42 @@ def read_text(path: str | Path, *, what: str = "file", error: type[PardynError] 
             f"{path}: the {what} is {kind} (byte {cause.start}, line {line}: {data[cause.start:cause.start + 1]!r}); "
             "save it as UTF-8"
         ) from None
+
+
+def check_regular_file(path: str | Path, *, what: str = "file", error: type[PardynError] = InputError) -> int:
+    """The size (bytes) of ``path`` after checking it is a regular file (symbolic links followed).
+
+    A FIFO, socket or device named like a data file would block the reader forever or never end: it is
+    refused, as is a directory. ``OSError`` (missing file, no permission) is left to the caller.
+    """
+    mode = Path(path).stat()
+    if stat.S_ISDIR(mode.st_mode):
+        raise error(f"{path}: is a directory, expected a {what}")
+    if not stat.S_ISREG(mode.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode.st_mode) else "a socket" if stat.S_ISSOCK(mode.st_mode)
+                else "a device" if stat.S_ISCHR(mode.st_mode) or stat.S_ISBLK(mode.st_mode) else "not a regular file")
+        raise error(f"{path}: is {kind}, not a regular file; save the {what} to a file and give that")
+    return mode.st_size
+
+
+def text_lines(path: str | Path, *, what: str = "file", error: type[PardynError] = InputError) -> Iterator[str]:
+    """The lines of ``path`` one at a time (UTF-8, an initial byte-order mark removed), for files too large to
+    hold whole as text: the same checks and messages as :func:`read_text` (which reports a decoding error)."""
+    path = Path(path)
+    try:
+        check_regular_file(path, what=what, error=error)
+        stream = path.open(encoding="utf-8-sig", newline="")
+    except OSError as cause:
+        raise error(f"{path}: cannot read the {what}: {cause.strerror or cause}") from cause
+    with stream:
+        try:
+            yield from stream
+        except UnicodeDecodeError:
+            pass
+        else:
+            return
+    read_text(path, what=what, error=error)  # raises, naming the byte, line and encoding
+    raise error(f"{path}: the {what} is not UTF-8; save it as UTF-8")  # pragma: no cover - read_text raised
 
 
 def load_yaml(path: str | Path, *, what: str = "YAML file", error: type[PardynError] = InputError) -> Any:

@@ -7,7 +7,13 @@ half-written file. Boundaries: robot YAML (values replaced by junk at any key),
 URDF (attributes, links and joints mutated; run in a child process, so that a
 crash is seen as a signal), numeric CLI options, trajectory CSV (``pardyn
 dynamics``), parameter files (``--params``), bringup files, data CSV
-(``bag from-csv``) and MCAP bags with a flipped bit (``bag info``).
+(``bag from-csv``) and MCAP bags with a flipped bit (``bag info``); since issue 39 also truth files
+(``identify --truth``), the C export's names (``kernels.codegen.c_name`` and ``export c --out``), fleet
+folders (``fleet identify``: files, folders and links of any name), log schemas (``--columns`` and
+``--time-unit`` on a valid log) and the robot YAML's ``springs:``, ``locked:``, ``limits.cones`` sections.
+
+Every outcome is tallied per boundary into ``PARDYN_FUZZ_TALLY`` (a file, when set): ``bench/fuzz.py``
+prints the counts accepted and refused.
 
 Seeded (``derandomize``) and bounded: ``PARDYN_FUZZ_EXAMPLES`` (default 25)
 examples per boundary in the suite; ``bench/fuzz.py`` (``make bench``) runs 40x more.
@@ -38,12 +44,23 @@ FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database
                                        HealthCheck.data_too_large])
 
 
-def check_outcome(code: int, err: str, what: str) -> None:
-    """The promise: accepted (0) or refused in one line (2); never a traceback, never another code."""
-    assert code in (0, 2), (what, code, err[-1500:])
+def _tally(code: int) -> None:
+    """One line ``boundary code`` into ``PARDYN_FUZZ_TALLY`` (the test's name is the boundary)."""
+    tally = os.environ.get("PARDYN_FUZZ_TALLY")
+    if tally:
+        boundary = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[-1].split("[")[0].split(" ")[0]
+        with open(tally, "a", encoding="utf-8") as stream:
+            stream.write(f"{boundary} {code}\n")
+
+
+def check_outcome(code: int, err: str, what: str, codes: tuple[int, ...] = (0, 2)) -> None:
+    """The promise: accepted (0) or refused in one line (2); never a traceback, never another code (``codes``:
+    ``fleet identify`` also ends with 1, the failed runs summarized in one line)."""
+    _tally(code)
+    assert code in codes, (what, code, err[-1500:])
     assert "Traceback" not in err, (what, err[-1500:])
-    if code == 2:
-        line = err.strip()
+    if code in (1, 2):
+        line = err.strip().splitlines()[-1] if code == 1 else err.strip()
         assert line and "\n" not in line, (what, err[-1500:])
         assert len(line) < 2100, (what, len(line))
 
@@ -79,6 +96,9 @@ def _leaves(value, path=()):
 
 DUALV = yaml.safe_load((REPO / "config" / "robots" / "dualv.yaml").read_text())
 DUALV["urdf"] = str(REPO / "urdf" / "dualv.urdf")
+# the sections added since issue 30, with values a machine can have, so that the fuzz replaces them too
+DUALV["springs"] = [{"joints": ["leg1_joint2"], "stiffness": 10.0, "reference": 0.2}]
+DUALV["limits"]["cones"] = [{"name": "elbow", "max": 1.0, "axis": [0, 0, 1], "frames": [["leg1_B", "leg1_A"]]}]
 DUALV_PATHS = [path for path in _leaves(DUALV) if path and path != ("urdf",)]
 
 
@@ -307,3 +327,134 @@ def test_bit_flip_fuzz(cli, tmp_path_factory, reference_bag, position, bit):
         except Exception as error:  # noqa: BLE001 - reported below with the offset
             raise AssertionError(f"bag info says complete after a flip at byte {index}, but reading fails: {error}")
         assert read == messages, f"bag info says complete after a flip at byte {index}, but the messages differ"
+
+
+# ---------------------------------------------------------------------- boundaries added by issue 39
+TRUTH_NAMES = ["m_platform", "zz_leg1_link1", "fv_leg1_joint1", "m_payload", "m_foo", "", "k_leg1_joint2"]
+
+
+@FUZZ
+@given(values=st.one_of(st.dictionaries(st.sampled_from(TRUTH_NAMES), st.one_of(st.floats(-5.0, 5.0), JUNK),
+                                        max_size=4), JUNK),
+       binary=st.one_of(st.none(), st.binary(max_size=40)))
+def test_truth_file_fuzz(cli, tmp_path_factory, values, binary):
+    """`identify --truth` with junk truth files: refused in one line naming the file (checked before the data,
+    here absent, so a valid truth ends in the one-line 'give the data')."""
+    folder = tmp_path_factory.mktemp("truth")
+    truth = folder / "t.json"
+    if binary is not None:
+        truth.write_bytes(binary)
+    else:
+        text = json.dumps({"standard_parameters": values}, default=str)
+        truth.write_text(text.replace('"' + "1" + "0" * 400 + '"', "1" + "0" * 400))
+    code, _, err = cli("identify", "--robot", "dualv", "--truth", truth, "--out", folder / "r.json")
+    check_outcome(code, err, (values, binary))
+    assert code == 2 and not (folder / "r.json").exists()
+
+
+@FUZZ
+@given(name=st.text(max_size=300))
+def test_c_name_fuzz(name):
+    """Any robot name becomes a C identifier fragment CasADi and a C compiler take: letters, digits, single
+    underscores inside, no leading digit, at most 40 characters (a file name that opens)."""
+    import re  # noqa: PLC0415
+
+    from pardyn.kernels.codegen import c_name  # noqa: PLC0415
+
+    _tally(0)
+    fragment = c_name(name)
+    assert re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)*", fragment), (name, fragment)
+    assert len(fragment) <= 40
+
+
+@FUZZ
+@given(out=st.one_of(st.sampled_from(["", " ", "EXISTING", "FILE", "EXISTING/sub"]), st.text(max_size=10)))
+def test_export_out_fuzz(cli, tmp_path_factory, monkeypatch, out):
+    """`export c --out` at junk places: an empty or blank --out, a file, a folder holding an earlier export's
+    CMakeLists.txt: refused in one line and nothing replaced (only the refusals run: no CasADi generation)."""
+    folder = tmp_path_factory.mktemp("export")
+    (folder / "EXISTING").mkdir()
+    (folder / "EXISTING" / "CMakeLists.txt").write_text("mine\n")
+    (folder / "FILE").write_text("a file\n")
+    monkeypatch.chdir(folder)
+    if out not in ("", " ", "EXISTING", "FILE"):
+        _tally(0)
+        return  # a fresh folder would be written: the suite's test_export_c_names_are_valid_c_identifiers
+    code, _, err = cli("export", "c", "--robot", "five_bar", "--out", out)
+    check_outcome(code, err, out)
+    assert code == 2
+    assert (folder / "EXISTING" / "CMakeLists.txt").read_text() == "mine\n"
+
+
+FLEET_ENTRIES = st.lists(st.tuples(
+    st.sampled_from(["r1", "r2", ".hidden", "_out", "README"]),
+    st.one_of(st.sampled_from(["2026-11-01.csv", "2026-11-02", "x.mcap", "notes.txt", "run.db3", "RUN.json",
+                               "robot.yaml"]), st.text(alphabet="abc.-_", min_size=1, max_size=6)),
+    st.sampled_from(["file", "dir", "link_up", "link_root", "link_self", "broken", "fifo", "junk_csv"]),
+), max_size=6)
+
+
+@FUZZ
+@given(entries=FLEET_ENTRIES)
+def test_fleet_folder_fuzz(cli, tmp_path_factory, entries):
+    """`fleet identify` on folders of junk entries (files, folders, links up, to the root, to themselves, broken,
+    FIFOs, CSV files that are not logs): exit 0, 1 with the failures summarized in one line, or 2; never a
+    traceback nor a hang; no entry read twice."""
+    root = tmp_path_factory.mktemp("fleet")
+    (root / "robot.yaml").write_text(f"urdf: {REPO / 'urdf' / 'dualv.urdf'}\n")  # a robot file that is refused
+    for robot, name, kind in entries:
+        folder = root / robot
+        folder.mkdir(exist_ok=True)
+        path = folder / name
+        if path.exists() or path.is_symlink():
+            continue
+        if kind == "dir":
+            path.mkdir()
+        elif kind == "link_up":
+            path.symlink_to(folder, target_is_directory=True)
+        elif kind == "link_root":
+            path.symlink_to(root, target_is_directory=True)
+        elif kind == "link_self":
+            path.symlink_to(path)
+        elif kind == "broken":
+            path.symlink_to(root / "nowhere")
+        elif kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "junk_csv":
+            path.write_text("t,a_position\n0,1\n1,x\n")
+        else:
+            path.write_text("")
+    code, _, err = cli("fleet", "identify", root, "--no-report", "--quiet", "--workers", "1")
+    check_outcome(code, err, entries, codes=(0, 1, 2))
+
+
+LOG_PATTERNS = st.sampled_from(["Position{i}", "{joint}_position", "{joint}_effort", "{i}", "t", "Torque{i}",
+                                "{joint}", "{x}", "{", "position", ""])
+
+
+@FUZZ
+@given(position=LOG_PATTERNS, effort=st.one_of(st.none(), LOG_PATTERNS), velocity=st.one_of(st.none(), LOG_PATTERNS),
+       unit=st.sampled_from([None, "s", "ms", "us", "ns", "samples"]), rate=st.sampled_from([None, "100", "200"]),
+       extra=st.sampled_from(["", ",joints=x", ",first_index=0", ",time=t", ",position=again"]))
+def test_log_schema_fuzz(cli, tmp_path_factory, small_log, position, effort, velocity, unit, rate, extra):
+    """`bag from-csv` on a valid 200 Hz log with junk `--columns` and any `--time-unit`/`--rate`: a bag of the
+    log's times, or one line naming the option, column or unit at fault."""
+    folder = tmp_path_factory.mktemp("schema")
+    columns = f"position={position}" + (f",effort={effort}" if effort is not None else "") + (
+        f",velocity={velocity}" if velocity is not None else "") + extra
+    arguments = ["--columns", columns] + (["--time-unit", unit] if unit else []) + (["--rate", rate] if rate else [])
+    code, _, err = cli("bag", "from-csv", "--csv", small_log, "--out", folder / "bag", *arguments)
+    check_outcome(code, err, arguments)
+    if code == 0:
+        assert unit in (None, "s"), (arguments, "a log in seconds read in another unit")
+
+
+@pytest.fixture(scope="module")
+def small_log(tmp_path_factory):
+    """A 1 s, 200 Hz log of joints j1, j2 (seconds): t, jK_position, jK_effort and Position1, Torque1 copies."""
+    path = tmp_path_factory.mktemp("small") / "log.csv"
+    t = np.arange(200) / 200.0
+    q = np.column_stack([np.sin(t), np.cos(t)])
+    np.savetxt(path, np.column_stack([t, q, 2 * q, q, 2 * q]), delimiter=",", comments="", fmt="%.9g",
+               header="t,j1_position,j2_position,j1_effort,j2_effort,Position1,Position2,Torque1,Torque2")
+    return path

@@ -6,6 +6,7 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
+from rosbags.serde import SerdeError
 from rosbags.typesys import Stores, get_typestore
 from rosbags.typesys.store import Typestore
 
@@ -112,7 +113,8 @@ def cdr_decode(typestore: Typestore, data: bytes | bytearray | memoryview, msgty
     function = msgdef.deserialize_cdr_le if raw[1] == 1 else msgdef.deserialize_cdr_be
     try:
         message, position = function(raw[4:], 0, msgdef.cls, typestore)
-    except (struct.error, UnicodeDecodeError, ValueError, IndexError) as error:
+    except (struct.error, UnicodeDecodeError, ValueError, IndexError, SerdeError, MemoryError) as error:
+        # SerdeError: a string or sequence length that runs past the data (a valid chunk CRC over corrupt CDR)
         raise ValueError(f"cannot deserialize {msgtype} from {len(raw)} bytes: {error}") from error
     if 4 + position > len(raw):
         raise ValueError(f"{msgtype} data cut short ({len(raw)} bytes, {4 + position} needed)")

@@ -130,6 +130,9 @@ def column_schema(text: str | Path) -> ColumnSchema:
             if not sep or not key.strip() or not value.strip():
                 raise BagError(f"expected FIELD=PATTERN pairs separated by commas, got {item!r}",
                                bag="--columns", kind="format")
+            if key.strip() in document:
+                raise BagError(f"{key.strip()} given twice ({document[key.strip()]!r} and {value.strip()!r}): one "
+                               "pattern per field", bag="--columns", kind="format")
             document[key.strip()] = value.strip()
         where = "--columns"
     unknown = sorted(set(document) - {*FIELDS, "joints", "time", "first_index"})
@@ -148,6 +151,14 @@ def column_schema(text: str | Path) -> ColumnSchema:
         except (AttributeError, KeyError, IndexError, ValueError):
             raise BagError(f"{field}: pattern {pattern!r} may only use {{i}} and {{joint}}", bag=where,
                            kind="format") from None
+        listed = document.get("joints")
+        if "{i}" not in pattern and "{joint}" not in pattern and not (isinstance(listed, list) and len(listed) == 1):
+            raise BagError(f"{field}: pattern {pattern!r} has no {{i}} nor {{joint}}: every joint would read the same "
+                           f"column (e.g. {field}: {pattern}{{i}})", bag=where, kind="format")
+        twice = [other for other, used in patterns if used == pattern]
+        if twice:
+            raise BagError(f"{field} and {twice[0]} both read the columns {pattern!r}: one pattern per field",
+                           bag=where, kind="format")
         patterns.append((field, pattern))
     if not any(field == "position" for field, _ in patterns):
         raise BagError("no position pattern (e.g. position: Position{i})", bag=where, kind="format")
@@ -388,14 +399,60 @@ def _time(path: Path, names: list[str], values: np.ndarray, rate_hz: float | Non
             "time must increase",
             bag=path, kind="stamps", t_s=float(t[k]),
         )
-    median = float(np.median(dt))
-    if median >= 0.5 and time_unit is None:
-        raise BagError(
-            f"column {names[column]!r}: median interval {median:g} between samples: is the time in seconds? "
-            "(give its unit: --time-unit ms, us, ns, or samples with --rate HZ)",
-            bag=path, kind="stamps",
-        )
+    _check_time_unit(path, names[column], values[:, column], t, time_unit)
     return t, column
+
+
+MIN_INTERVAL_S = 1.0 / 50_000.0
+"""Shortest median sample interval believed (s): no robot controller logs joint states faster than 50 kHz."""
+MAX_INTERVAL_S = 0.5
+"""Longest median sample interval believed (s): a log at 2 Hz or slower has its times in another unit."""
+MAX_TIME_S = 1e10
+"""Largest time believed (s, 317 years): beyond it the stamps are epoch nanoseconds or microseconds."""
+
+
+def _check_time_unit(path: Path, column: str, raw: np.ndarray, t: np.ndarray, time_unit: str | None) -> None:
+    """Refuse a time column whose declared (or assumed) unit contradicts its own rate and magnitude.
+
+    ``raw`` is the column as written, ``t`` the times in seconds after ``time_unit``. A log in seconds declared
+    ms/us/ns comes out faster than 50 kHz; one in ms declared seconds slower than 2 Hz; epoch stamps in ns
+    declared seconds (or ms) centuries long; a sample index holds whole numbers. Each refusal names the unit
+    the data's own steps suggest.
+    """
+    declared = "seconds (no --time-unit)" if time_unit is None else f"--time-unit {time_unit}"
+    raw_step = float(np.median(np.diff(raw)))
+    suggestion = _unit_for_step(raw_step, float(np.max(np.abs(raw))))
+    hint = f"its median step {raw_step:.6g} looks like {suggestion}" if suggestion else "check its unit"
+    if time_unit == "samples":
+        fractional = np.flatnonzero(np.abs(raw - np.rint(raw)) > 1e-6)
+        if fractional.size:
+            k = int(fractional[0])
+            raise BagError(f"column {column!r}: {raw[k]:.9g} at line {k + 2} is not a whole sample index "
+                           f"(--time-unit samples); {hint}: give --time-unit {suggestion or 's'}", bag=path,
+                           kind="stamps")
+        return
+    median = float(np.median(np.diff(t)))
+    largest = float(np.max(np.abs(t)))
+    if largest > MAX_TIME_S:
+        raise BagError(f"column {column!r}: time {largest:.6g} s with {declared} is {largest / 3.15576e7:.3g} years; "
+                       f"the stamps look like {suggestion or 'epoch nanoseconds'}: give --time-unit "
+                       f"{suggestion or 'ns'}", bag=path, kind="stamps")
+    if median < MIN_INTERVAL_S or median >= MAX_INTERVAL_S:
+        rate = f"{1.0 / median:.6g} Hz" if median > 0 else "an infinite rate"
+        fix = (f"give --time-unit {suggestion}" if suggestion else "give its unit: --time-unit s, ms, us, ns")
+        if abs(raw_step - round(raw_step)) < 1e-9 and raw_step >= 1:
+            fix += " (or samples with --rate HZ if it counts samples)"
+        raise BagError(f"column {column!r}: median interval {median:.6g} s with {declared} ({rate}, not a "
+                       f"robot log's 2 Hz to 50 kHz); {hint}: {fix}", bag=path, kind="stamps")
+
+
+def _unit_for_step(step: float, largest: float) -> str | None:
+    """The time unit in which a median step of ``step`` (and stamps up to ``largest``) is a 2 Hz-50 kHz log."""
+    for unit in ("s", "ms", "us", "ns"):
+        seconds = step * TIME_UNITS[unit]
+        if MIN_INTERVAL_S <= seconds < MAX_INTERVAL_S and largest * TIME_UNITS[unit] <= MAX_TIME_S:
+            return unit
+    return None
 
 
 def _some(names: Sequence[str], count: int = 8) -> str:

@@ -66,6 +66,13 @@ def _describe(status, files: str) -> None:
 
     lines = []
     with Reader(status.path if status.path.is_dir() else status.path.parent) as reader:
+        held = _mcap_message_count(status) if status.storage == "mcap" else None
+        if reader.message_count < 0 or (held is not None and held != reader.message_count):
+            print(f"{status.path}: damaged: metadata.yaml says {reader.message_count} messages, the storage files "
+                  f"hold {held if held is not None else 'a different number'}\n"
+                  f"  move {status.path}/metadata.yaml away, then `pardyn bag repair {status.path}` writes it from the "
+                  "intact chunks")
+            return
         span = (reader.end_time - reader.start_time) * 1e-9 if reader.message_count else 0.0
         lines.append(f"{status.path}: complete, {status.storage} ({files}), {reader.message_count} messages over {span:.3f} s")
         counts: dict[str, int] = {}
@@ -78,6 +85,20 @@ def _describe(status, files: str) -> None:
     lines += [f"  losses: {record.describe()}" for record in read_gap_records(status.path if status.path.is_dir()
                                                                               else status.path.parent)]
     print("\n".join(lines))
+
+
+def _mcap_message_count(status) -> int | None:
+    """The messages the MCAP files' own summaries count (None: a file without statistics)."""
+    from mcap.reader import make_reader  # noqa: PLC0415
+
+    total = 0
+    for file in status.files:
+        with open(file, "rb") as stream:
+            summary = make_reader(stream).get_summary()
+        if summary is None or summary.statistics is None:
+            return None
+        total += summary.statistics.message_count
+    return total
 
 
 def _repair(bag: Path) -> None:

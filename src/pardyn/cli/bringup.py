@@ -51,7 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--processes: start NODE this long after the others' start (repeatable; any order)")
 
 
-def _start_delays(items: list[str]) -> dict[str, float]:
+def _start_delays(items: list[str], duration_s: float | None) -> dict[str, float]:
+    """``{node: seconds}``, each shorter than ``--duration`` (a node delayed past the end would never start, and
+    the run would still end with exit 0); nodes and signs are checked by :func:`run_processes`."""
     delays = {}
     for item in items:
         name, _, seconds = item.partition("=")
@@ -59,6 +61,9 @@ def _start_delays(items: list[str]) -> dict[str, float]:
             delays[name] = float(seconds)
         except ValueError:
             raise DescriptionError(f"--start-delay {item!r}: expected NODE=SECONDS") from None
+        if duration_s is not None and delays[name] >= duration_s:
+            raise DescriptionError(f"--start-delay {item!r}: {delays[name]:g} s is not before the end of --duration "
+                                   f"{duration_s:g} s: {name} would never start; give a shorter delay or a longer run")
     return delays
 
 
@@ -77,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         raise DescriptionError(f"--duration must be positive seconds, got {args.duration}")
     if args.start_delay and not args.processes:
         raise DescriptionError("--start-delay needs --processes")
-    delays = _start_delays(args.start_delay)
+    delays = _start_delays(args.start_delay, args.duration)
     stop = StopSignals().install()  # Ctrl-C/SIGTERM from now on: a request to stop, never a traceback
     try:
         if args.processes:  # as ros2 launch shows them: every node's lines on the console, prefixed with its name

@@ -142,7 +142,7 @@ def csv_options(args: argparse.Namespace, joints: tuple[str, ...] = ()) -> dict:
     try:
         schema = column_schema(args.columns) if args.columns else None
     except BagError as error:
-        raise InputError(f"--columns: {error}") from None
+        raise InputError(f"--columns: {str(error).removeprefix('--columns: ')}") from None
     return {"rate_hz": args.rate, "time_unit": args.time_unit, "schema": schema, "joints": joints,
             "max_gap": getattr(args, "max_gap", DEFAULT_MAX_GAP)}
 

@@ -17,6 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("format", choices=FORMATS.names, help="export format")
     parser.add_argument("--robot", required=True, help="robot name (config/robots) or YAML path")
     parser.add_argument("--out", required=True, help="output directory (created)")
+    parser.add_argument("--force", action="store_true", help="replace files of an earlier export in --out")
     parser.add_argument("--placeholder-mass", type=number(0.0, 1e6, low_open=True, unit="kg"), default=1e-3,
                         help="mass (kg) of links pardyn models as massless (default 1e-3)")
     parser.add_argument("--placeholder-inertia", type=number(0.0, 1e6, low_open=True, unit="kg m^2"), default=1e-6,
@@ -25,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot)
-    paths = export(robot, args.format, args.out, placeholder_mass=args.placeholder_mass,
+    paths = export(robot, args.format, args.out, overwrite=args.force, placeholder_mass=args.placeholder_mass,
                    placeholder_inertia=args.placeholder_inertia)
     for role, path in paths.items():
         print(f"{role}: {path}")

@@ -11,6 +11,7 @@ fleet.json: base parameters per robot and date with sigma, drift, outliers, unus
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from pardyn.cli.engine import add_engine_arguments, engine_from_arguments
@@ -22,7 +23,8 @@ HELP = "identify every robot of a fleet folder in parallel and summarize drift (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    identify = sub.add_parser("identify", help="identify the new runs of every robot folder; write the fleet summary")
+    identify = sub.add_parser("identify", help="identify the new runs of every robot folder; write the fleet summary (exit status 1 when a run "
+                                                   "failed or there was nothing to identify)")
     identify.add_argument("dir", type=Path, help="the fleet folder: one folder per robot, runs (bags, CSV) inside")
     identify.add_argument("--robot", help="robot name or YAML for robot folders without a robot.yaml (default: "
                                           "DIR/robot.yaml)")
@@ -100,6 +102,20 @@ def _identify(args: argparse.Namespace) -> int:
     for unusable in summary.unusable:
         print(f"not used: {unusable.robot}/{unusable.date}: {unusable.reason}")
     print("wrote " + ", ".join(str(p) for p in paths))
+    return _identify_status(done, out)
+
+
+def _identify_status(done, out) -> int:
+    """0 when every run is identified or unchanged; else the failures on stderr and 1 (a nightly job sees it)."""
+    if done.failed:
+        named = ", ".join(done.failed[:5]) + (", ..." if len(done.failed) > 5 else "")
+        print(f"pardyn fleet: {len(done.failed)} of {len(done.layout.runs)} runs failed ({named}): their errors are "
+              f"in {out}/<robot>/<date>/RUN.json and the summary", file=sys.stderr)
+        return 1
+    if not done.layout.runs:
+        print(f"pardyn fleet: nothing to identify in {done.layout.root} ({len(done.layout.unusable)} entries not "
+              "runs, listed above)", file=sys.stderr)
+        return 1
     return 0
 
 

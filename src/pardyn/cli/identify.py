@@ -197,8 +197,12 @@ def _print_summary(robot_name: str, data: dict) -> None:
         validation = data["validation"]
         print(f"validation: relative error {100 * validation['relative_error_norm']:.2f} % "
               f"(nominal model {100 * validation['nominal']['relative_error_norm']:.2f} %)")
-    if data["truth"]:
-        rows = [row for row in data["truth"]["base_parameters"] if row["true"] is not None]
+    rows = [row for row in (data["truth"] or {}).get("base_parameters", []) if row["true"] is not None
+            and row["error_in_std"] is not None]
+    if data["truth"] and not rows:
+        print("against the truth: no identified base parameter has both a true value in the --truth file and a "
+              "finite standard deviation")
+    elif rows:
         worst = max(rows, key=lambda row: abs(row["error_in_std"]))
         floors = data["truth"]["validation_floor"]
         print(f"against the truth: largest error {worst['name']} {worst['error_in_std']:.3g} std"
@@ -216,6 +220,11 @@ def _print_summary(robot_name: str, data: dict) -> None:
 
 def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot, kernels="auto")  # compiled joint regressors when they build (pardyn.kernels)
+    truth = None
+    if args.truth is not None:  # checked before the data are read and fitted (and before RESULT.json is written)
+        from pardyn.identification.truth import load_truth_values  # noqa: PLC0415
+
+        truth = load_truth_values(args.truth, robot)
     if not args.bag and not args.csv and not args.run:
         raise InputError("give the data: --run FILE_OR_FOLDER (repeat), --bag BAG (repeat) or --csv FILE (repeat)")
     transmission = load_transmission(robot)
@@ -263,11 +272,6 @@ def run(args: argparse.Namespace) -> int:
         if args.csv or args.run or args.holdout:
             raise InputError(f"--estimator {args.estimator} needs bags with the reference (--bag), not --csv/--holdout")
         closed_loop = _closed_loop_setups(robot, [*args.bag, *args.loaded_bag], args)
-    truth = None
-    if args.truth is not None:
-        from pardyn.identification.truth import load_truth_values  # noqa: PLC0415
-
-        truth = load_truth_values(args.truth)
     result = identify(robot, runs, loaded_bags=args.loaded_bag, validate_bags=validate, settings=settings,
                       closed_loop=closed_loop, truth=truth)
     data = result.as_json()

@@ -110,7 +110,8 @@ def _list(reader: YamlFields, raw: Any, key: str) -> list:
 
 def parse_bodies(reader: YamlFields, raw: Any, key: str) -> tuple[BodyValues, ...]:
     """A list of body entries ``{links, mass, com, inertia_com}`` at ``key`` (``dynamics.bodies``, ``inertials``),
-    each checked physical (:func:`check_body`), no link listed twice."""
+    each checked physical (:func:`check_body`; an ``inertials:`` entry, which replaces a tree file's inertial
+    as a real body's, also ``A + B >= C``), no link listed twice."""
     bodies = []
     for i, raw_body in enumerate(_list(reader, raw, key)):
         entry = f"{key}[{i}]"
@@ -128,7 +129,8 @@ def parse_bodies(reader: YamlFields, raw: Any, key: str) -> tuple[BodyValues, ..
             com=reader.vector(item["com"], f"{entry}.com", 3) if "com" in item else np.zeros(3),
             inertia_com=np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]),
         ))
-        check_body(bodies[-1].mass, bodies[-1].inertia_com, f"{reader.source}: {entry}")
+        check_body(bodies[-1].mass, bodies[-1].inertia_com, f"{reader.source}: {entry}",
+                   triangle=key == "inertials")
     links = [link for body in bodies for link in body.links]
     twice = sorted({link for link in links if links.count(link) > 1})
     if twice:

@@ -92,8 +92,8 @@ def parse_gepetto(raw: Any, *, source: Path) -> RobotDescription:
         frames = reader.strings(pair, f"closed_loop[{i}]")
         if len(frames) != 2:
             raise reader.fail(f"closed_loop[{i}]", f"expected two frame names, got {list(frames)}")
-        if kind not in _TYPES:
-            raise reader.fail(f"type[{i}]", f"unknown closure type {kind!r}; known: {sorted(_TYPES)}")
+        if not isinstance(kind, str) or kind not in _TYPES:  # a list (`[[6d]]`) is unhashable: named, not raised
+            raise reader.fail(f"type[{i}]", f"unknown closure type {shown(kind)}; known: {sorted(_TYPES)}")
         closure_type = _TYPES[kind]
         closures.append(
             Closure(

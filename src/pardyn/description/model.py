@@ -11,6 +11,7 @@ from pardyn.description.frames import resolve_description_frames, separate_clash
 from pardyn.description.inertials import set_urdf_inertials
 from pardyn.description.validation import build_urdf_model, check_urdf
 from pardyn.errors import DescriptionError
+from pardyn.textio import shown
 
 __all__ = ["build_model", "joint_names"]
 
@@ -51,6 +52,14 @@ def _lock_joints(model: pin.Model, description: RobotDescription, values_out: di
             if not math.isfinite(value):
                 raise DescriptionError(f"{description.source}: locked.{name}: {name!r} has no {side} limit in "
                                        f"{description.urdf}; give a value (rad, m)")
+        lower, upper = (float(model.lowerPositionLimit[joint.idx_q]), float(model.upperPositionLimit[joint.idx_q]))
+        if joint.nq == 1 and math.isfinite(lower) and math.isfinite(upper) and lower < upper and not (
+                lower - 1e-9 <= value <= upper + 1e-9):
+            raise DescriptionError(f"{description.source}: locked.{name}: {shown(value)} is outside {name!r}'s limits "
+                                   f"[{lower:.6g}, {upper:.6g}] in {description.urdf.name}; lock it within them "
+                                   "(or at lower/upper)")
+        if not abs(value) <= 1e3:  # a continuous joint has no limits: a thousand radians is not a position
+            raise DescriptionError(f"{description.source}: locked.{name}: {shown(value)} (rad, m) is not a position")
         if values_out is not None:
             values_out[name] = float(value)
         if joint.nq == 1:

@@ -37,7 +37,8 @@ import numpy as np
 from pardyn.errors import DescriptionError, PardynError
 from pardyn.textio import read_text, shown
 
-__all__ = ["MAX_DEPTH", "MAX_LENGTH", "MAX_MASS", "UrdfTree", "build_urdf_model", "check_body", "check_drive", "check_urdf"]
+__all__ = ["MAX_DEPTH", "MAX_LENGTH", "MAX_MASS", "UrdfTree", "build_urdf_model", "check_body", "check_drive",
+           "check_robot_sections", "check_urdf"]
 
 MAX_DEPTH = 64
 """Deepest XML nesting accepted (a URDF is 4 levels deep)."""
@@ -384,3 +385,47 @@ def check_parameters(params, where: str, *, error: type[PardynError] = Descripti
             raise error(f"{where}: m_{body.name} = {shown(mass)} kg: a body's mass is finite and >= 0")
     for drive in params.drives:
         check_drive({"ia": drive.ia, "fv": drive.fv, "fs": drive.fs}, f"{where}: joint {drive.joint!r}", error=error)
+
+
+MAX_SPRING_REFERENCE = 1.0e3
+"""Largest spring reference believed (rad, m): beyond it the value is a typo or another unit."""
+MAX_EXCITATION_AMPLITUDE = {"m": 10.0, "rad": 2.0 * math.pi}
+"""Largest excitation amplitude believed per task unit: 10 m, one turn."""
+
+
+def check_robot_sections(robot) -> None:
+    """The robot YAML's sections against the model they act on (a :class:`pardyn.robot.Robot` being built):
+    values that no machine can have are refused at load, naming the key and what to do.
+
+    * ``springs:`` on a joint of the platform's virtual chain (``task:``, not actuated nor sensed: it models
+      no hardware, a spring there has nothing to act on), or a reference beyond :data:`MAX_SPRING_REFERENCE`;
+    * ``limits.cones`` naming a frame the model does not have;
+    * ``excitation.amplitude`` beyond :data:`MAX_EXCITATION_AMPLITUDE` for the coordinate's unit.
+
+    Raises:
+        DescriptionError: naming the file, the key and the value.
+    """
+    description, source = robot.description, robot.description.source
+    virtual = set(description.task_joints) - set(description.actuated) - set(description.sensed)
+    if set(description.task_joints) == set(description.actuated):
+        virtual = set()  # a serial arm: its task joints are its motors
+    for joint, _, reference in description.springs:
+        if joint in virtual:
+            raise DescriptionError(f"{source}: springs: {joint!r} is a joint of the platform's virtual chain (task:), "
+                                   "no hardware: a spring there acts on nothing; put it on a physical joint")
+        if not abs(reference) <= MAX_SPRING_REFERENCE:
+            raise DescriptionError(f"{source}: springs: {joint!r} reference {shown(reference)} (rad, m) is beyond "
+                                   f"{MAX_SPRING_REFERENCE:g}: give where the spring is relaxed, in rad or m")
+    for cone in description.limits.cones:
+        for j, pair in enumerate(cone.frames):
+            for frame in pair:
+                if not robot.model.existFrame(frame):
+                    known = [f.name for f in robot.model.frames if f.name != "universe"]
+                    raise DescriptionError(f"{source}: limits.cones {cone.name!r} frames[{j}]: no frame {frame!r} "
+                                           f"in {description.urdf.name} (its frames: {shown(known, 200)})")
+    if description.excitation is not None:
+        for name, unit, amplitude in zip(robot.task_names, robot.task_units, description.excitation.amplitude):
+            if amplitude > MAX_EXCITATION_AMPLITUDE[unit]:
+                raise DescriptionError(f"{source}: excitation.amplitude.{name}: {amplitude:.6g} {unit} is beyond "
+                                       f"{MAX_EXCITATION_AMPLITUDE[unit]:.4g} {unit}: the largest deviation from the "
+                                       "centre, in m or rad")

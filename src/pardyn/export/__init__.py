@@ -28,7 +28,7 @@ from pardyn.registry import Registry
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["FORMATS", "ExportError", "Mechanism", "build_mechanism", "export", "write_sdf"]
+__all__ = ["FORMATS", "ExportError", "Mechanism", "build_mechanism", "claim_files", "export", "write_sdf"]
 
 
 def _summary(mechanism: Mechanism, robot: Robot) -> dict[str, Any]:
@@ -64,8 +64,11 @@ def write_sdf(robot: Robot, out: str | Path, **options: float) -> dict[str, Path
     """
     from pardyn.export import ros2_control, sdf  # noqa: PLC0415
 
+    overwrite = bool(options.pop("overwrite", False))
     mechanism = build_mechanism(robot, **options)
     out = Path(out)
+    claim_files(out, ["model.sdf", "model.gz.sdf", "world.sdf", "world_classic.sdf", "robot_description.urdf",
+                      "controllers.yaml", "export.json"], overwrite=overwrite)
     controllers = out / "controllers.yaml"
     contents = {
         "model": ("model.sdf", sdf.model_sdf(mechanism)),
@@ -93,11 +96,31 @@ def write_c(robot: Robot, out: str | Path, **options: float) -> dict[str, Path]:
     return write_c_library(robot, out, **options)
 
 
-def export(robot: Robot, fmt: str, out: str | Path, **options: float) -> dict[str, Path]:
+def claim_files(out: Path, names: list[str], *, overwrite: bool) -> None:
+    """Check, before anything is written, that ``out`` is a directory (or can be one) where none of ``names``
+    exists, unless ``overwrite``.
+
+    Raises:
+        ExportError: naming the files that would be replaced (and ``--force``), or what ``out`` is instead.
+    """
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"--out {out}: is a file, not a directory")
+    existing = [name for name in names if (out / name).exists()]
+    if existing and not overwrite:
+        raise ExportError(f"--out {out}: would replace {len(existing)} existing files ({', '.join(existing[:4])}"
+                          f"{', ...' if len(existing) > 4 else ''}): give another --out, or --force to replace them")
+
+
+def export(robot: Robot, fmt: str, out: str | Path, *, overwrite: bool = False, **options: float) -> dict[str, Path]:
     """Write ``robot`` in format ``fmt`` (a name of :data:`FORMATS`) into the directory ``out``.
+
+    Files already in ``out`` are replaced only with ``overwrite`` (:func:`claim_files`, checked first).
 
     Raises:
         InputError: unknown format (the message lists the known ones).
-        ExportError: the robot cannot be written honestly in that format.
+        ExportError: the robot cannot be written honestly in that format, ``out`` is empty or not a directory,
+            or a file would be replaced without ``overwrite``.
     """
-    return FORMATS.get(fmt)(robot, out, **options)
+    if not str(out).strip():  # Path("") is the current directory
+        raise ExportError("--out is empty: give the directory to write into")
+    return FORMATS.get(fmt)(robot, Path(out), overwrite=overwrite, **options)

@@ -57,21 +57,28 @@ int main(void) {{
 """
 
 
-def write_c_library(robot: Robot, out: str | Path, **_options: float) -> dict[str, Path]:
+def write_c_library(robot: Robot, out: str | Path, *, overwrite: bool = False, **_options: float) -> dict[str, Path]:
     """Write the C library of ``robot``'s kernels into ``out``; ``{role: path}``.
 
+    Identifiers and file names use :func:`~pardyn.kernels.codegen.c_name` (valid C, length-limited). Existing
+    files are replaced only with ``overwrite``.
+
     Raises:
-        ExportError: the generator does not support the robot (the message says what).
+        ExportError: the generator does not support the robot (the message says what), or a file would be
+            replaced without ``overwrite``.
     """
+    from pardyn.export import claim_files  # noqa: PLC0415
     from pardyn.kernels.codegen import c_name, generate_sources  # noqa: PLC0415 (casadi on demand)
     from pardyn.kernels.symbolic import UnsupportedModel  # noqa: PLC0415
 
     out = Path(out)
+    lib = f"pardyn_{c_name(robot.name)}"
+    claim_files(out, [f"{lib}.h", f"{lib}_data.h", f"{lib}_model.c", f"{lib}.c", "CMakeLists.txt", "example.c"],
+                overwrite=overwrite)
     try:
         paths = generate_sources(robot, out)
     except UnsupportedModel as error:
         raise ExportError(f"{robot.name}: no C kernels: {error}") from None
-    lib = f"pardyn_{c_name(robot.name)}"
     paths["cmake"] = out / "CMakeLists.txt"
     paths["cmake"].write_text(_CMAKE.format(lib=lib, robot=robot.name))
     paths["example"] = out / "example.c"

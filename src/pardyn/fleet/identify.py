@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,16 +111,40 @@ def _failed(run: FleetRun, failure: TaskFailure, out: Path) -> dict[str, Any]:
 
 
 def _up_to_date(run: FleetRun, out: Path) -> bool:
-    path = out / run.robot / run.date / RUN_FILE
+    record = _record(out / run.robot / run.date / RUN_FILE)
+    return isinstance(record, dict) and record.get("fingerprint") == run.fingerprint
+
+
+_RECORD_KEYS = {"identified": {"robot": str, "date": str, "fingerprint": str, "base": list, "nominal": dict},
+                "failed": {"robot": str, "date": str, "error": str}}
+
+
+def _record(path: Path) -> dict[str, Any] | str:
+    """The record of a ``RUN.json``, or why it is not one (unreadable, truncated, stale: keys missing)."""
     try:
-        return json.loads(path.read_text()).get("fingerprint") == run.fingerprint
-    except (OSError, ValueError):
-        return False
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        return f"cannot be read ({type(error).__name__}: {error})"
+    if not isinstance(record, dict) or record.get("status") not in _RECORD_KEYS:
+        return f"not a run record (status {record.get('status') if isinstance(record, dict) else None!r})"
+    wrong = [key for key, kind in _RECORD_KEYS[record["status"]].items() if not isinstance(record.get(key), kind)]
+    if wrong or (record["status"] == "identified" and not all(
+            isinstance(b, dict) and {"name", "value", "std"} <= set(b) for b in record["base"])):
+        return f"a stale or damaged run record (keys {wrong or ['base']} missing or of the wrong kind)"
+    return record
 
 
 def read_records(out: Path | str) -> list[dict[str, Any]]:
-    """Every ``RUN.json`` under ``out``, by robot then date."""
-    records = [json.loads(p.read_text()) for p in sorted(Path(out).glob(f"*/*/{RUN_FILE}"))]
+    """Every ``RUN.json`` under ``out``, by robot then date; one that cannot be used (truncated, stale, of
+    another version) is left out with a warning naming it (the run is identified again next time)."""
+    records = []
+    for path in sorted(Path(out).glob(f"*/*/{RUN_FILE}")):
+        record = _record(path)
+        if isinstance(record, str):
+            warnings.warn(f"{path}: {record}; left out of the summary (delete it: the next fleet identify "
+                          "identifies the run again)", stacklevel=2)
+            continue
+        records.append(record)
     return sorted(records, key=lambda r: (r["robot"], r["date"]))
 
 

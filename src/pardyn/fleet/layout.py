@@ -93,6 +93,10 @@ def _fingerprint(files: list[Path], description: str) -> str:
 
 def _classify(entry: Path) -> tuple[str, tuple[Path, ...]] | str:
     """``(kind, sources)`` of a run entry, or why it is not one."""
+    if not entry.exists():
+        return f"not a run: {entry.name} is a broken link"
+    if not entry.is_file() and not entry.is_dir():
+        return f"not a run: {entry.name} is not a regular file (a FIFO, socket or device)"
     if entry.is_file():
         if entry.suffix in _BAG_SUFFIXES:
             return "bag", (entry,)
@@ -103,9 +107,31 @@ def _classify(entry: Path) -> tuple[str, tuple[Path, ...]] | str:
     if "metadata.yaml" in names or any(Path(n).suffix in _BAG_SUFFIXES for n in names):
         return "bag", (entry,)
     csvs = sorted(p for p in entry.iterdir() if p.suffix == ".csv")
+    if any(not p.is_file() for p in csvs):
+        return f"not a run: {next(p.name for p in csvs if not p.is_file())} in {entry.name} is not a regular file"
     if csvs:
         return "csv", tuple(csvs)
     return f"not a run: the folder {entry.name} holds no bag (metadata.yaml, .mcap, .db3) and no .csv file"
+
+
+def _seen(entry: Path, seen: dict[Path, tuple[str, str]], name: str, kind: str) -> str | None:
+    """Why ``entry`` (a robot folder or a run) is skipped, its real path (links followed) being one already
+    read, inside a run already read, or holding one (a loop such as ``night -> ..``); else None, and it is
+    listed in ``seen`` (real path -> (name, kind))."""
+    try:
+        real = entry.resolve(strict=True)
+    except (OSError, RuntimeError):  # a link to itself or in a circle (ELOOP), or to nothing
+        return "a link that leads nowhere (broken, or to itself): not followed"
+    if real in seen:
+        return f"a link to {seen[real][0]} (already read): not identified twice"
+    if entry.is_dir():
+        for other, (other_name, other_kind) in seen.items():
+            if other.is_relative_to(real):
+                return f"a link to a folder holding {other_name} (a loop): not followed"
+            if other_kind == "run" and real.is_relative_to(other):
+                return f"a link into {other_name} (already read): not identified twice"
+    seen[real] = (name, kind)
+    return None
 
 
 def scan(root: Path | str, *, robot: str | None = None) -> Layout:
@@ -124,17 +150,26 @@ def scan(root: Path | str, *, robot: str | None = None) -> Layout:
     runs: list[FleetRun] = []
     unusable: list[Unusable] = []
     robots: list[str] = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+    seen = {root.resolve(): ("the fleet folder", "fleet")}  # real paths: a link is not read twice
+    # links after real folders: the real name is the one kept
+    for folder in sorted((p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))),
+                         key=lambda p: (p.is_symlink(), p.name)):
+        twice = _seen(folder, seen, folder.name, "robot")
+        if twice:
+            unusable.append(Unusable(folder.name, "*", twice))
+            continue
         own = folder / ROBOT_FILE
         description = str(own) if own.is_file() else default
-        entries = sorted(p for p in folder.iterdir() if not p.name.startswith(".") and p.name != ROBOT_FILE
-                         and not p.name.upper().startswith("README") and p.suffix not in _NOTES)
+        entries = sorted((p for p in folder.iterdir() if not p.name.startswith(".") and p.name != ROBOT_FILE
+                          and not p.name.upper().startswith("README") and p.suffix not in _NOTES),
+                         key=lambda p: (p.is_symlink(), p.name))
         if not entries:
             continue
         robots.append(folder.name)
         for entry in entries:
             date = entry.name[: -len(entry.suffix)] if entry.is_file() and entry.suffix else entry.name
-            found = _classify(entry)
+            twice = _seen(entry, seen, f"{folder.name}/{date}", "run")
+            found = twice or _classify(entry)
             if isinstance(found, str):
                 unusable.append(Unusable(folder.name, date, found))
                 continue
@@ -145,4 +180,5 @@ def scan(root: Path | str, *, robot: str | None = None) -> Layout:
             kind, sources = found
             runs.append(FleetRun(folder.name, date, kind, sources, description,
                                  _fingerprint(_files(entry), description)))
-    return Layout(root, tuple(runs), tuple(unusable), tuple(robots))
+    runs.sort(key=lambda run: (run.robot, run.date))
+    return Layout(root, tuple(runs), tuple(unusable), tuple(sorted(robots)))

@@ -183,6 +183,9 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
     timings = _summed_timings(every)
     unloaded, loaded = _with_efforts(every[: len(bags)]), _with_efforts(every[len(bags):])  # all-zero runs out
     payload_columns = _payload_columns(regressor)
+    if not unloaded:
+        raise InputError(f"{', '.join(str(d.path) for d in every[: len(bags)])}: the efforts of every run are all "
+                         "zero (planned trajectories logged without torques?): give runs that recorded the efforts")
     scale = _scale_notes(robot, unloaded[0])
 
     clock_step = time.perf_counter()
@@ -450,7 +453,15 @@ def _payload_columns(regressor: Regressor) -> list[int]:
 def _scale_notes(robot: Robot, first: BagData) -> list[str]:
     """The recorded efforts against the nominal model's torques on the first run (every 10th sample)."""
     nominal_torques = InverseDynamics(robot).torques_batch(first.q[::10], first.qdot[::10], first.qddot[::10])
-    return scale_notes(first.path.name, robot.actuated_names, first.torque[::10], nominal_torques)
+    notes = scale_notes(first.path.name, robot.actuated_names, first.torque[::10], nominal_torques)
+    limits = robot.description.limits.effort
+    for j, name in enumerate(robot.actuated_names):  # an RMS beyond the drive's limit is no drive's effort
+        rms = float(np.sqrt(np.mean(first.torque[:, j] ** 2))) if j < first.torque.shape[1] else 0.0
+        if name in limits and j < first.torque.shape[1] and rms > limits[name]:
+            notes.append(f"{first.path.name}: {name}: recorded efforts have RMS {rms:.4g}, beyond its effort limit "
+                         f"{limits[name]:.4g} N m or N (limits.effort): another unit (mN m?) or a gear ratio? The "
+                         "identified parameters are in the unit of the recorded efforts")
+    return notes
 
 
 def _base_system(system: LinearSystem, settings: IdentificationSettings, sources: Sequence[Source],

@@ -79,18 +79,48 @@ def compare_with_truth(names: Sequence[str], identified: np.ndarray, std: np.nda
     return TruthComparison(tuple(names), np.asarray(identified, float), np.asarray(std, float), true, tuple(floor))
 
 
-def load_truth_values(path: Path | str) -> dict[str, float]:
-    """The true standard parameters by name from a ``truth.json``.
+def load_truth_values(path: Path | str, robot=None) -> dict[str, float]:
+    """The true standard parameters by name from a ``truth.json``, checked before any identification runs.
+
+    With ``robot`` (a :class:`~pardyn.robot.Robot`), every name must be one of its parameters (or a
+    ``*_payload`` one), every value a finite number (not ``true``, not a 400-digit integer) and the values
+    physical (masses, rotor inertias and friction >= 0, :func:`~pardyn.description.validation.check_parameters`).
 
     Raises:
-        InputError: the file cannot be read or has no ``standard_parameters`` mapping.
+        InputError: naming the file and the key at fault: the file cannot be read, has no ``standard_parameters``
+            mapping, a value is not a finite number, a name is unknown, a value is not physical.
     """
+    from pardyn.description.validation import check_parameters  # noqa: PLC0415
+    from pardyn.textio import load_json, shown  # noqa: PLC0415
+
+    where = f"--truth {path}"
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise InputError(f"--truth: cannot read {path}: {error}") from None
+        document = load_json(path, what="truth file")
+    except InputError as error:
+        raise InputError(f"--truth: {error}") from None
     values = document.get("standard_parameters") if isinstance(document, dict) else None
-    if not isinstance(values, dict) or not all(isinstance(v, (int, float)) for v in values.values()):
-        raise InputError(f"--truth: {path} has no 'standard_parameters' mapping of names to numbers "
+    if not isinstance(values, dict) or not values:
+        raise InputError(f"{where}: no 'standard_parameters' mapping of names to numbers "
                          "(the truth.json of pardyn demo or record_runs)")
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(_as_float(value)):
+            raise InputError(f"{where}: standard_parameters: {shown(name)}: expected a finite number, got "
+                             f"{shown(value)}")
+    if robot is not None:
+        nominal = robot.nominal_parameters
+        own = {k: v for k, v in values.items() if not (k.endswith("_payload") and k not in nominal.names)}
+        unknown = sorted(set(own) - set(nominal.names))
+        if unknown:
+            raise InputError(f"{where}: standard_parameters: {len(unknown)} unknown names for {robot.name} "
+                             f"({shown(unknown)}; its names are like {', '.join(nominal.names[:3])}, ...): "
+                             "give the truth of this robot")
+        check_parameters(nominal.with_values(own, where=f"{where}: standard_parameters"),
+                         f"{where}: standard_parameters", error=InputError)
     return {str(k): float(v) for k, v in values.items()}
+
+
+def _as_float(value: float) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        return float("inf")

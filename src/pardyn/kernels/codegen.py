@@ -58,10 +58,25 @@ STATUS = {"OK": 0, "NOT_CONVERGED": 1, "SINGULAR": 2, "BRANCH": 3, "SINGULARITY"
 PROBLEMS = {"INVERSE": 0, "FORWARD": 1, "FORWARD_SENSED": 2}
 
 
+C_NAME_LENGTH = 40
+"""Longest robot-name fragment in C identifiers and file names (``pardyn_<name>_model.c`` stays a short name)."""
+
+
 def c_name(robot_name: str) -> str:
-    """The robot's name as a C identifier fragment."""
-    name = re.sub(r"[^0-9a-zA-Z_]", "_", robot_name)
-    return name if not name[:1].isdigit() else "r" + name
+    """The robot's name as a C identifier fragment: ``[A-Za-z][A-Za-z0-9]*`` words joined by single underscores.
+
+    Other characters become ``_``, runs of ``_`` one, none leading or trailing (CasADi refuses function names
+    with ``__`` or a trailing ``_``: ``dualv-``, ``dualv (copy)``); a leading digit gets an ``r``; a name longer
+    than :data:`C_NAME_LENGTH` is cut and ends with 8 hex digits of its hash (still unique, a file name that
+    opens).
+    """
+    name = re.sub(r"_+", "_", re.sub(r"[^0-9a-zA-Z]", "_", robot_name)).strip("_") or "robot"
+    if name[0].isdigit():
+        name = "r" + name
+    if len(name) > C_NAME_LENGTH:
+        digest = hashlib.sha256(robot_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        name = name[: C_NAME_LENGTH - 9].rstrip("_") + "_" + digest
+    return name
 
 
 def check_supported(robot: Robot) -> None:
