@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): setup.py setup.cfg package.xml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[ros,sim,test,physical,distributed,view]'
+	$(PY) -m pip install --quiet -e '.[ros,sim,test,physical,distributed,view,mat]'
 	touch $(STAMP)
 
 install: $(STAMP)
