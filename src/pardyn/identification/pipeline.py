@@ -355,7 +355,8 @@ def _without_rests(robot: Robot, regressor: Regressor, system: LinearSystem, run
                        in zip(regressor.row_names, left_out, written) if count)
     note = (f"rests: equations left out ({counts}) where a joint with a Coulomb term in them moved slower than "
             f"{limit:g} rad/s: held by dry friction there, fs sign(qdot) flips on encoder noise and the stiction "
-            "torque has no column (settings filter.rest_speed; --min-speed replaces this selection)")
+            "torque has no column (--rest-speed, settings filter.rest_speed: 0 keeps them; minimum speeds "
+            "replace this selection)")
     return LinearSystem(W, Y, system.block_sizes, system.names), [note]
 
 
