@@ -25,7 +25,7 @@ from pardyn.dynamics.rotor import load_rotor_model
 from pardyn.errors import InputError
 from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS, STARTS
 from pardyn.identification.pipeline import identify
-from pardyn.identification.settings import MODELS, IdentificationSettings
+from pardyn.identification.settings import MODELS, REST_SPEED, IdentificationSettings
 from pardyn.robot import load_robot
 
 HELP = "identify dynamic parameters from recorded bags or CSV files; writes RESULT.json (and a report)"
@@ -52,6 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-speed",
                         help="per actuated joint (comma-separated, or one value for all), the speed in rad/s (m/s) "
                              "below which its equations are dropped after decimation")
+    parser.add_argument("--rest-speed", type=number(0.0, 1e3, unit="rad/s"), default=REST_SPEED,
+                        help="without --min-speed: a joint with Coulomb friction slower than this (rad/s; a "
+                             "prismatic one's scaled to m/s) is at rest, and the equations it enters there are "
+                             f"left out (default {REST_SPEED:g}; 0 keeps them)")
     parser.add_argument("--holdout", type=number(0.0, 0.9, high_open=True), default=0.0,
                         help="fraction of each run (at its end) held out for validation, e.g. 0.25")
     parser.add_argument("--model-rate", type=number(0.0, 1e6, low_open=True, unit="Hz"), default=100.0,
@@ -259,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
         joint_map=tuple(joint_map(args.joint_map).items()) or None,
         transmission=transmission,
         min_speed=_speeds(args.min_speed, len(robot.actuated_names)),
+        rest_speed=args.rest_speed or None,
         max_gap=args.max_gap,
         model_rate_hz=args.model_rate,
         trim_s=args.trim,

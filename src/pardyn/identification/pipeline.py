@@ -80,6 +80,7 @@ from pardyn.identification.base_parameters import BaseParameters, base_parameter
 from pardyn.identification.diagnostics import (
     delay_note,
     effort_delay_s,
+    MIN_MOTION,
     efforts_all_zero,
     min_motion,
     physical_notes,
@@ -197,6 +198,7 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
     clock_step = time.perf_counter()
     system = _without_still_drives(robot, system, [*unloaded, *loaded])
     system = _without_silent_blocks(regressor, system, [*unloaded, *loaded])
+    system, rests = _without_rests(robot, regressor, system, [*unloaded, *loaded], settings)
     labels = _block_labels(regressor.row_names, unloaded, loaded)
     sigmas, weighting = _block_weights(system, settings, labels)  # eq. (48), or OLS when undefined
     base, reduced = _base_system(system, settings, sources, sigmas)  # step 6, on the matrix solved
@@ -222,7 +224,7 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
     parameters, motor_values = _standard_parameters(robot.nominal_parameters, base, system.names, chosen)
     timings["total_s"] = time.perf_counter() - clock
     validation = _validate_all(robot, validate_bags, settings, regressor, parameters, physical, motor_values)  # 9
-    found = [*weighting, *identifiability.notes(),
+    found = [*rests, *weighting, *identifiability.notes(),
              *_residual_notes(robot, regressor, unloaded, parameters, motor_values, settings, solved, estimator.estimate),
              *physical_notes(estimator.estimate.names, estimator.estimate.chi, estimator.estimate.std,
                              robot.nominal_parameters.as_dict(),
@@ -307,6 +309,58 @@ def _without_still_drives(robot: Robot, system: LinearSystem, runs: Sequence[Bag
     W = system.W.copy()
     W[:, columns] = 0.0
     return LinearSystem(W, system.Y, system.block_sizes, system.names)
+
+
+def _without_rests(robot: Robot, regressor: Regressor, system: LinearSystem, runs: Sequence[BagData],
+                   settings: IdentificationSettings) -> tuple[LinearSystem, list[str]]:
+    """The equations written while a joint they hold a Coulomb term of is at rest set to ``0 = 0``; a data note.
+
+    At a rest (the start and end of a run, a joint held still by dry friction) ``fs sign(qdot)`` flips on encoder
+    noise and stiction holds any torque within ``+-fs``, which no column explains: zeroing the sign there would
+    still leave that torque in ``Y``, so the equation goes (as zero rows it weighs nothing and the layout, one
+    block per run and row, stays). Row ``j`` of a run at a sample is left out when any joint whose ``fs_`` column
+    is non-zero in that block (its own; through a loop, passive joints too) is slower than
+    ``settings.filter.rest_speed`` (decimated speeds, filtered as ``W``). Joints that hardly move in the run are
+    not tested (:func:`_without_still_drives` and the identifiability notes deal with them). Not done when
+    minimum speeds are given (they are the user's selection), for other models than the standard one, or for
+    closed-loop estimators (they rebuild the rows from simulations).
+    """
+    limit = settings.filter.rest_speed
+    if (limit is None or settings.filter.min_speed is not None or regressor.projection != "standard"
+            or ESTIMATORS.get(settings.estimator.name).closed_loop):
+        return system, []
+    coulomb = {name.partition("_")[2]: k for k, name in enumerate(system.names)
+               if name.startswith("fs_") and np.any(system.W[:, k])}
+    if not coulomb:
+        return system, []
+    joints = list(coulomb)
+    indices = [robot.joint_names.index(name) for name in joints]
+    thresholds = limit * min_motion(robot, joints) / MIN_MOTION  # a prismatic joint: the same encoder steps
+    rows, slices = len(regressor.row_names), system.block_slices()
+    W, Y = system.W.copy(), system.Y.copy()
+    left_out, written = np.zeros(rows, dtype=int), np.zeros(rows, dtype=int)
+    for r, data in enumerate(runs):
+        _, second = settings.filter.stages(data.sample_rate_hz)
+        speeds = decimate(data.qdot[:, indices], np.zeros((len(data.t), len(indices), 1)), factor=second,
+                          order=settings.filter.filter_order).Y.reshape(len(indices), -1).T  # (N_d, joints)
+        moving = np.ptp(data.q[:, indices], axis=0) >= min_motion(robot, joints)
+        resting = (np.abs(speeds) < thresholds) & moving
+        for j in range(rows):
+            part = slices[r * rows + j]
+            coupled = [c for c, name in enumerate(joints) if np.any(W[part, coulomb[name]])]
+            at_rest = part.start + np.flatnonzero(resting[:, coupled].any(axis=1))
+            W[at_rest], Y[at_rest] = 0.0, 0.0
+            left_out[j] += at_rest.size
+            written[j] += part.stop - part.start
+    if not left_out.any():
+        return system, []
+    counts = ", ".join(f"{name} {count} of {total}" for name, count, total
+                       in zip(regressor.row_names, left_out, written) if count)
+    note = (f"rests: equations left out ({counts}) where a joint with a Coulomb term in them moved slower than "
+            f"{limit:g} rad/s: held by dry friction there, fs sign(qdot) flips on encoder noise and the stiction "
+            "torque has no column (--rest-speed, settings filter.rest_speed: 0 keeps them; minimum speeds "
+            "replace this selection)")
+    return LinearSystem(W, Y, system.block_sizes, system.names), [note]
 
 
 def _identifiability(robot: Robot, regressor: Regressor, system: LinearSystem, base: BaseParameters,
