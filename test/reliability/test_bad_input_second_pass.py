@@ -61,3 +61,38 @@ def _platform_mass(text: str, mass: float) -> str:
     at = text.index("<mass value=", start)
     end = text.index("/>", at)
     return text[:at] + f'<mass value="{mass}"' + text[end:]
+
+
+# ------------------------------------------------------------------------------------- locked:
+PROBE_JOINT = ('<link name="probe"/><joint name="probe_joint" type="revolute"><parent link="platform"/>'
+               '<child link="probe"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
+               "</joint></robot>")
+
+
+@pytest.mark.parametrize("keep_home", [True, False])
+def test_locking_a_loop_joint_names_the_lost_degree_of_freedom(cli, robot_file, keep_home):
+    """`locked: {leg1_joint2: 0.5}` (a passive joint of DualV's first leg, in its loop) said "home.joints: unknown
+    joints ['leg1_joint2']" though the URDF has it; with it dropped from home.joints, "the loops do not close".
+    The cause: leg 1 becomes a two-joint chain that holds the platform to a circle, so 15 - 1 joints under 12
+    independent closure equations leave 2 degrees of freedom for the 3 task coordinates x, y, phi."""
+    def edit(description):
+        description["locked"] = {"leg1_joint2": 0.5}
+        if not keep_home:
+            del description["home"]["joints"]["leg1_joint2"]
+    path = robot_file(edit=edit)
+    line = cli("robots", "--describe", path).refused(str(path), "locked:", "['leg1_joint2']",
+                                                    "leaves 2 degrees of freedom", "3 task coordinates",
+                                                    "lock only joints outside the loops")
+    assert "unknown joints" not in line
+
+
+def test_a_locked_joint_named_in_home_is_said_to_be_locked(cli, robot_file):
+    """A joint outside the loops (a probe on the platform), locked and also given a home value: was "unknown
+    joints" though the URDF has it; now it is said to be locked, welded, and to be removed from home.joints."""
+    def edit(description):
+        description["locked"] = {"probe_joint": 0.5}
+        description["home"]["joints"]["probe_joint"] = 0.5
+    path = robot_file(edit=edit, urdf_edit=lambda text: text.replace("</robot>", PROBE_JOINT))
+    line = cli("robots", "--describe", path).refused(str(path), "home.joints", "['probe_joint'] locked",
+                                                    "remove it from home.joints")
+    assert "unknown joints" not in line
