@@ -96,3 +96,23 @@ def test_a_locked_joint_named_in_home_is_said_to_be_locked(cli, robot_file):
     line = cli("robots", "--describe", path).refused(str(path), "home.joints", "['probe_joint'] locked",
                                                     "remove it from home.joints")
     assert "unknown joints" not in line
+
+
+# ------------------------------------------------------------------------------------- actuated:
+FIXED_PROBE = ('<link name="probe"/><joint name="probe_joint" type="fixed"><parent link="platform"/>'
+               '<child link="probe"/></joint></robot>')
+
+
+@pytest.mark.parametrize("with_limit", [False, True])
+def test_a_fixed_joint_listed_as_actuated_is_said_to_be_fixed(cli, robot_file, with_limit):
+    """A fixed joint of the URDF in `actuated` was blamed on limits.effort ("no limit for the actuated joints
+    ['probe_joint']"); given an effort limit too, it went on to a later error. Now: it is fixed, it cannot be
+    actuated, remove it."""
+    def edit(description):
+        description["actuated"] = [*description["actuated"], "probe_joint"]
+        if with_limit:
+            description["limits"]["effort"]["probe_joint"] = 10.0
+    path = robot_file(edit=edit, urdf_edit=lambda text: text.replace("</robot>", FIXED_PROBE))
+    line = cli("robots", "--describe", path).refused(str(path), "actuated:", "'probe_joint' is a fixed joint",
+                                                    "robot.urdf", "remove it")
+    assert "limits.effort" not in line
