@@ -116,3 +116,22 @@ def test_a_fixed_joint_listed_as_actuated_is_said_to_be_fixed(cli, robot_file, w
     line = cli("robots", "--describe", path).refused(str(path), "actuated:", "'probe_joint' is a fixed joint",
                                                     "robot.urdf", "remove it")
     assert "limits.effort" not in line
+
+
+# ------------------------------------------------------------------------------------- animate --scale
+def test_an_unreachable_animate_scale_reports_the_users_value_and_a_reachable_one(cli, tmp_path):
+    """`pardyn animate --scale 20` reported "sample 0 [0.0, 1.009765, 5.455785]: no closed configuration reached
+    for the given values [...]" and a 14-joint closest configuration: values the user never gave. Now the user's
+    --scale with the amplitudes it means (20 x the shipped box x 0.08 m, y 0.06 m, phi 0.3 rad), the time at which
+    the motion leaves the workspace, and a --scale that the robot follows, which then animates (exit 0)."""
+    import re  # noqa: PLC0415
+
+    out = tmp_path / "animate"
+    line = cli("animate", "--robot", "dualv", "--scale", "20", "--frames", "4", "--out", out).refused(
+        "--scale 20", "{'x': 1.6, 'y': 1.2, 'phi': 6.0}", "at t = ", "none to size it from the workspace")
+    assert "given values" not in line and "closest configuration" not in line
+    followed = re.search(r"follows --scale (\S+): give --scale (\S+) or less", line)
+    assert followed and followed[1] == followed[2] and 0 < float(followed[1]) < 20
+    outcome = cli("animate", "--robot", "dualv", "--scale", followed[1], "--frames", "4", "--out", out)
+    assert outcome.code == 0, outcome.err[-1000:]
+    assert (out / "dualv.gif").is_file()
