@@ -135,3 +135,33 @@ def test_an_unreachable_animate_scale_reports_the_users_value_and_a_reachable_on
     outcome = cli("animate", "--robot", "dualv", "--scale", followed[1], "--frames", "4", "--out", out)
     assert outcome.code == 0, outcome.err[-1000:]
     assert (out / "dualv.gif").is_file()
+
+
+# ------------------------------------------------------------------------------------- logs: one corrupt sample
+@pytest.fixture(scope="module")
+def log(tmp_path_factory) -> Path:
+    """A valid DualV log (seconds, 200 Hz, positions then efforts of the four actuated joints)."""
+    import importlib.util  # noqa: PLC0415 - the same log as the first pass's tests (test modules are no package)
+
+    spec = importlib.util.spec_from_file_location("first_pass", Path(__file__).with_name("test_new_surfaces.py"))
+    first_pass = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(first_pass)
+    return first_pass.dualv_log(tmp_path_factory.mktemp("log") / "log.csv")
+
+
+@pytest.mark.parametrize("column, field", [(3, "position"), (7, "effort")])
+def test_a_single_corrupt_sample_is_named_with_its_time_not_as_a_unit(cli, tmp_path, log, column, field):
+    """One 1e300 in leg3_joint1's position (column 3) or effort (column 7) at data row 501 (t = 2.5 s at 200 Hz)
+    was reported as "positions from ... to 1e+300 ...: degrees instead of radians?" without its time. Now: the
+    joint, the field, the value, its time and row, and that it is an outlier, not a unit."""
+    lines = log.read_text().splitlines()
+    cells = lines[501].split(",")  # line 0 is the header: data row 501 is sample 500
+    cells[column] = "1e300"
+    lines[501] = ",".join(cells)
+    corrupt = tmp_path / "corrupt.csv"
+    corrupt.write_text("\n".join(lines) + "\n")
+    line = cli("identify", "--robot", "dualv", "--csv", corrupt, "--out", tmp_path / "r.json").refused(
+        str(corrupt), "'leg3_joint1'", f"{field} 1e+300", "t=2.500000 s", "sample 500", "row 501", "outlier",
+        "not a unit problem")
+    assert "degrees instead of radians" not in line and "another unit" not in line
+    assert not (tmp_path / "r.json").exists()
