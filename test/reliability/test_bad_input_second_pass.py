@@ -165,3 +165,39 @@ def test_a_single_corrupt_sample_is_named_with_its_time_not_as_a_unit(cli, tmp_p
         "not a unit problem")
     assert "degrees instead of radians" not in line and "another unit" not in line
     assert not (tmp_path / "r.json").exists()
+
+
+# ------------------------------------------------------------------------------------- --columns swapped
+@pytest.fixture(scope="module")
+def log_with_velocities(log, tmp_path_factory) -> Path:
+    """The DualV log with ``<joint>_velocity`` columns: central differences of its positions (rad/s)."""
+    import numpy as np  # noqa: PLC0415
+
+    header = log.read_text().splitlines()[0].split(",")
+    data = np.loadtxt(log, delimiter=",", skiprows=1)
+    positions = [k for k, name in enumerate(header) if name.endswith("_position")]
+    velocities = np.gradient(data[:, positions], data[:, 0], axis=0)
+    names = header + [header[k].replace("_position", "_velocity") for k in positions]
+    path = tmp_path_factory.mktemp("velocity") / "log.csv"
+    np.savetxt(path, np.column_stack([data, velocities]), delimiter=",", header=",".join(names), comments="",
+               fmt="%.12g")
+    return path
+
+
+def test_swapped_position_and_velocity_columns_are_said_to_be_swapped(cli, tmp_path, log_with_velocities):
+    """`--columns position={joint}_velocity,velocity={joint}_position,...` (the two patterns exchanged) ended in a
+    closure failure ("no closed configuration ... Newton did not converge") naming neither file nor column. The
+    data say it: d/dt of the 'velocity' columns is the 'position' columns and not the other way round."""
+    line = cli("identify", "--robot", "dualv", "--csv", log_with_velocities, "--columns",
+               "position={joint}_velocity,velocity={joint}_position,effort={joint}_effort",
+               "--out", tmp_path / "r.json").refused(str(log_with_velocities), "--columns", "swapped",
+                                                     "{joint}_velocity", "{joint}_position")
+    assert "Newton" not in line and "closed configuration" not in line
+
+
+def test_position_and_velocity_columns_in_their_places_are_read(cli, tmp_path, log_with_velocities):
+    """The same log with the patterns in their places passes the check (the identification runs to its end)."""
+    outcome = cli("identify", "--robot", "dualv", "--csv", log_with_velocities, "--columns",
+                  "position={joint}_position,velocity={joint}_velocity,effort={joint}_effort",
+                  "--out", tmp_path / "r.json")
+    assert outcome.code == 0, outcome.err[-2000:]
