@@ -117,4 +117,5 @@ def test_animate_sizes_its_swing_and_names_scale(small, tmp_path, capsys):
     assert (tmp_path / "animate" / "small.gif").is_file()
     assert main(["animate", "--robot", str(small), "--scale", "5", "--frames", "8", "--duration", "1",
                  "--out", str(tmp_path / "animate")]) != 0
-    assert "--scale 5 leaves the reachable workspace" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--scale 5 (amplitudes" in err and "leaves the reachable workspace" in err

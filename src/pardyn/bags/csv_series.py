@@ -493,6 +493,47 @@ def _columns(source: CsvSource, names: list[str], time_column: int | None, schem
     return out
 
 
+SWAP_EVIDENCE = (0.5, 0.9)
+"""Correlations: below the first, d/dt of the positions is not the velocity; above the second, d/dt of the
+velocity columns is the position columns (then the two fields are exchanged)."""
+
+
+def _correlation(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = a - a.mean(), b - b.mean()
+    scale = float(np.sqrt((a @ a) * (b @ b)))
+    return float(a @ b) / scale if scale > 0 else 0.0
+
+
+def _check_not_swapped(path: Path, t: np.ndarray, position: np.ndarray, velocity: np.ndarray,
+                       schema: ColumnSchema | None) -> None:
+    """Refuse position and velocity columns that are each other's: for most joints (samples, joints) with both,
+    the time derivative of the 'velocity' columns follows the 'position' columns (correlation above
+    ``SWAP_EVIDENCE[1]``) while that of the 'position' columns does not follow the 'velocity' ones (below
+    ``SWAP_EVIDENCE[0]``; for an oscillation it follows minus the position). Correlation ignores units."""
+    both = [j for j in range(position.shape[1]) if np.all(np.isfinite(velocity[:, j]))]
+    if len(t) < 8 or not both or not np.all(np.diff(t) > 0):
+        return
+    forward = [_correlation(np.gradient(position[:, j], t), velocity[:, j]) for j in both]
+    backward = [_correlation(np.gradient(velocity[:, j], t), position[:, j]) for j in both]
+    swapped = sum(f < SWAP_EVIDENCE[0] and b > SWAP_EVIDENCE[1] for f, b in zip(forward, backward))
+    if 2 * swapped <= len(both):
+        return
+    if schema is not None and not schema.by_index:
+        given = dict(schema.patterns)
+        where = (f"--columns position={given.get('position')},velocity={given.get('velocity')}: exchange the two "
+                 "patterns")
+    elif schema is not None:
+        where = "--columns: exchange the position and velocity column ranges"
+    else:
+        where = "check the column names, or give --columns position=...,velocity=..."
+    raise BagError(
+        f"the position and velocity columns look swapped for {swapped} of {len(both)} joints: d/dt of the "
+        f"'velocity' columns follows the 'position' ones (correlation {np.median(backward):.2f}), d/dt of the "
+        f"'position' columns does not follow the 'velocity' ones ({np.median(forward):.2f}); {where}",
+        bag=path, kind="names",
+    )
+
+
 def read_csv_series(
     sources: Sequence[CsvSource | str | Path],
     *,
@@ -583,6 +624,7 @@ def read_csv_series(
     notes = ()
     if stray:
         notes = (f"{first.name}: columns without positions ignored: {stray}",)
+    _check_not_swapped(first, times, stack("position"), stack("velocity"), schema)
     stamps = np.rint(times * 1e9).astype(np.int64)
     series = JointStateSeries(
         bag_path=first, topic="csv", names=names, stamp_ns=stamps, t=times, bag_time_ns=stamps,

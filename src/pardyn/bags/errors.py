@@ -31,7 +31,7 @@ class BagError(InputError):
         t_s: the time of the message at fault (s, header stamp or bag time), None if none.
         kind: ``"exists"``, ``"format"``, ``"type"``, ``"topic"``, ``"timestamp"``,
             ``"data"``, ``"closed"``, ``"incomplete"``, ``"count"``, ``"stamps"``,
-            ``"names"``, ``"lengths"``, ``"non_finite"`` or ``"kinematics"``.
+            ``"names"``, ``"lengths"``, ``"non_finite"``, ``"units"``, ``"outlier"`` or ``"kinematics"``.
     """
 
     def __init__(

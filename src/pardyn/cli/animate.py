@@ -44,13 +44,23 @@ def motion_scale(robot, times: np.ndarray, scale: float | None) -> float:
     """``scale`` if the robot follows it (else an InputError naming ``--scale``); None: the largest up to 1 that it
     follows (:func:`~pardyn.trajectories.workspace.largest_safe_scale`), printed with the option."""
     from pardyn.errors import InputError  # noqa: PLC0415
-    from pardyn.trajectories.workspace import largest_safe_scale, path_failure  # noqa: PLC0415
+    from pardyn.trajectories.workspace import (  # noqa: PLC0415
+        SHRINK, excitation_box, first_unreachable, largest_safe_scale)
 
     if scale is not None:
-        failure = path_failure(robot, swing(robot, times, scale))
-        if failure is not None:
-            raise InputError(f"{robot.name}: the motion of --scale {scale:g} leaves the reachable workspace "
-                             f"({failure}); give a smaller --scale, or none to size it from the workspace")
+        failure = first_unreachable(robot, swing(robot, times, scale))
+        if failure is not None:  # the user's value, where it fails, and one that the robot follows
+            sample, reason = failure
+            pose = swing(robot, times, scale)[sample]
+            reason = reason.split(" for the given values")[0]  # the values are said here, as the task's
+            amplitudes, where = ({name: float(f"{value:.3g}") for name, value in zip(robot.task_names, values)}
+                                 for values in (scale * excitation_box(robot), pose))
+            followed = largest_safe_scale(robot, lambda s: swing(robot, times, s), scale * SHRINK, tries=40)
+            raise InputError(f"{robot.name}: --scale {scale:g} (amplitudes {amplitudes} m, rad around home) "
+                             f"leaves the reachable workspace at t = {times[sample]:.3g} s, task {where} "
+                             f"({reason}); "
+                             f"{robot.name} follows --scale {followed:.3g}: give --scale {followed:.3g} or less, "
+                             "or none to size it from the workspace")
         return scale
     scale = largest_safe_scale(robot, lambda s: swing(robot, times, s), 1.0)
     print(f"motion: {scale:.3g} x the excitation box (the largest up to 1 that {robot.name} follows around home; "

@@ -86,6 +86,7 @@ this module, so the URDF path works without it.
 
 from __future__ import annotations
 
+import re
 import warnings
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Sequence
@@ -186,8 +187,16 @@ def read_mjcf(path: str | Path, inertials: Sequence[BodyValues] = (), *, yaml: P
     return _Builder(mj_model, source).build()
 
 
-def _compile(source: Path, inertials: tuple[BodyValues, ...] = (), yaml: Path | None = None,
-             base: str | None = None) -> mujoco.MjModel:
+_MISSING_INCLUDE = re.compile(r"Error opening file '(?P<file>[^']*)'\s*Element 'include', line (?P<line>\d+)")
+
+
+def mjcf_spec(source: Path) -> mujoco.MjSpec:
+    """MuJoCo's spec of the MJCF file ``source`` (parsed, ``<include>`` files read, not compiled).
+
+    Raises:
+        DescriptionError: the file is absent, not XML, not ``<mujoco>``, or MuJoCo cannot parse it; an
+            ``<include>`` whose file is absent is named with its line and the path it was looked for at.
+    """
     if not source.is_file():
         raise DescriptionError(f"{source}: no such MJCF file")
     try:  # the root tag only; the file closed here (an abandoned iterparse on a path leaves it open: ResourceWarning)
@@ -197,6 +206,21 @@ def _compile(source: Path, inertials: tuple[BodyValues, ...] = (), yaml: Path | 
         raise DescriptionError(f"{source}: not an XML file: {error}") from error
     if root != "mujoco":
         raise DescriptionError(f"{source}: root element <{root}> is not <mujoco>: not an MJCF file")
+    try:
+        return mujoco.MjSpec.from_file(str(source))
+    except ValueError as error:
+        message = " ".join(str(error).split())
+        missing = _MISSING_INCLUDE.search(message)
+        if missing:  # MuJoCo reads include files relative to the main file's folder
+            wanted = source.parent / missing["file"]
+            raise DescriptionError(
+                f"{source}: line {missing['line']}: <include file=\"{missing['file']}\">: no such file {wanted}: "
+                "put the included file there or correct the path (relative to this file's folder)") from error
+        raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {message}") from error
+
+
+def _compile(source: Path, inertials: tuple[BodyValues, ...] = (), yaml: Path | None = None,
+             base: str | None = None) -> mujoco.MjModel:
     try:
         return _checked_inertials(check_compiled_mjcf(_spec(source, inertials, yaml, base).compile(), source),
                                   inertials, source, yaml)
@@ -210,10 +234,7 @@ def _compile(source: Path, inertials: tuple[BodyValues, ...] = (), yaml: Path | 
 
 def _spec(source: Path, inertials: tuple[BodyValues, ...], yaml: Path | None, base: str | None = None) -> mujoco.MjSpec:
     """The file's spec with the YAML's inertials, its absent looks skipped and its free joints fixed."""
-    try:
-        spec = mujoco.MjSpec.from_file(str(source))
-    except ValueError as error:
-        raise DescriptionError(f"{source}: MuJoCo cannot compile this MJCF: {' '.join(str(error).split())}") from error
+    spec = mjcf_spec(source)
     set_mjcf_inertials(spec, inertials, source, yaml)
     _skip_absent_looks(spec, source)
     _fix_free_joints(spec, source, base, yaml)

@@ -85,7 +85,10 @@ def build_model(description: RobotDescription, *, locked: dict[str, float] | Non
     description = resolve_description_frames(description, tree, clashes)
     if resolved is not None:
         resolved.append(description)
-    model = _lock_joints(tree, description, locked)
+    held: dict[str, float] = {}
+    model = _lock_joints(tree, description, held)
+    if locked is not None:
+        locked.update(held)
 
     names = joint_names(model)
     for joint_id in range(1, model.njoints):
@@ -99,7 +102,7 @@ def build_model(description: RobotDescription, *, locked: dict[str, float] | Non
     source = description.source
 
     def check_joints(key: str, wanted: tuple[str, ...]) -> None:
-        unknown = [n for n in wanted if n not in names]
+        unknown = [n for n in wanted if n not in names and n not in held]  # locked ones: analyse_structure
         if unknown:
             raise DescriptionError(f"{source}: {key}: unknown joints {unknown}; URDF joints: {list(names)}")
 

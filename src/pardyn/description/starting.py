@@ -89,9 +89,9 @@ def _urdf_facts(path: Path) -> dict[str, Any]:
 def _mjcf_facts(path: Path) -> dict[str, Any]:
     import mujoco  # noqa: PLC0415
 
-    from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415 - needs mujoco
+    from pardyn.description.mjcf import mjcf_spec, read_mjcf  # noqa: PLC0415 - needs mujoco
 
-    spec = mujoco.MjSpec.from_file(str(path))
+    spec = mjcf_spec(path)
     base = None
     if any(joint.type == mujoco.mjtJoint.mjJNT_FREE for joint in spec.joints):  # a floating base, held
         base = spec.keys[0].name if spec.keys and spec.keys[0].name else "qpos0"

@@ -326,6 +326,11 @@ def check_joint_names(urdf: str | Path, source: str | Path, keys: dict[str, Sequ
                 near = difflib.get_close_matches(name, list(tree.joints), n=1)
                 hint = f"; did you mean {near[0]!r}?" if near else f"; URDF joints: {shown(list(tree.joints), 200)}"
                 raise DescriptionError(f"{source}: {key}: {shown(name)} is not a joint of {Path(urdf).name}{hint}")
+            kind = tree.joints[name][0]
+            if kind in ("fixed", "floating", "planar"):  # not a one-dof joint: nothing to drive, sense or command
+                raise DescriptionError(
+                    f"{source}: {key}: {shown(name)} is a {kind} joint in {Path(urdf).name}, not a moving one-dof "
+                    f"joint (revolute, continuous, prismatic): it cannot be listed in {key}; remove it")
     return tree
 
 

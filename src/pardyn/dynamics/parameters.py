@@ -551,6 +551,25 @@ def _remedy(robot: Robot) -> str:
     return "state the values in one file only (the YAML's dynamics: or the tree), or make them agree"
 
 
+def _tree_side(robot: Robot, joint: int) -> tuple[str, str | None]:
+    """Who gives the tree's inertia on ``joint``: the tree file's ``<inertial>`` of its links, or the YAML's
+    ``inertials:`` entries that replaced them (the value then comes from the YAML, not the tree); and the
+    remedy when the YAML's two sections disagree (None: the tree file does)."""
+    model, urdf_path = robot.model, robot.description.urdf
+    bodies = [f for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == joint]
+    links = [f.name for f in bodies]
+    entry_of = {link: i for i, entry in enumerate(robot.description.inertials) for link in entry.links}
+    replaced = [link for link in links if link in entry_of]
+    if not replaced:
+        return f"{urdf_path} gives", None
+    named = ", ".join(f"inertials[{entry_of[link]}] ({link})" for link in replaced)
+    others = [f.name for f in bodies if f.name not in entry_of and f.inertia.mass != 0.0]  # massless: no share
+    with_tree = f" with the <inertial> of {others} in {urdf_path}" if others else ""
+    return (f"the YAML's own {named}{with_tree} give",
+            f"inertials: and dynamics: state {replaced} twice: keep the values in one of the two sections, or make "
+            "them agree")
+
+
 def _check_against_urdf(robot: Robot, params: DynamicParameters) -> None:
     """Values stated in both files must agree: bodies (when the YAML lists any) and friction (where the tree has any)."""
     model, source, urdf_path = robot.model, robot.description.source, robot.description.urdf
@@ -559,10 +578,11 @@ def _check_against_urdf(robot: Robot, params: DynamicParameters) -> None:
     urdf = np.array([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)])
     rows = np.flatnonzero(~np.isclose(urdf, lumped, rtol=1e-8, atol=1e-12).all(axis=1)) if section.bodies else []
     for row in rows[:1]:
+        tree_side, remedy = _tree_side(robot, int(row) + 1)
         raise DescriptionError(
             f"{source}: dynamics: the bodies on joint {model.names[int(row) + 1]!r} add up to "
             f"[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] = {np.round(lumped[row], 10).tolist()} but "
-            f"{urdf_path} gives {np.round(urdf[row], 10).tolist()}; {_remedy(robot)}"
+            f"{tree_side} {np.round(urdf[row], 10).tolist()}; {remedy or _remedy(robot)}"
         )
     index = params.drive_indices
     drives = params.drive_values()[:, 1:3]  # (n_d, 2): fv, fs

@@ -111,6 +111,31 @@ def check_efforts(series: JointStateSeries, names: list[str]) -> None:
         )
 
 
+OUTLIER_SHARE = 0.01
+"""At most this share of the samples (and at most 10) far outside the range, the rest inside: outliers, not a unit."""
+
+
+def _refuse_outliers(series: JointStateSeries, name: str, field: str, outside: np.ndarray, bound: str) -> None:
+    """A few isolated samples far outside ``bound`` while the others lie within it are corrupt values (a logger's
+    glitch, 1e300), not a unit mistake (which moves every sample): named with their time and sample number.
+
+    Raises:
+        BagError: kind ``"outlier"``, naming the joint, the field, the first such sample, its time and value.
+    """
+    count = int(np.count_nonzero(outside))
+    if not 0 < count <= min(10, OUTLIER_SHARE * outside.size):
+        return
+    k = int(np.flatnonzero(outside)[0])
+    value = float((series.position if field == "position" else series.effort)[k, series.columns([name])[0]])
+    more = f" (and {count - 1} more samples)" if count > 1 else ""
+    raise BagError(
+        f"joint {name!r}: {field} {value:.6g} at t={series.t[k]:.6f} s (sample {k}, row {k + 1} of the data){more} "
+        f"is far outside {bound} while the other {outside.size - count} samples lie within: an outlier or corrupt "
+        "value, not a unit problem; remove or repair that sample",
+        bag=series.bag_path, topic=series.topic, kind="outlier", t_s=float(series.t[k]),
+    )
+
+
 def check_units(series: JointStateSeries, robot: Robot, joints: list[str]) -> None:
     """Positions within the URDF limits (up to :data:`LIMIT_MARGIN` of the range), efforts within 5 x the effort limits.
 
@@ -126,6 +151,8 @@ def check_units(series: JointStateSeries, robot: Robot, joints: list[str]) -> No
         if np.isfinite(lower) and np.isfinite(upper) and upper > lower:
             margin = LIMIT_MARGIN * (upper - lower)
             low, high = float(values.min()), float(values.max())
+            _refuse_outliers(series, name, "position", (values < lower - margin) | (values > upper + margin),
+                             f"its URDF limits [{lower:.6g}, {upper:.6g}] (rad or m)")
             if low < lower - margin or high > upper + margin:
                 raise BagError(
                     f"joint {name!r}: positions from {low:.6g} to {high:.6g}, far outside its URDF limits "
@@ -136,6 +163,8 @@ def check_units(series: JointStateSeries, robot: Robot, joints: list[str]) -> No
         limit = float(model.effortLimit[index])
         efforts = series.effort[:, column]
         if limit > 0 and np.isfinite(limit) and np.all(np.isfinite(efforts)):
+            _refuse_outliers(series, name, "effort", np.abs(efforts) > _EFFORT_FACTOR * limit,
+                             f"{_EFFORT_FACTOR:g} times its URDF effort limit {limit:.6g} (N m or N)")
             peak = float(np.abs(efforts).max())
             if peak > _EFFORT_FACTOR * limit:
                 raise BagError(

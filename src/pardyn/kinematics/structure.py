@@ -243,6 +243,25 @@ def _frame_task(description: RobotDescription, model: pin.Model, q: np.ndarray, 
     return task
 
 
+def _check_locked_mobility(description: RobotDescription, model: pin.Model, closures: LoopClosures,
+                           guess: np.ndarray, locked: dict[str, float]) -> None:
+    """The YAML's locked joints leave the task its degrees of freedom: a joint locked on a loop takes one from
+    the mechanism (a planar leg's passive joint), which the home assembly would only report as loops that do not
+    close. The closure rank at the (unassembled) guess is generic: a singular guess can only lower it, so this
+    never refuses a mechanism that has the degrees of freedom."""
+    n_task = len(description.task_names)
+    rank = numeric_rank(closures.jacobian(guess))
+    mobility = model.nv - rank
+    if mobility < n_task:
+        raise _fail(
+            description, "locked",
+            f"locking {sorted(locked)} leaves {mobility} degrees of freedom ({rank} independent closure equations "
+            f"on {model.nv} joints) for {n_task} task coordinates {list(description.task_names)}: a joint locked on "
+            "a loop freezes part of the mechanism; lock only joints outside the loops, or joints the mechanism "
+            "has to spare (an adaptive finger's coupler at its limit)",
+        )
+
+
 def _check_mobility(
     description: RobotDescription, model: pin.Model, q: np.ndarray, internal: np.ndarray, rank: int, declared: int
 ) -> None:
@@ -300,7 +319,14 @@ def analyse_structure(description: RobotDescription) -> Structure:
     description = resolved[0]  # its frame names as the model's (a joint named like a link)
     notes = list(description.notes)
     declared = LoopClosures(model, description.closures)
-    q = _assemble(model, description, declared, _guess(model, description))
+    guess = _guess(model, description)
+    if locked_by_yaml:
+        _check_locked_mobility(description, model, declared, guess, locked_by_yaml)
+    welded = {name: locked_by_yaml[name] for name in description.home_joints if name in locked_by_yaml}
+    if welded:  # in the file's tree, but locked: takes it out of the model
+        raise _fail(description, "home.joints", f"{sorted(welded)} locked (locked: {welded}): a locked joint is "
+                    "welded at its value and is no joint of the model any more; remove it from home.joints")
+    q = _assemble(model, description, declared, guess)
     model, q, locked, lock_notes = _lock_massless(model, description, q)
     locked = {**locked_by_yaml, **locked}  # the YAML's locked: values, then the massless internal motions'
     notes += lock_notes

@@ -21,7 +21,7 @@ from pardyn.errors import InputError, KinematicsError
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["SHRINK", "excitation_box", "largest_safe_scale", "path_failure"]
+__all__ = ["SHRINK", "excitation_box", "first_unreachable", "largest_safe_scale", "path_failure"]
 
 SHRINK = 0.7
 """Factor between two tried scales."""
@@ -43,34 +43,43 @@ def excitation_box(robot: Robot) -> np.ndarray:
     return np.asarray(settings.amplitude, dtype=float)
 
 
-def path_failure(robot: Robot, poses: np.ndarray) -> str | None:
-    """Why the robot cannot follow ``poses`` (samples, n) from home, each sample warm-started at the previous
-    one; None if it can."""
+def first_unreachable(robot: Robot, poses: np.ndarray) -> tuple[int, str] | None:
+    """The first sample of ``poses`` (samples, n) the robot cannot follow from home (each sample warm-started at
+    the previous one) and why, in a few words; None if it follows them all."""
     lower, upper = robot.model.lowerPositionLimit, robot.model.upperPositionLimit
     q = robot.home
     for k, pose in enumerate(poses):
         try:
             q = robot.solve_inverse(pose, start=q).q
         except KinematicsError as error:
-            return f"sample {k} {np.round(pose, 6).tolist()}: {str(error).splitlines()[0]}"
+            return k, str(error).splitlines()[0]
         outside = np.flatnonzero((q < lower - 1e-9) | (q > upper + 1e-9))
         if outside.size:
-            names = [robot.joint_names[i] for i in outside]
-            return f"sample {k} {np.round(pose, 6).tolist()}: joints {names} beyond their position limits"
+            return k, f"joints {[robot.joint_names[i] for i in outside]} beyond their position limits"
     return None
 
 
-def largest_safe_scale(robot: Robot, path: Callable[[float], np.ndarray], largest: float) -> float:
-    """The largest scale ``largest * SHRINK^k`` whose path ``path(scale)`` (samples, n) the robot follows
+def path_failure(robot: Robot, poses: np.ndarray) -> str | None:
+    """Why the robot cannot follow ``poses`` (samples, n) from home (:func:`first_unreachable`); None if it can."""
+    failure = first_unreachable(robot, poses)
+    if failure is None:
+        return None
+    k, reason = failure
+    return f"sample {k} {np.round(poses[k], 6).tolist()}: {reason}"
+
+
+def largest_safe_scale(robot: Robot, path: Callable[[float], np.ndarray], largest: float, *,
+                       tries: int = TRIES) -> float:
+    """The largest scale ``largest * SHRINK^k`` (k < ``tries``) whose path ``path(scale)`` (samples, n) the robot follows
     (:func:`path_failure`).
 
     Raises:
-        InputError: no scale down to ``largest * SHRINK^(TRIES - 1)`` is followed (home itself at a limit or a
+        InputError: no scale down to ``largest * SHRINK^(tries - 1)`` is followed (home itself at a limit or a
             singularity); names the first failure.
     """
     scale = float(largest)
     first = None
-    for _ in range(TRIES):
+    for _ in range(tries):
         failure = path_failure(robot, path(scale))
         if failure is None:
             return scale
