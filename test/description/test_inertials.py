@@ -157,7 +157,7 @@ def test_a_urdf_links_inertial_is_overridden_against_a_hand_pendulum(tmp_path):
         '</robot>')
     head = "name: arm\nurdf: arm.urdf\ntask: actuated\nactuated: [j1]\n"
     (tmp_path / "arm.yaml").write_text(head + "inertials:\n  - {links: [l1], mass: 2.0, com: [0.3, 0, 0.1], "
-                                       "inertia_com: {yy: 0.04}}\n")
+                                       "inertia_com: {xx: 0.04, yy: 0.04}}\n")
     robot = pardyn.load_robot(tmp_path / "arm.yaml")
     assert "inertials: ['l1'] take their mass, com and inertia from this YAML, not from arm.urdf" in robot.summary()[
         "notes"]  # what --describe prints
