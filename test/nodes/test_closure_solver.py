@@ -355,20 +355,14 @@ def _launch_calls(tree: ast.AST, function: str) -> list[ast.Call]:
 
 
 def test_launch_file_names_the_executable_and_an_existing_config():
+    """The launch file is pardyn.nodes.launch's description of this node (its arguments and what ros2 launch makes
+    of them are tested in test_launch_files.py); its default parameters file holds the node's key."""
     tree = ast.parse(LAUNCH.read_text(), filename=str(LAUNCH))
     functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
     assert "generate_launch_description" in functions
-    (node_call,) = _launch_calls(tree, "Node")
-    keywords = {k.arg: k.value for k in node_call.keywords}
-    assert ast.literal_eval(keywords["package"]) == "pardyn"
-    assert ast.literal_eval(keywords["executable"]) == NODE_NAME
-    assert ast.literal_eval(keywords["name"]) == NODE_NAME  # the key of config/closure_solver.yaml
-    (share_call,) = _launch_calls(tree, "get_package_share_directory")
-    assert ast.literal_eval(share_call.args[0]) == "pardyn"
-    (join_call,) = [c for c in _launch_calls(tree, "join") if share_call in c.args]
-    relative = [ast.literal_eval(a) for a in join_call.args if a is not share_call]
-    assert (REPO.joinpath(*relative)) == CONFIG and CONFIG.is_file()
-    assert NODE_NAME in yaml.safe_load(CONFIG.read_text())
+    (call,) = _launch_calls(tree, "node_launch_description")
+    assert ast.literal_eval(call.args[0]) == NODE_NAME
+    assert CONFIG.is_file() and NODE_NAME in yaml.safe_load(CONFIG.read_text())
 
 
 @pytest.mark.parametrize(

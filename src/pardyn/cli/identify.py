@@ -52,10 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-speed",
                         help="per actuated joint (comma-separated, or one value for all), the speed in rad/s (m/s) "
                              "below which its equations are dropped after decimation")
-    parser.add_argument("--rest-speed", type=number(0.0, 1e3, unit="rad/s"), default=REST_SPEED,
+    parser.add_argument("--rest-speed", type=number(0.0, 1e3, unit="rad/s"), default=None,
                         help="without --min-speed: a joint with Coulomb friction slower than this (rad/s; a "
                              "prismatic one's scaled to m/s) is at rest, and the equations it enters there are "
-                             f"left out (default {REST_SPEED:g}; 0 keeps them)")
+                             f"left out (e.g. {REST_SPEED:g}, for a robot with dry friction; default: rests kept)")
     parser.add_argument("--holdout", type=number(0.0, 0.9, high_open=True), default=0.0,
                         help="fraction of each run (at its end) held out for validation, e.g. 0.25")
     parser.add_argument("--model-rate", type=number(0.0, 1e6, low_open=True, unit="Hz"), default=100.0,

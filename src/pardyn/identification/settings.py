@@ -102,8 +102,10 @@ class FilterSettings:
         min_speed: per actuated joint, the speed (rad/s, m/s) below which its equations are dropped
             after decimation (:mod:`pardyn.identification.selection`); ``None``: all kept.
         rest_speed: when ``min_speed`` is not given, the speed (rad/s) under which a joint with a Coulomb column
-            counts as at rest: the equations it enters there are left out (:data:`REST_SPEED`); a prismatic
-            joint's is scaled as :func:`~pardyn.identification.diagnostics.min_motion`; ``None``: rests kept.
+            counts as at rest: the equations it enters there are left out (:data:`REST_SPEED` is the value
+            measured to work; off by default: TIAGo's real held-out error rose from 30.00 to 32.44 % with it,
+            a dry-friction arm's fell from 7.64 to 5.74 %, floor 6.42 %); a prismatic joint's is scaled as
+            :func:`~pardyn.identification.diagnostics.min_motion`; ``None``: rests kept.
     """
 
     cutoff_hz: float | None = None
@@ -114,7 +116,7 @@ class FilterSettings:
     model_rate_hz: float = 100.0
     trim_s: float | None = None
     min_speed: tuple[float, ...] | None = None
-    rest_speed: float | None = REST_SPEED
+    rest_speed: float | None = None
 
     def stages(self, sample_rate_hz: float) -> tuple[int, int]:
         """``(n_1, n_2)``: the largest divisor n_1 of n_d keeping ``f_m / n_1 >= model_rate_hz``; 1 when the
