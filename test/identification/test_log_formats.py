@@ -60,9 +60,9 @@ def test_a_log_without_header_is_read_by_column_index(logs):
 
 
 def test_matlab_files_v5_and_v73_read_as_the_csv(logs):
+    import h5py  # the 'mat' extra, which make test installs
     from scipy import io as matio
 
-    h5py = pytest.importorskip("h5py", reason="h5py is in the 'mat' extra (setup.py)")
     folder, table, reference = logs
     variables = {"Time": table[:, 0], "Position": table[:, 1:7], "Velocity": table[:, 7:13],
                  "Torque": table[:, 13:19], "Current": table[:, 19:25], "rate": 1000.0}

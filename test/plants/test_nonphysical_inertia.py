@@ -17,8 +17,8 @@ import pytest
 
 import pardyn
 
-mujoco = pytest.importorskip("mujoco", reason="the MuJoCo plant needs mujoco (the 'sim' extra)")
-from pardyn.plants.mujoco_plant import MujocoPlant  # noqa: E402
+import mujoco  # the 'sim' extra, which make test installs
+from pardyn.plants.mujoco_plant import MujocoPlant
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "identification"))
 from gen3_like import write_robot  # noqa: E402
