@@ -100,6 +100,18 @@ def test_controller_watchdog_commands_zero_tagged_one_before_the_last_answer():
     assert answer.answer(PERIOD_NS, "tau", 1.07) == (1, True)  # states back
 
 
+def test_a_state_answered_before_the_first_clock_counts_its_silence_from_the_clock_start():
+    """Under use_sim_time ROS time reads 0 until the first /clock: a state answered then is not 1 s silent when
+    the clock starts at 1 s (the CI failure of 27 Nov 2026), only once simulated time runs past the watchdog."""
+    answer = LockstepAnswer(PERIOD_NS, watchdog_s=0.02)
+    answer.answer(1000 * PERIOD_NS, "tau", 0.0)
+    assert answer.watchdog(0.0) is None  # the clock has not started
+    assert answer.watchdog(1.0) is None  # it starts at 1 s, standing at the state's stamp
+    assert answer.watchdog(1.01) is None
+    silent, _ = answer.watchdog(1.1)
+    assert silent == pytest.approx(0.1)
+
+
 def test_command_sources_reject_an_unnamed_publisher_until_the_graph_names_it():
     graph = {"names": [(b"c", None), (b"x", "/r1/intruder")], "calls": 0}
 

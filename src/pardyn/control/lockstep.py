@@ -251,8 +251,14 @@ class LockstepAnswer:
         return tag, back
 
     def watchdog(self, now_s: float) -> tuple[float, int] | None:
-        """``(silence s, tag of the zero command)`` when states have stopped for over ``watchdog_s``, else None."""
+        """``(silence s, tag of the zero command)`` when states have stopped for over ``watchdog_s``, else None.
+
+        Under ``use_sim_time`` a state can be answered before the first ``/clock`` arrives (its time then reads 0);
+        its silence is counted from the first reading of the clock, not from zero."""
         if self.last_state_s is None:
+            return None
+        if self.last_state_s == 0.0 < now_s:  # answered before the first /clock (ROS time reads 0 until then)
+            self.last_state_s = now_s  # its silence counts from the clock's start
             return None
         silent = now_s - self.last_state_s
         if silent <= self.watchdog_s:
