@@ -50,8 +50,8 @@ def test_the_controller_answers_on_its_own_thread_outside_every_executor_at_the_
     callback of any node came first, on the main thread at normal priority."""
     from pardyn.nodes.controller import ControllerNode
 
-    node = in_process(ControllerNode, ros_client, "own_thread", "--params-file", str(CONTROLLER_CONFIG),
-                      "-p", "lock_memory:=false")  # not this test process's memory
+    switch_interval = sys.getswitchinterval()
+    node = in_process(ControllerNode, ros_client, "own_thread", "--params-file", str(CONTROLLER_CONFIG))
     robot = load_robot("dualv")
     try:
         # no executor can take the states: the subscription is not the node's, yet the DDS graph sees it
@@ -69,13 +69,14 @@ def test_the_controller_answers_on_its_own_thread_outside_every_executor_at_the_
         assert threads and set(threads) == {"controller states"}
         policy, priority = scheduler_of(node._states._thread)
         note = node.realtime_note
-        if "SCHED_FIFO priority 50," in note:
+        if "SCHED_FIFO priority 50;" in note:
             assert (policy, priority) == (os.SCHED_FIFO, 50), note
         else:  # not permitted here: the kernel says normal scheduling, and the line says why
             assert "not permitted" in note and policy == os.SCHED_OTHER, note
-        assert "memory not locked (lock_memory false)" in note
-        # the executor's thread keeps normal scheduling
+        # the executor's thread keeps normal scheduling, and this test process its switch interval (the node
+        # was built inside it: process-wide measures are a node executable's only)
         assert os.sched_getscheduler(0) == os.SCHED_OTHER
+        assert sys.getswitchinterval() == switch_interval and "left to the program" in note
     finally:
         node.destroy_node()
     assert not node._states._thread.is_alive()
@@ -107,6 +108,7 @@ def test_the_fallback_line_names_the_refusal(monkeypatch):
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr(realtime.os, "sched_setscheduler", refuse)
+    monkeypatch.setattr(realtime.sys, "setswitchinterval", lambda _: None)  # this test process's: left alone
     complete, line = realtime_setup(80, False)
     assert not complete
     assert line.startswith("real-time: SCHED_FIFO priority 80 not permitted (Operation not permitted): normal "

@@ -299,10 +299,12 @@ def run_nodes(
 
     from pardyn.errors import PardynError  # noqa: PLC0415
     from pardyn.nodes.common import make_executor, needs_message_info, one_blas_thread  # noqa: PLC0415
-    from pardyn.nodes.realtime import CollectorControl  # noqa: PLC0415
+    from pardyn.nodes.realtime import CollectorControl, own_process  # noqa: PLC0415
     from pardyn.nodes.registry import node_class  # noqa: PLC0415
 
     own = stop is None
+    if not own:  # the CLI's process (pardyn bringup): process-wide real-time measures may apply
+        own_process()
     stop = StopSignals().install() if own else stop
     one_blas_thread()
     context = rclpy.Context()

@@ -311,8 +311,9 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     from pardyn.nodes.stopping import BUILDING, SPINNING, STOPPING, stop_signals  # noqa: PLC0415
 
     stop = stop_signals()  # before anything slow: a signal from now on is a request
-    from pardyn.nodes.realtime import CollectorControl  # noqa: PLC0415
+    from pardyn.nodes.realtime import CollectorControl, own_process  # noqa: PLC0415
 
+    own_process()  # a node executable's process: process-wide real-time measures may apply
     one_blas_thread()
     # rclpy's own handlers would raise KeyboardInterrupt from inside its callbacks: not installed
     rclpy.init(args=None if args is None else list(args), signal_handler_options=SignalHandlerOptions.NO)

@@ -121,7 +121,7 @@ from pardyn.nodes.common import (
     stamp_to_ns,
 )
 from pardyn.nodes.messages import CommandBuffer, joint_readings, reference_from_message
-from pardyn.nodes.realtime import StateLoop, realtime_setup
+from pardyn.nodes.realtime import StateLoop, node_realtime_setup
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference
 
@@ -186,7 +186,7 @@ class ControllerNode(Node):
             f"watchdog {p['watchdog_periods']} periods of {self.period_ns * 1e-6:g} ms; "
             f"safe command {self.safe.describe()}"
         )
-        self._states.start(lambda: realtime_setup(p["realtime_priority"], p["lock_memory"]))
+        self._states.start(lambda: node_realtime_setup(p["realtime_priority"], p["lock_memory"]))
         self.realtime_complete, self.realtime_note = self._states.setup_result or (
             False, "real-time: the state thread's set-up did not finish in 5 s")
         self.get_logger().info(self.realtime_note)

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["COLLECT_PERIOD_S", "SWITCH_INTERVAL_S", "CollectorControl", "StateLoop", "lock_memory",
-           "raise_priority", "realtime_setup"]
+           "node_realtime_setup", "own_process", "raise_priority", "realtime_setup"]
 
 SWITCH_INTERVAL_S = 2e-5
 """s: the longest a Python thread of the process keeps the interpreter lock once the state thread waits for
@@ -84,6 +84,29 @@ def lock_memory(enabled: bool = True) -> tuple[bool, str]:
     if failed:
         return False, f"memory not locked (mlockall: {os.strerror(ctypes.get_errno())})"
     return True, "memory locked (mlockall)"
+
+
+_process_owned = False
+
+
+def own_process() -> None:
+    """Say that this process is the node executables' (:func:`pardyn.nodes.common.run_node`, the bringup's
+    process): the process-wide measures of :func:`node_realtime_setup` (memory lock, switch interval) may then
+    apply. A node built inside another program (a test, a notebook, a user's script) leaves them to it."""
+    global _process_owned  # noqa: PLW0603 - one flag per process, set once by its main function
+    _process_owned = True
+
+
+def node_realtime_setup(priority: int, memory: bool) -> tuple[bool, str]:
+    """:func:`realtime_setup` in a process the node executables own (:func:`own_process`); elsewhere only the
+    calling thread's priority, since the memory lock and the switch interval would change the whole host
+    program (before: a controller built in a test left every later test of that process locked in memory and
+    switching threads every 20 us)."""
+    if _process_owned:
+        return realtime_setup(priority, memory)
+    prioritised, scheduling = raise_priority(priority)
+    return prioritised or priority <= 0, f"real-time: {scheduling}; memory lock and switch interval left to the " \
+        "program the node was built in (they are set only where a node executable owns the process)"
 
 
 def realtime_setup(priority: int, memory: bool) -> tuple[bool, str]:
