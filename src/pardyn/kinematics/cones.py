@@ -23,7 +23,7 @@ import pinocchio as pin
 from pardyn.errors import InputError
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["ConeAngles"]
 
@@ -38,7 +38,7 @@ class ConeAngles:
         InputError: a frame of ``limits.cones`` that the model does not have (named).
     """
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: Mechanism) -> None:
         self.model = robot.model
         self.data = self.model.createData()
         cones = robot.description.limits.cones

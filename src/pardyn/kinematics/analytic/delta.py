@@ -41,7 +41,7 @@ from pardyn.kinematics.analytic.closed_form import AnalyticKinematics, register
 from pardyn.kinematics.analytic.planar_geometry import wrap_angle
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["DeltaKinematics"]
 
@@ -65,7 +65,7 @@ class DeltaKinematics(AnalyticKinematics):
         platform_points: ``c_ik`` (3, 2, 3), m; forearm: ``l``, m.
     """
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: Mechanism) -> None:
         super().__init__(robot)
         source = robot.description.source
         model = robot.model

@@ -49,7 +49,7 @@ from pardyn.kinematics.analytic.planar_geometry import TOLERANCE, angle_of, cros
 from pardyn.kinematics.solver import revolute_mask
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["PlanarClosedForm", "PlanarLeg", "PlatformChain"]
 
@@ -78,7 +78,7 @@ class PlatformChain:
     joint_id: int
 
     @classmethod
-    def from_robot(cls, robot: Robot) -> PlatformChain:
+    def from_robot(cls, robot: Mechanism) -> PlatformChain:
         model, source = robot.model, str(robot.description.source)
         kinds = {"JointModelPX": "x", "JointModelPY": "y", "JointModelRZ": "phi"}
         found: dict[str, int] = {}
@@ -155,7 +155,7 @@ class PlanarLeg:
     anchor_yaw: float
 
     @classmethod
-    def from_robot(cls, robot: Robot, number: int, platform: PlatformChain) -> PlanarLeg:
+    def from_robot(cls, robot: Mechanism, number: int, platform: PlatformChain) -> PlanarLeg:
         """Read leg ``number`` from the pinocchio model and the YAML closures."""
         model, source = robot.model, str(robot.description.source)
         names = [f"leg{number}_joint{j}" for j in (1, 2, 3)]
@@ -295,7 +295,7 @@ class PlanarClosedForm(AnalyticKinematics):
     problem per leg) is shared.
     """
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: Mechanism) -> None:
         super().__init__(robot)
         self.platform = PlatformChain.from_robot(robot)
         numbers = sorted(int(n[3:-7]) for n in robot.joint_names if n.startswith("leg") and n.endswith("_joint1"))
