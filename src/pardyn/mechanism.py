@@ -14,6 +14,7 @@ a :class:`pardyn.robot.Robot` (``robot.mechanism``). Like pink's ``Configuration
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -81,6 +82,26 @@ class Mechanism:
         self._task_indices = None if self.frame_task is not None else self.indices(description.task_joints)
         self._mode_frames: dict[int, tuple] = {}  # frames the mode conditions read, per condition list
         self.home = structure.assembled
+
+    @property
+    def source(self) -> Path:
+        """The description file (pardyn YAML, Gepetto ``robot.yaml`` or MJCF): what an error about it names."""
+        return self.description.source
+
+    @property
+    def urdf(self) -> Path:
+        """The tree's file (URDF, or the MJCF itself)."""
+        return self.description.urdf
+
+    @property
+    def working_mode(self) -> tuple[ModeCondition, ...]:
+        """The YAML's working-mode conditions (the inverse problem's branch, :meth:`working_mode_violations`)."""
+        return self.description.working_mode
+
+    @property
+    def assembly_mode(self) -> tuple[ModeCondition, ...]:
+        """The YAML's assembly-mode conditions (the forward problem's branch, :meth:`assembly_mode_violations`)."""
+        return self.description.assembly_mode
 
     @property
     def reference(self) -> str:
@@ -227,7 +248,7 @@ class Mechanism:
         return [c.text for c in conditions if not c.holds(positions)]
 
     def working_mode_violations(self, q: np.ndarray) -> list[str]:
-        return self.mode_violations(q, self.description.working_mode)
+        return self.mode_violations(q, self.working_mode)
 
     def assembly_mode_violations(self, q: np.ndarray) -> list[str]:
-        return self.mode_violations(q, self.description.assembly_mode)
+        return self.mode_violations(q, self.assembly_mode)

@@ -410,7 +410,7 @@ def check_robot_sections(robot) -> None:
     Raises:
         DescriptionError: naming the file, the key and the value.
     """
-    description, source = robot.description, robot.description.source
+    description, source = robot.description, robot.source
     virtual = set(description.task_joints) - set(description.actuated) - set(description.sensed)
     if set(description.task_joints) == set(description.actuated):
         virtual = set()  # a serial arm: its task joints are its motors

@@ -481,7 +481,7 @@ def _from_section(robot: Mechanism, section: DynamicsSection) -> DynamicParamete
     -> the tree's inertias; a joint without a ``drives`` entry -> the tree's armature, damping and friction
     (URDF ``<dynamics damping friction>``, MJCF ``damping``/``frictionloss``/``armature``).
     """
-    fields = YamlFields(robot.description.source)
+    fields = YamlFields(robot.source)
     tree = parameters_from_model(robot)
     bodies: list[Body] = [] if section.bodies else list(tree.bodies)
     for i, values in enumerate(section.bodies):
@@ -545,7 +545,7 @@ def payload_body(model: pin.Model, frame: str) -> Body:
 
 def _remedy(robot: Mechanism) -> str:
     """What to do about a YAML/tree mismatch: shipped robots regenerate their URDF; a user states it once."""
-    shipped = robot.description.source.resolve().parent == robots_directory().resolve()
+    shipped = robot.source.resolve().parent == robots_directory().resolve()
     if shipped:
         return "regenerate the URDF (python tools/generate_*_urdf.py) or fix the YAML"
     return "state the values in one file only (the YAML's dynamics: or the tree), or make them agree"
@@ -555,7 +555,7 @@ def _tree_side(robot: Mechanism, joint: int) -> tuple[str, str | None]:
     """Who gives the tree's inertia on ``joint``: the tree file's ``<inertial>`` of its links, or the YAML's
     ``inertials:`` entries that replaced them (the value then comes from the YAML, not the tree); and the
     remedy when the YAML's two sections disagree (None: the tree file does)."""
-    model, urdf_path = robot.model, robot.description.urdf
+    model, urdf_path = robot.model, robot.urdf
     bodies = [f for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == joint]
     links = [f.name for f in bodies]
     entry_of = {link: i for i, entry in enumerate(robot.description.inertials) for link in entry.links}
@@ -572,7 +572,7 @@ def _tree_side(robot: Mechanism, joint: int) -> tuple[str, str | None]:
 
 def _check_against_urdf(robot: Mechanism, params: DynamicParameters) -> None:
     """Values stated in both files must agree: bodies (when the YAML lists any) and friction (where the tree has any)."""
-    model, source, urdf_path = robot.model, robot.description.source, robot.description.urdf
+    model, source, urdf_path = robot.model, robot.source, robot.urdf
     section = robot.description.dynamics
     lumped = params.joint_parameters()  # (njoints - 1, 10)
     urdf = np.array([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)])
@@ -603,7 +603,7 @@ def _springs(robot: Mechanism) -> tuple[Spring, ...]:
         if name in robot.locked_joints:  # held still: its spring does no work on the robot's motion
             continue
         if name not in robot.joint_names:
-            raise DescriptionError(f"{robot.description.source}: springs: unknown joint {name!r}; joints: "
+            raise DescriptionError(f"{robot.source}: springs: unknown joint {name!r}; joints: "
                                    f"{list(robot.joint_names)}")
         springs.append(Spring(name, robot.joint_names.index(name), stiffness, reference))
     return tuple(springs)

@@ -47,7 +47,7 @@ class ConeAngles:
             for moving, reference in cone.frames:
                 for frame in (moving, reference):
                     if not self.model.existFrame(frame):
-                        raise InputError(f"{robot.description.source}: limits.cones {cone.name!r}: no frame {frame!r} "
+                        raise InputError(f"{robot.source}: limits.cones {cone.name!r}: no frame {frame!r} "
                                          f"in the model")
                 ids.append((self.model.getFrameId(moving), self.model.getFrameId(reference)))
                 axes.append(cone.axis)

@@ -34,7 +34,7 @@ def analytic_kinematics(robot: Mechanism, solver: ClosureSolver) -> AnalyticKine
         return None
     if name not in CLOSED_FORMS:
         raise DescriptionError(
-            f"{robot.description.source}: analytic: unknown closed form {name!r}; known: {sorted(CLOSED_FORMS)}"
+            f"{robot.source}: analytic: unknown closed form {name!r}; known: {sorted(CLOSED_FORMS)}"
         )
     closed_form = CLOSED_FORMS.get(name)(robot)
     closed_form.solver = solver

@@ -67,7 +67,7 @@ class DeltaKinematics(AnalyticKinematics):
 
     def __init__(self, robot: Mechanism) -> None:
         super().__init__(robot)
-        source = robot.description.source
+        source = robot.source
         model = robot.model
         if len(robot.actuated_names) != _LEGS or tuple(robot.task_names) != ("x", "y", "z"):
             raise DescriptionError(f"{source}: analytic: delta needs three motors and a task (x, y, z)")

@@ -64,7 +64,7 @@ class DualVKinematics(PlanarClosedForm):
 
     def __init__(self, robot: Mechanism) -> None:
         super().__init__(robot)
-        source = robot.description.source
+        source = robot.source
         if len(self.legs) != 4 or self.platform.phi is None:
             raise DescriptionError(f"{source}: analytic: dualv needs four legs and a task (x, y, phi)")
         for j, k in _LOOPS:

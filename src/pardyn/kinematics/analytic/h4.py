@@ -59,7 +59,7 @@ class H4Kinematics(AnalyticKinematics):
 
     def __init__(self, robot: Mechanism, *, tolerance: float = 1e-13, max_iterations: int = 50) -> None:
         super().__init__(robot)
-        source = robot.description.source
+        source = robot.source
         model = robot.model
         if len(robot.actuated_names) != _LEGS or len(robot.task_names) != 4:
             raise DescriptionError(f"{source}: analytic: h4 needs four motors and a task (x, y, z, theta)")

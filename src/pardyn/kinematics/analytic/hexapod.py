@@ -71,7 +71,7 @@ class HexapodKinematics(AnalyticKinematics):
 
     def __init__(self, robot: Mechanism, *, tolerance: float = 1e-13, max_iterations: int = 50) -> None:
         super().__init__(robot)
-        source = robot.description.source
+        source = robot.source
         model = robot.model
         if len(robot.actuated_names) != _LEGS or len(robot.task_names) != 6:
             raise DescriptionError(f"{source}: analytic: hexapod needs six legs and a task (x, y, z, yaw, pitch, roll)")

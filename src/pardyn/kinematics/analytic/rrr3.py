@@ -55,7 +55,7 @@ class RRR3Kinematics(PlanarClosedForm):
 
     def __init__(self, robot: Mechanism) -> None:
         super().__init__(robot)
-        source = robot.description.source
+        source = robot.source
         if len(self.legs) < 2 or self.platform.phi is None:
             raise DescriptionError(f"{source}: analytic: rrr3 needs at least two legs and a task (x, y, theta)")
         anchors = np.array([leg.anchor for leg in self.legs])  # c_i (n_legs, 2), m

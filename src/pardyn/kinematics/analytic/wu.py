@@ -69,7 +69,7 @@ class WuGeometry:
     @classmethod
     def from_robot(cls, robot: Mechanism) -> WuGeometry:
         model = robot.model
-        source = robot.description.source
+        source = robot.source
 
         def frame(name: str) -> np.ndarray:
             if not model.existFrame(name):
