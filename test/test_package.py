@@ -216,3 +216,18 @@ def test_no_import_circle_at_module_level():
         report.append(" <-> ".join(component))
         report += [f"    {edges[a][b]}" for a in component for b in component if b in edges[a]]
     assert not circles, "import circles at module level:\n" + "\n".join(report)
+
+
+def test_the_mechanism_stands_below_what_the_robot_assembles():
+    """:mod:`pardyn.mechanism` (description, tree, indices, closures) reaches, through every module-level and
+    type-only import, none of what :func:`pardyn.robot.load_robot` assembles on it: the robot, solvers' closed
+    forms, dynamics, kernels."""
+    above = ("pardyn.robot", "pardyn.kernels", "pardyn.dynamics", "pardyn.kinematics.analytic")
+    reached, todo = set(), ["pardyn.mechanism"]
+    while todo:
+        name = todo.pop()
+        for _, target, _, top in _imports(MODULES[name]):
+            if top and target in MODULES and target not in reached:
+                reached.add(target)
+                todo.append(target)
+    assert not [name for name in reached if any(_inside(name, package) for package in above)], sorted(reached)
