@@ -142,7 +142,6 @@ class Robot:
         robot.nominal_parameters = replace(params, bodies=(*params.bodies, payload_body(self.model, self.payload_frame)))
         return robot
 
-
     # ---------------------------------------------------------------- solving
     def _values(self, values: Sequence[float] | Mapping[str, float], names: Sequence[str], what: str) -> np.ndarray:
         if isinstance(values, Mapping):
