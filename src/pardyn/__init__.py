@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         SingularityError,
         WorkingModeError,
     )
+    from pardyn.mechanism import Mechanism
     from pardyn.resources import list_robots
     from pardyn.robot import Robot, load_robot
 
@@ -36,6 +37,7 @@ _LAZY = {
     "SingularityError": "pardyn.errors",
     "WorkingModeError": "pardyn.errors",
     "list_robots": "pardyn.resources",
+    "Mechanism": "pardyn.mechanism",
     "Robot": "pardyn.robot",
     "load_robot": "pardyn.robot",
 }
@@ -45,6 +47,7 @@ __all__ = [
     "DescriptionError",
     "InputError",
     "KinematicsError",
+    "Mechanism",
     "PardynError",
     "Robot",
     "SingularityError",

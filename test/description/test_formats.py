@@ -108,7 +108,7 @@ def test_task_frame_that_does_not_move(tmp_path, four_bar_xml):
 
     fixed = dataclasses.replace(description, task_names=("x",), task_joints=(), task_frame="ground")
     with pytest.raises(DescriptionError, match="does not move"):
-        pardyn.Robot(fixed)
+        pardyn.load_robot(fixed)
 
 
 def test_not_a_robot_file(tmp_path):

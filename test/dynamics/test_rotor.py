@@ -12,7 +12,6 @@ from pardyn import load_robot
 from pardyn.description.formats import load_description
 from pardyn.dynamics.rotor import load_rotor_model
 from pardyn.errors import DescriptionError
-from pardyn.robot import Robot
 
 
 @pytest.fixture(scope="module")
@@ -75,4 +74,4 @@ def test_yaml_errors_name_the_key(tmp_path):
     raw["urdf"] = str(description.urdf)
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(DescriptionError, match=r"rotors.drives\[1\].*viscous"):
-        load_rotor_model(Robot(load_description(path)))
+        load_rotor_model(load_robot(load_description(path)))

@@ -119,7 +119,7 @@ def test_unsupported_robot_falls_back_with_the_reason(load):
     task = type("Task", (), {"frame": "platform"})()
     original, robot.frame_task = robot.frame_task, task
     try:
-        library, note = select_kernels(robot, "auto")
+        library, note = select_kernels(robot.mechanism, "auto", solver=robot.solver, nominal=robot.nominal_parameters)
     finally:
         robot.frame_task = original
     assert library is None

@@ -260,3 +260,18 @@ def test_forward_with_elbows_too_far_apart_raises_convergence_error(load, name):
     outward = {"five_bar": [math.pi, 0.0], "dualv": [0.0, math.pi, math.pi, 0.0]}[name]
     with pytest.raises(ConvergenceError, match="do not meet"):
         robot.solve_forward(outward, method="analytic")
+
+
+def test_rrr3_without_passive_readings_answers_by_newton(load, samples, angle_distance):
+    """rrr3's closed form needs the passive joints' readings (eqs. 31-36); without them it answers by the
+    generic Newton solver (the robot's, handed to the closed form at load): loops closed, the actuated readings
+    kept, on the assembly mode, the joints of the sample the readings came from."""
+    robot = load("rrr3")
+    angles = revolute_mask(robot.model)
+    for _, q in samples("rrr3")[:3]:
+        actuated = q[robot.actuated_indices]
+        answer = robot.analytic.forward(actuated)
+        assert np.max(np.abs(robot.closures.residual_and_jacobian(answer)[0])) < 1e-10
+        np.testing.assert_allclose(answer[robot.actuated_indices], actuated, atol=1e-12)
+        assert robot.assembly_mode_violations(answer) == []
+        assert np.max(angle_distance(answer, q, angles)) < TOL

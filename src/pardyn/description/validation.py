@@ -399,7 +399,7 @@ MAX_EXCITATION_AMPLITUDE = {"m": 10.0, "rad": 2.0 * math.pi}
 
 
 def check_robot_sections(robot) -> None:
-    """The robot YAML's sections against the model they act on (a :class:`pardyn.robot.Robot` being built):
+    """The robot YAML's sections against the model they act on (a :class:`pardyn.mechanism.Mechanism` being assembled):
     values that no machine can have are refused at load, naming the key and what to do.
 
     * ``springs:`` on a joint of the platform's virtual chain (``task:``, not actuated nor sensed: it models
@@ -410,7 +410,7 @@ def check_robot_sections(robot) -> None:
     Raises:
         DescriptionError: naming the file, the key and the value.
     """
-    description, source = robot.description, robot.description.source
+    description, source = robot.description, robot.source
     virtual = set(description.task_joints) - set(description.actuated) - set(description.sensed)
     if set(description.task_joints) == set(description.actuated):
         virtual = set()  # a serial arm: its task joints are its motors

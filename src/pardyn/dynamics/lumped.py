@@ -36,6 +36,7 @@ from pardyn.dynamics.parameters import INERTIAL_NAMES, DynamicParameters
 from pardyn.errors import InputError
 
 if TYPE_CHECKING:
+    from pardyn.mechanism import Mechanism
     from pardyn.robot import Robot
 
 __all__ = ["DYNAMIC_MODELS", "bar_ends", "bar_parameter_names", "simplified_parameters", "split_bar_masses",
@@ -52,7 +53,7 @@ def _body_on(params: DynamicParameters, joint: int, exclude: str) -> int | None:
     return None
 
 
-def bar_ends(robot: Robot, params: DynamicParameters, bar: str) -> tuple[tuple[int, np.ndarray], tuple[int, np.ndarray]]:
+def bar_ends(robot: Mechanism, params: DynamicParameters, bar: str) -> tuple[tuple[int, np.ndarray], tuple[int, np.ndarray]]:
     """``((body index, point), (body index, point))``: the upper and lower end of ``bar``, points (3,) m in body frames.
 
     Raises:
@@ -86,7 +87,7 @@ def bar_ends(robot: Robot, params: DynamicParameters, bar: str) -> tuple[tuple[i
     raise InputError(f"{robot.name}: {bar}: no point closure on this body")
 
 
-def split_bar_masses(robot: Robot, params: DynamicParameters, bars: Sequence[str]) -> DynamicParameters:
+def split_bar_masses(robot: Mechanism, params: DynamicParameters, bars: Sequence[str]) -> DynamicParameters:
     """Codourey's simplified parameters: each bar's mass halved to its two ends, its inertia dropped.
 
     Args:
@@ -109,7 +110,7 @@ def split_bar_masses(robot: Robot, params: DynamicParameters, bars: Sequence[str
     return replace(params, bodies=bodies)
 
 
-def two_end_bars(robot: Robot) -> tuple[str, ...]:
+def two_end_bars(robot: Mechanism) -> tuple[str, ...]:
     """The robot YAML's ``dynamics: two_end_bars:``.
 
     Raises:
@@ -117,7 +118,7 @@ def two_end_bars(robot: Robot) -> tuple[str, ...]:
     """
     bars = robot.description.dynamics.two_end_bars
     if not bars:
-        raise InputError(f"{robot.description.source}: dynamics: no two_end_bars, so no simplified model; "
+        raise InputError(f"{robot.source}: dynamics: no two_end_bars, so no simplified model; "
                          f"dynamic models: 'exact' only")
     return bars
 
@@ -128,6 +129,6 @@ def simplified_parameters(robot: Robot, params: DynamicParameters | None = None)
     return split_bar_masses(robot, robot.nominal_parameters if params is None else params, two_end_bars(robot))
 
 
-def bar_parameter_names(robot: Robot) -> tuple[str, ...]:
+def bar_parameter_names(robot: Mechanism) -> tuple[str, ...]:
     """The standard-parameter names of the two-end bars (10 per bar), absent from the simplified model."""
     return tuple(f"{name}_{bar}" for bar in two_end_bars(robot) for name in INERTIAL_NAMES)

@@ -69,7 +69,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pinocchio as pin
@@ -82,7 +82,7 @@ from pardyn.errors import DescriptionError, InputError
 from pardyn.textio import load_json, shown
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = [
     "Spring",
@@ -451,7 +451,7 @@ class DynamicParameters:
 
 
 # ------------------------------------------------------- from the description
-def _body_frame(robot: Robot, link: str, fields: YamlFields, key: str) -> tuple[int, pin.SE3]:
+def _body_frame(robot: Mechanism, link: str, fields: YamlFields, key: str) -> tuple[int, pin.SE3]:
     model = robot.model
     frame_id = model.getFrameId(link, pin.FrameType.BODY)
     if frame_id >= len(model.frames):
@@ -463,25 +463,25 @@ def _body_frame(robot: Robot, link: str, fields: YamlFields, key: str) -> tuple[
     return frame.parentJoint, frame.placement.copy()
 
 
-def _drive(robot: Robot, joint: str, values: Mapping[str, float]) -> Drive:
+def _drive(robot: Mechanism, joint: str, values: Mapping[str, float]) -> Drive:
     return Drive(joint=joint, index=robot.joint_names.index(joint), **values)
 
 
-def _order_drives(robot: Robot, drives: dict[str, Drive]) -> tuple[Drive, ...]:
+def _order_drives(robot: Mechanism, drives: dict[str, Drive]) -> tuple[Drive, ...]:
     """Actuated joints first (robot order, zero parameters if not given), then the others."""
     ordered = [drives.get(name) or _drive(robot, name, {}) for name in robot.actuated_names]
     ordered += [drive for name, drive in drives.items() if name not in robot.actuated_names]
     return tuple(ordered)
 
 
-def _from_section(robot: Robot, section: DynamicsSection) -> DynamicParameters:
+def _from_section(robot: Mechanism, section: DynamicsSection) -> DynamicParameters:
     """The parameters of the typed ``dynamics:`` section, its link and joint names checked against the tree.
 
     What the section leaves out comes from the tree (each value stated once, in either file): no ``bodies``
     -> the tree's inertias; a joint without a ``drives`` entry -> the tree's armature, damping and friction
     (URDF ``<dynamics damping friction>``, MJCF ``damping``/``frictionloss``/``armature``).
     """
-    fields = YamlFields(robot.description.source)
+    fields = YamlFields(robot.source)
     tree = parameters_from_model(robot)
     bodies: list[Body] = [] if section.bodies else list(tree.bodies)
     for i, values in enumerate(section.bodies):
@@ -502,7 +502,7 @@ def _from_section(robot: Robot, section: DynamicsSection) -> DynamicParameters:
     )
 
 
-def parameters_from_model(robot: Robot, model: pin.Model | None = None) -> DynamicParameters:
+def parameters_from_model(robot: Mechanism, model: pin.Model | None = None) -> DynamicParameters:
     """The parameters a pinocchio model carries (``robot.model``, i.e. the URDF's, by default).
 
     One body per moving joint carrying mass (named after its child link, at the
@@ -543,19 +543,19 @@ def payload_body(model: pin.Model, frame: str) -> Body:
                 standard=np.zeros(10))
 
 
-def _remedy(robot: Robot) -> str:
+def _remedy(robot: Mechanism) -> str:
     """What to do about a YAML/tree mismatch: shipped robots regenerate their URDF; a user states it once."""
-    shipped = robot.description.source.resolve().parent == robots_directory().resolve()
+    shipped = robot.source.resolve().parent == robots_directory().resolve()
     if shipped:
         return "regenerate the URDF (python tools/generate_*_urdf.py) or fix the YAML"
     return "state the values in one file only (the YAML's dynamics: or the tree), or make them agree"
 
 
-def _tree_side(robot: Robot, joint: int) -> tuple[str, str | None]:
+def _tree_side(robot: Mechanism, joint: int) -> tuple[str, str | None]:
     """Who gives the tree's inertia on ``joint``: the tree file's ``<inertial>`` of its links, or the YAML's
     ``inertials:`` entries that replaced them (the value then comes from the YAML, not the tree); and the
     remedy when the YAML's two sections disagree (None: the tree file does)."""
-    model, urdf_path = robot.model, robot.description.urdf
+    model, urdf_path = robot.model, robot.urdf
     bodies = [f for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == joint]
     links = [f.name for f in bodies]
     entry_of = {link: i for i, entry in enumerate(robot.description.inertials) for link in entry.links}
@@ -570,9 +570,9 @@ def _tree_side(robot: Robot, joint: int) -> tuple[str, str | None]:
             "them agree")
 
 
-def _check_against_urdf(robot: Robot, params: DynamicParameters) -> None:
+def _check_against_urdf(robot: Mechanism, params: DynamicParameters) -> None:
     """Values stated in both files must agree: bodies (when the YAML lists any) and friction (where the tree has any)."""
-    model, source, urdf_path = robot.model, robot.description.source, robot.description.urdf
+    model, source, urdf_path = robot.model, robot.source, robot.urdf
     section = robot.description.dynamics
     lumped = params.joint_parameters()  # (njoints - 1, 10)
     urdf = np.array([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)])
@@ -596,23 +596,23 @@ def _check_against_urdf(robot: Robot, params: DynamicParameters) -> None:
         )
 
 
-def _springs(robot: Robot) -> tuple[Spring, ...]:
+def _springs(robot: Mechanism) -> tuple[Spring, ...]:
     """The description's joint springs (``springs:`` or the MJCF's), their joints checked on the tree."""
     springs = []
     for name, stiffness, reference in robot.description.springs:
         if name in robot.locked_joints:  # held still: its spring does no work on the robot's motion
             continue
         if name not in robot.joint_names:
-            raise DescriptionError(f"{robot.description.source}: springs: unknown joint {name!r}; joints: "
+            raise DescriptionError(f"{robot.source}: springs: unknown joint {name!r}; joints: "
                                    f"{list(robot.joint_names)}")
         springs.append(Spring(name, robot.joint_names.index(name), stiffness, reference))
     return tuple(springs)
 
 
-def parameters_from_description(robot: Robot, *, check_urdf: bool = True) -> DynamicParameters:
+def parameters_from_description(robot: Mechanism, *, check_urdf: bool = True) -> DynamicParameters:
     """The nominal parameters of the robot's typed ``dynamics:`` section, built once when the robot loads.
 
-    :class:`pardyn.Robot` calls this at construction and keeps the result as
+    :func:`pardyn.robot.load_robot` calls this and keeps the result as
     ``robot.nominal_parameters``: use that. Without a ``dynamics:`` section: the
     URDF's (:func:`parameters_from_model`). With ``check_urdf`` the URDF must
     agree with the YAML (:class:`DescriptionError` otherwise, naming the joint).
@@ -636,7 +636,15 @@ def value_or_inf(value: float) -> float:
 
 
 # ------------------------------------------------------------ result files
-def read_parameter_file(path: str | Path, robot: Robot, *, base: DynamicParameters | None = None) -> DynamicParameters:
+class WithNominalParameters(Protocol):
+    """What reading a result file needs of a robot (a :class:`pardyn.robot.Robot`): its name, and the nominal
+    parameters the unlisted values come from."""
+
+    name: str
+    nominal_parameters: DynamicParameters
+
+
+def read_parameter_file(path: str | Path, robot: WithNominalParameters, *, base: DynamicParameters | None = None) -> DynamicParameters:
     """Read identified parameters from a JSON result file.
 
     Format (version 1; other keys, e.g. the identification's statistics or

@@ -49,7 +49,7 @@ from pardyn.description.rotors import ROTOR_FIELDS
 from pardyn.errors import DescriptionError, InputError
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["ROTOR_FIELDS", "RotorFriction", "RotorModel", "load_rotor_model"]
 
@@ -213,7 +213,7 @@ class RotorModel:
         return out
 
 
-def load_rotor_model(robot: Robot) -> RotorModel:
+def load_rotor_model(robot: Mechanism) -> RotorModel:
     """The rotor model of the robot's typed ``rotors:`` section (actuated-joint order).
 
     Raises:
@@ -222,7 +222,7 @@ def load_rotor_model(robot: Robot) -> RotorModel:
     """
     section = robot.description.rotors
     if section is None:
-        raise DescriptionError(f"{robot.description.source}: rotors: {robot.name} has no rotor model "
+        raise DescriptionError(f"{robot.source}: rotors: {robot.name} has no rotor model "
                                "(section 'rotors:' missing)")
 
     def column(name: str) -> np.ndarray:

@@ -70,7 +70,7 @@ class WuVirtualWork:
                 values.append(inertia.get(joint, 0.0))  # m_i5 = ia of the slider drive
                 continue
             if body.name not in standard:
-                raise DescriptionError(f"{self.robot.description.source}: dynamics: no body {body.name!r} (virtual-work model)")
+                raise DescriptionError(f"{self.robot.source}: dynamics: no body {body.name!r} (virtual-work model)")
             values.extend(standard[body.name][_STANDARD[p]] for p in body_parameters(body))
         return np.asarray(values, dtype=float)
 

@@ -76,7 +76,7 @@ def write_c_library(robot: Robot, out: str | Path, *, overwrite: bool = False, *
     claim_files(out, [f"{lib}.h", f"{lib}_data.h", f"{lib}_model.c", f"{lib}.c", "CMakeLists.txt", "example.c"],
                 overwrite=overwrite)
     try:
-        paths = generate_sources(robot, out)
+        paths = generate_sources(robot.mechanism, out, solver=robot.solver, nominal=robot.nominal_parameters)
     except UnsupportedModel as error:
         raise ExportError(f"{robot.name}: no C kernels: {error}") from None
     paths["cmake"] = out / "CMakeLists.txt"

@@ -227,7 +227,7 @@ class _Builder:
 
     # ------------------------------------------------------------- helpers
     def where(self) -> str:
-        return str(self.robot.description.source)
+        return str(self.robot.source)
 
     def placeholder(self, name: str, pose: pin.SE3, role: str, disk: np.ndarray | None = None) -> Link:
         self.placeholders.append(name)

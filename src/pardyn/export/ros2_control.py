@@ -55,7 +55,7 @@ def ros2_control_element(robot: Robot) -> ET.Element:
 
 def robot_description(robot: Robot) -> str:
     """pardyn's URDF with the ``<ros2_control>`` block appended to ``<robot>``."""
-    tree = ET.parse(robot.description.urdf)
+    tree = ET.parse(robot.urdf)
     root = tree.getroot()
     root.append(ros2_control_element(robot))
     ET.indent(root)

@@ -36,7 +36,9 @@ from pardyn.errors import InputError
 
 if TYPE_CHECKING:
     from pardyn.kernels.library import KernelLibrary
-    from pardyn.robot import Robot
+    from pardyn.dynamics.parameters import DynamicParameters
+    from pardyn.kinematics.solver import ClosureSolver
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["CHOICES", "CompiledSolver", "select_kernels"]
 
@@ -57,7 +59,7 @@ class CompiledSolver:
 
     INVERSE, FORWARD, FORWARD_SENSED = 0, 1, 2
 
-    def __init__(self, robot: Robot, library: KernelLibrary) -> None:
+    def __init__(self, robot: Mechanism, library: KernelLibrary) -> None:
         self.robot = robot
         self.library = library
         self.fallbacks = 0  # calls re-run on the Python path
@@ -87,9 +89,10 @@ class CompiledSolver:
         return Solution(q=q, iterations=info.iterations, residual=info.residual, conditioning=conditioning)
 
 
-def select_kernels(robot: Robot, choice: str | None) -> tuple[KernelLibrary | None, str]:
+def select_kernels(robot: Mechanism, choice: str | None, *, solver: ClosureSolver, nominal: DynamicParameters,
+                   ) -> tuple[KernelLibrary | None, str]:
     """Load the robot's kernels as ``choice`` says (None: :data:`ENVIRONMENT`, else ``python``); return them (or
-    None) and the one-line note.
+    None) and the one-line note. ``solver`` and ``nominal``: :func:`pardyn.kernels.codegen.generate_sources`.
 
     Raises:
         InputError: ``choice`` unknown, or ``"compiled"`` and the kernels cannot be built.
@@ -108,7 +111,7 @@ def select_kernels(robot: Robot, choice: str | None) -> tuple[KernelLibrary | No
     from pardyn.kernels.library import CompileError, load_kernels  # noqa: PLC0415
 
     try:
-        library = load_kernels(robot)  # imports CasADi only to generate kernels not in the cache
+        library = load_kernels(robot, solver=solver, nominal=nominal)  # imports CasADi only to generate kernels not in the cache
         reason = ""
     except ImportError as error:  # casadi missing
         library, reason = None, f"cannot import the generator ({error})"

@@ -40,7 +40,8 @@ from pardyn.kinematics.solver import revolute_mask
 if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.kernels.symbolic import SymbolicTree
-    from pardyn.robot import Robot
+    from pardyn.kinematics.solver import ClosureSolver
+    from pardyn.mechanism import Mechanism
 
 # CasADi (~0.3 s to import) is imported by the functions that generate code only: loading cached kernels
 # (check_supported, description_hash) does without it
@@ -79,7 +80,7 @@ def c_name(robot_name: str) -> str:
     return name
 
 
-def check_supported(robot: Robot) -> None:
+def check_supported(robot: Mechanism) -> None:
     """Raise :class:`UnsupportedModel` naming what the generator cannot write for this robot."""
     model = robot.model
     if model.nq != model.nv:
@@ -101,7 +102,7 @@ def check_supported(robot: Robot) -> None:
             raise UnsupportedModel(f"description key {key!r} (not in the generated model)")
 
 
-def _model_record(robot: Robot) -> dict:
+def _model_record(robot: Mechanism, solver: ClosureSolver, nominal: DynamicParameters) -> dict:
     """Everything the generator reads, JSON-ready (the cache key hashes it)."""
     model = robot.model
     joints = []
@@ -118,14 +119,13 @@ def _model_record(robot: Robot) -> dict:
                             frame.placement.translation.tolist()]
     conditions = [
         [c.point, list(c.reference), c.kind, c.sign, c.axis]
-        for c in (*robot.description.working_mode, *robot.description.assembly_mode)
+        for c in (*robot.working_mode, *robot.assembly_mode)
     ]
-    for c in (*robot.description.working_mode, *robot.description.assembly_mode):
+    for c in (*robot.working_mode, *robot.assembly_mode):
         for name in c.frames:
             frame = model.frames[model.getFrameId(name)]
             frames[name] = [int(frame.parentJoint), frame.placement.rotation.tolist(),
                             frame.placement.translation.tolist()]
-    solver = robot.solver
     return {
         "generator": GENERATOR_VERSION,
         "casadi": version("casadi"),  # = casadi.__version__, without importing it
@@ -134,25 +134,26 @@ def _model_record(robot: Robot) -> dict:
         "frames": frames,
         "closures": [[c.frames, c.type, list(c.components), c.length] for c in robot.closures.closures],
         "conditions": conditions,
-        "n_working": len(robot.description.working_mode),
+        "n_working": len(robot.working_mode),
         "task": robot.task_indices.tolist(),
         "actuated": robot.actuated_indices.tolist(),
         "measured": robot.measured_indices.tolist(),
         "home": robot.home.tolist(),
         "solver": [solver.tolerance, solver.max_iterations, solver.max_condition],
-        "nominal": parameter_vector(robot, robot.nominal_parameters).tolist(),
+        "nominal": parameter_vector(robot, nominal).tolist(),
         "solver_source": hashlib.sha256(SOLVER_SOURCE.read_bytes()).hexdigest(),
         "laws_source": hashlib.sha256(LAWS_SOURCE.read_bytes()).hexdigest(),
     }
 
 
-def description_hash(robot: Robot) -> str:
-    """Cache key of the robot's kernels: SHA-256 of what the generator reads (first 16 hex digits)."""
-    text = json.dumps(_model_record(robot), sort_keys=True)
+def description_hash(robot: Mechanism, solver: ClosureSolver, nominal: DynamicParameters) -> str:
+    """Cache key of the robot's kernels: SHA-256 of what the generator reads (first 16 hex digits): the
+    mechanism, the solver's settings and the nominal parameters."""
+    text = json.dumps(_model_record(robot, solver, nominal), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def parameter_vector(robot: Robot, params: DynamicParameters) -> np.ndarray:
+def parameter_vector(robot: Mechanism, params: DynamicParameters) -> np.ndarray:
     """The kernels' ``params`` (module docstring) of a parameter set, (10 (njoints - 1) + 4 nv + 3,)."""
     nv = robot.nv
     drives = np.zeros((4, nv))
@@ -161,7 +162,7 @@ def parameter_vector(robot: Robot, params: DynamicParameters) -> np.ndarray:
                            np.asarray(params.gravity, dtype=float)])
 
 
-def _closure_expressions(robot: Robot, tree: SymbolicTree):
+def _closure_expressions(robot: Mechanism, tree: SymbolicTree):
     import casadi as ca  # noqa: PLC0415 - see the imports
 
     from pardyn.kernels.symbolic import log3  # noqa: PLC0415
@@ -189,12 +190,12 @@ def _closure_expressions(robot: Robot, tree: SymbolicTree):
     return ca.vertcat(*residual), ca.vertcat(*rows)
 
 
-def _mode_expressions(robot: Robot, tree: SymbolicTree):
+def _mode_expressions(robot: Mechanism, tree: SymbolicTree):
     import casadi as ca  # noqa: PLC0415 - see the imports
 
     model = robot.model
     values = []
-    for condition in (*robot.description.working_mode, *robot.description.assembly_mode):
+    for condition in (*robot.working_mode, *robot.assembly_mode):
         positions = {name: tree.frame_placement(model.getFrameId(name))[1] for name in condition.frames}
         values.append(condition.signed_value(positions))
     return ca.vertcat(*values) if values else ca.SX.zeros(0)
@@ -206,8 +207,11 @@ def _array(name: str, ctype: str, values) -> str:
     return f"static const {ctype} {name}[{len(values)}] = {{{text}}};\n"
 
 
-def generate_sources(robot: Robot, out: Path) -> dict[str, Path]:
-    """Write the four source files of the robot's kernels into ``out``; return them by role.
+def generate_sources(robot: Mechanism, out: Path, *, solver: ClosureSolver, nominal: DynamicParameters,
+                     ) -> dict[str, Path]:
+    """Write the four source files of the robot's kernels into ``out``; return them by role. ``solver`` gives
+    the tolerances, ``nominal`` the parameters the C library carries (``robot.solver``,
+    ``robot.nominal_parameters`` of a loaded robot).
 
     Raises:
         UnsupportedModel: the robot has something the generator does not write (message says what).
@@ -253,8 +257,7 @@ def generate_sources(robot: Robot, out: Path) -> dict[str, Path]:
     upper = prefix.upper()
     angles = revolute_mask(model).astype(int)
     all_indices = np.arange(nv)
-    conditions = (*robot.description.working_mode, *robot.description.assembly_mode)
-    solver = robot.solver
+    conditions = (*robot.working_mode, *robot.assembly_mode)
     public = f"""/* {prefix}.h: compiled closed-loop kernels of the robot '{robot.name}' (generated by pardyn).
  *
  * Coordinates q (nv,) in the order of pardyn's robot.joint_names (rad, m); matrices column-major.
@@ -367,8 +370,8 @@ void {prefix}_nominal_parameters(double *params);
         f"#define PD_API(x) {prefix}_##x\n"
         f"#define PD_NV {nv}\n#define PD_M {m}\n#define PD_N_TASK {len(robot.task_names)}\n"
         f"#define PD_N_ACTUATED {len(robot.actuated_indices)}\n#define PD_N_MEASURED {len(robot.measured_indices)}\n"
-        f"#define PD_N_WORKING {len(robot.description.working_mode)}\n"
-        f"#define PD_N_ASSEMBLY {len(robot.description.assembly_mode)}\n#define PD_N_PARAMS {n_params}\n"
+        f"#define PD_N_WORKING {len(robot.working_mode)}\n"
+        f"#define PD_N_ASSEMBLY {len(robot.assembly_mode)}\n#define PD_N_PARAMS {n_params}\n"
         f"#define PD_TOLERANCE {solver.tolerance!r}\n#define PD_MAX_ITERATIONS {solver.max_iterations}\n"
         f"#define PD_MAX_CONDITION {solver.max_condition!r}\n"
         + "".join(f"#define PD_STATUS_{k} {v}\n" for k, v in STATUS.items())
@@ -384,7 +387,7 @@ void {prefix}_nominal_parameters(double *params);
         + _array("pd_angles", "char", angles)
         + _array("pd_home", "double", robot.home)
         + _array("pd_mode_signs", "int", [c.sign for c in conditions])
-        + _array("pd_nominal", "double", parameter_vector(robot, robot.nominal_parameters))
+        + _array("pd_nominal", "double", parameter_vector(robot, nominal))
         + f"#define PD_REGRESSOR_NNZ {pattern.nnz()}\n"
         + _array("pd_regressor_colind", "int", pattern.colind())
         + _array("pd_regressor_row", "int", pattern.row())

@@ -23,7 +23,9 @@ import numpy as np
 from pardyn.kernels.codegen import c_name, check_supported, description_hash, generate_sources
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.dynamics.parameters import DynamicParameters
+    from pardyn.kinematics.solver import ClosureSolver
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["CompileError", "KernelLibrary", "ObservationKernel", "cache_root", "compiler", "load_kernels"]
 
@@ -58,11 +60,11 @@ def compiler() -> str | None:
     return None
 
 
-def _compile(robot: Robot, folder: Path) -> None:
+def _compile(robot: Mechanism, folder: Path, solver: ClosureSolver, nominal: DynamicParameters) -> None:
     cc = compiler()
     if cc is None:
         raise CompileError("no C compiler found (set CC, or install gcc)")
-    files = generate_sources(robot, folder)
+    files = generate_sources(robot, folder, solver=solver, nominal=nominal)
     command = [cc, *COMPILE_FLAGS, "-o", str(folder / "libkernels.so"), str(files["model"]), str(files["solver"]), "-lm"]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
@@ -79,7 +81,7 @@ class KernelLibrary:
         load_s: hashing + loading time, s.
     """
 
-    def __init__(self, robot: Robot, folder: Path, built_s: float, load_s: float) -> None:
+    def __init__(self, robot: Mechanism, folder: Path, built_s: float, load_s: float) -> None:
         self.robot = robot
         self.folder = folder
         self.built_s = built_s
@@ -353,8 +355,10 @@ class ObservationKernel:
         return self._out.copy(), None if torques is None else self._measured.copy()
 
 
-def load_kernels(robot: Robot, *, cache: Path | None = None) -> KernelLibrary:
-    """The robot's compiled kernels, built at first use and cached by :func:`description_hash`.
+def load_kernels(robot: Mechanism, *, solver: ClosureSolver, nominal: DynamicParameters, cache: Path | None = None,
+                 ) -> KernelLibrary:
+    """The robot's compiled kernels, built at first use and cached by :func:`description_hash` (``solver``
+    and ``nominal``: :func:`pardyn.kernels.codegen.generate_sources`).
 
     Raises:
         pardyn.kernels.symbolic.UnsupportedModel: the generator cannot write this robot.
@@ -363,14 +367,14 @@ def load_kernels(robot: Robot, *, cache: Path | None = None) -> KernelLibrary:
     start = time.perf_counter()
     check_supported(robot)  # before the cache: a cached build never serves an unsupported robot
     root = cache or cache_root()
-    folder = root / f"{c_name(robot.name)}-{description_hash(robot)}"
+    folder = root / f"{c_name(robot.name)}-{description_hash(robot, solver, nominal)}"
     built = 0.0
     if not (folder / "libkernels.so").is_file():
         root.mkdir(parents=True, exist_ok=True)
         begin = time.perf_counter()
         staging = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=root))
         try:
-            _compile(robot, staging)
+            _compile(robot, staging, solver, nominal)
             try:
                 staging.rename(folder)
             except OSError:  # another process finished first: use its build

@@ -23,7 +23,7 @@ import pinocchio as pin
 from pardyn.errors import InputError
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["ConeAngles"]
 
@@ -38,7 +38,7 @@ class ConeAngles:
         InputError: a frame of ``limits.cones`` that the model does not have (named).
     """
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: Mechanism) -> None:
         self.model = robot.model
         self.data = self.model.createData()
         cones = robot.description.limits.cones
@@ -47,7 +47,7 @@ class ConeAngles:
             for moving, reference in cone.frames:
                 for frame in (moving, reference):
                     if not self.model.existFrame(frame):
-                        raise InputError(f"{robot.description.source}: limits.cones {cone.name!r}: no frame {frame!r} "
+                        raise InputError(f"{robot.source}: limits.cones {cone.name!r}: no frame {frame!r} "
                                          f"in the model")
                 ids.append((self.model.getFrameId(moving), self.model.getFrameId(reference)))
                 axes.append(cone.axis)

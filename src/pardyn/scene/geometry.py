@@ -155,7 +155,7 @@ class RobotScene:
 
     def _meshes(self) -> list[BodyShape]:
         """The URDF's visual meshes (files that exist), none when it has none."""
-        path = Path(self.robot.description.urdf)
+        path = Path(self.robot.urdf)
         if path.suffix.lower() != ".urdf" or not re.search(r"<mesh\b", path.read_text(encoding="utf-8")):
             return []
         try:

@@ -39,7 +39,7 @@ LATCHED_QOS = Qos(QosHistory.KEEP_LAST, 1, QosReliability.RELIABLE, QosDurabilit
 
 def robot_description(robot: Robot) -> str:
     """The robot's URDF text (what RViz's RobotModel and Foxglove take); empty for a model that is not a URDF."""
-    path = Path(robot.description.urdf)
+    path = Path(robot.urdf)
     return path.read_text(encoding="utf-8") if path.suffix.lower() == ".urdf" else ""
 
 

@@ -61,7 +61,7 @@ def derived_excitation(robot: Robot) -> ExcitationSettings:
         InputError: a bound cannot be derived (home on a position limit, a robot of zero size); names the YAML
             section and its keys.
     """
-    source = robot.description.source
+    source = robot.source
     # a bare URDF/MJCF has no place for pardyn's keys: the file to edit is a pardyn YAML around it
     yaml = source.suffix in (".yaml", ".yml")
     around = f"a pardyn YAML around {source.name} ({source.with_suffix('.yaml').name}: urdf: {source.name}, ...)"

@@ -86,4 +86,4 @@ def largest_safe_scale(robot: Robot, path: Callable[[float], np.ndarray], larges
         first = first or failure
         scale *= SHRINK
     raise InputError(f"{robot.name}: no motion around home down to {scale / SHRINK:.3g} of {largest:.3g} is "
-                     f"reachable ({first}); check home (home: in {robot.description.source.name})")
+                     f"reachable ({first}); check home (home: in {robot.source.name})")

@@ -18,20 +18,24 @@ from pardyn.kinematics.analytic.closed_form import CLOSED_FORMS, AnalyticKinemat
 from pardyn.registry import import_modules
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.kinematics.solver import ClosureSolver
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["CLOSED_FORMS", "AnalyticKinematics", "analytic_kinematics", "register"]
 
 import_modules(__name__)  # each closed form's module registers it
 
 
-def analytic_kinematics(robot: Robot) -> AnalyticKinematics | None:
-    """The closed form the robot's YAML names under ``analytic``, or None."""
+def analytic_kinematics(robot: Mechanism, solver: ClosureSolver) -> AnalyticKinematics | None:
+    """The closed form the robot's YAML names under ``analytic``, or None; ``solver`` is the robot's generic
+    one, for the closed forms that fall back to Newton (:meth:`AnalyticKinematics.newton_forward`)."""
     name = robot.description.analytic
     if name is None:
         return None
     if name not in CLOSED_FORMS:
         raise DescriptionError(
-            f"{robot.description.source}: analytic: unknown closed form {name!r}; known: {sorted(CLOSED_FORMS)}"
+            f"{robot.source}: analytic: unknown closed form {name!r}; known: {sorted(CLOSED_FORMS)}"
         )
-    return CLOSED_FORMS.get(name)(robot)
+    closed_form = CLOSED_FORMS.get(name)(robot)
+    closed_form.solver = solver
+    return closed_form

@@ -14,7 +14,8 @@ from pardyn.errors import InputError
 from pardyn.registry import Registry
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.kinematics.solver import ClosureSolver
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["CLOSED_FORMS", "AnalyticKinematics", "register"]
 
@@ -27,7 +28,10 @@ class AnalyticKinematics:
     mode) declared in the robot's YAML.
     """
 
-    def __init__(self, robot: Robot) -> None:
+    solver: ClosureSolver | None = None
+    """The robot's generic solver (set by :func:`pardyn.kinematics.analytic.analytic_kinematics`)."""
+
+    def __init__(self, robot: Mechanism) -> None:
         self.robot = robot
 
     def inverse(self, task: np.ndarray) -> np.ndarray:
@@ -37,6 +41,17 @@ class AnalyticKinematics:
     def forward(self, actuated: np.ndarray, sensed: np.ndarray | None = None) -> np.ndarray:
         """Every joint from the actuated (and sensed) joint positions, shape (nv,)."""
         raise NotImplementedError
+
+    def newton_forward(self, actuated: np.ndarray, sensed: np.ndarray | None = None) -> np.ndarray:
+        """Every joint (nv,) from the actuated (and sensed) joints by the generic Newton solver, on the YAML's
+        assembly mode: what ``robot.solve_forward(..., method="newton")`` answers on the Python path."""
+        robot = self.robot
+        values, indices = self._vector(actuated, len(robot.actuated_names), "actuated"), robot.actuated_indices
+        if sensed is not None:
+            values = np.concatenate([values, self._vector(sensed, len(robot.sensed_names), "sensed")])
+            indices = robot.measured_indices
+        return self.solver.solve(indices, values, start=robot.home, home=robot.home,
+                                 branch_violations=robot.assembly_mode_violations).q
 
     def _vector(self, values: np.ndarray, size: int, what: str) -> np.ndarray:
         """``values`` as a finite float vector (size,); else InputError naming the robot and ``what``."""

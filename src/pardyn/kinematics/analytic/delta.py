@@ -41,7 +41,7 @@ from pardyn.kinematics.analytic.closed_form import AnalyticKinematics, register
 from pardyn.kinematics.analytic.planar_geometry import wrap_angle
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["DeltaKinematics"]
 
@@ -65,9 +65,9 @@ class DeltaKinematics(AnalyticKinematics):
         platform_points: ``c_ik`` (3, 2, 3), m; forearm: ``l``, m.
     """
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: Mechanism) -> None:
         super().__init__(robot)
-        source = robot.description.source
+        source = robot.source
         model = robot.model
         if len(robot.actuated_names) != _LEGS or tuple(robot.task_names) != ("x", "y", "z"):
             raise DescriptionError(f"{source}: analytic: delta needs three motors and a task (x, y, z)")

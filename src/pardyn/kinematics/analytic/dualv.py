@@ -51,7 +51,7 @@ from pardyn.kinematics.analytic.planar_geometry import angle_of, circle_intersec
 from pardyn.kinematics.analytic.planar_legs import PlanarClosedForm
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["DualVKinematics"]
 
@@ -62,9 +62,9 @@ _LOOPS = ((0, 1), (2, 3))  # legs 1-2 and legs 3-4 close on C_1 and C_3
 class DualVKinematics(PlanarClosedForm):
     """DualV closed forms: Briot 2015 eqs. (53)-(58), geometry from the URDF."""
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: Mechanism) -> None:
         super().__init__(robot)
-        source = robot.description.source
+        source = robot.source
         if len(self.legs) != 4 or self.platform.phi is None:
             raise DescriptionError(f"{source}: analytic: dualv needs four legs and a task (x, y, phi)")
         for j, k in _LOOPS:

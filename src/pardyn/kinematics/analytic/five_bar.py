@@ -17,7 +17,7 @@ from pardyn.kinematics.analytic.planar_geometry import TOLERANCE, circle_interse
 from pardyn.kinematics.analytic.planar_legs import PlanarClosedForm
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["FiveBarKinematics"]
 
@@ -33,13 +33,13 @@ class FiveBarKinematics(PlanarClosedForm):
     the distal angles follow from eq. (58).
     """
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: Mechanism) -> None:
         super().__init__(robot)
         if len(self.legs) != 2 or self.platform.phi is not None:
-            raise DescriptionError(f"{robot.description.source}: analytic: five_bar needs two legs and a task (x, y)")
+            raise DescriptionError(f"{robot.source}: analytic: five_bar needs two legs and a task (x, y)")
         first, second = self.legs
         if np.linalg.norm(first.anchor - second.anchor) > TOLERANCE:
-            raise DescriptionError(f"{robot.description.source}: closures: five_bar legs must close on one point")
+            raise DescriptionError(f"{robot.source}: closures: five_bar legs must close on one point")
         home = self._home
         b1, b2 = first.elbow(home[first.joints[0]]), second.elbow(home[second.joints[0]])
         tip = first.tip(home[first.joints[0]], home[first.joints[1]])

@@ -40,7 +40,7 @@ from pardyn.kinematics.analytic.closed_form import AnalyticKinematics, register
 from pardyn.kinematics.analytic.planar_geometry import wrap_angle
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["H4Kinematics"]
 
@@ -57,9 +57,9 @@ class H4Kinematics(AnalyticKinematics):
         forearms: ``l_i`` (4,), m.
     """
 
-    def __init__(self, robot: Robot, *, tolerance: float = 1e-13, max_iterations: int = 50) -> None:
+    def __init__(self, robot: Mechanism, *, tolerance: float = 1e-13, max_iterations: int = 50) -> None:
         super().__init__(robot)
-        source = robot.description.source
+        source = robot.source
         model = robot.model
         if len(robot.actuated_names) != _LEGS or len(robot.task_names) != 4:
             raise DescriptionError(f"{source}: analytic: h4 needs four motors and a task (x, y, z, theta)")

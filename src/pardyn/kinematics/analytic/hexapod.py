@@ -36,7 +36,7 @@ from pardyn.errors import ConvergenceError, DescriptionError, SingularityError, 
 from pardyn.kinematics.analytic.closed_form import AnalyticKinematics, register
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["HexapodKinematics", "euler_rate_matrix", "rotation_ypr"]
 
@@ -69,9 +69,9 @@ class HexapodKinematics(AnalyticKinematics):
         radius: mean ``|b_j|`` (m), the length scaling the rotation columns of ``J``.
     """
 
-    def __init__(self, robot: Robot, *, tolerance: float = 1e-13, max_iterations: int = 50) -> None:
+    def __init__(self, robot: Mechanism, *, tolerance: float = 1e-13, max_iterations: int = 50) -> None:
         super().__init__(robot)
-        source = robot.description.source
+        source = robot.source
         model = robot.model
         if len(robot.actuated_names) != _LEGS or len(robot.task_names) != 6:
             raise DescriptionError(f"{source}: analytic: hexapod needs six legs and a task (x, y, z, yaw, pitch, roll)")

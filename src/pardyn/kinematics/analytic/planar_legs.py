@@ -49,7 +49,7 @@ from pardyn.kinematics.analytic.planar_geometry import TOLERANCE, angle_of, cros
 from pardyn.kinematics.solver import revolute_mask
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["PlanarClosedForm", "PlanarLeg", "PlatformChain"]
 
@@ -78,8 +78,8 @@ class PlatformChain:
     joint_id: int
 
     @classmethod
-    def from_robot(cls, robot: Robot) -> PlatformChain:
-        model, source = robot.model, str(robot.description.source)
+    def from_robot(cls, robot: Mechanism) -> PlatformChain:
+        model, source = robot.model, str(robot.source)
         kinds = {"JointModelPX": "x", "JointModelPY": "y", "JointModelRZ": "phi"}
         found: dict[str, int] = {}
         ids = []
@@ -155,31 +155,31 @@ class PlanarLeg:
     anchor_yaw: float
 
     @classmethod
-    def from_robot(cls, robot: Robot, number: int, platform: PlatformChain) -> PlanarLeg:
+    def from_robot(cls, robot: Mechanism, number: int, platform: PlatformChain) -> PlanarLeg:
         """Read leg ``number`` from the pinocchio model and the YAML closures."""
-        model, source = robot.model, str(robot.description.source)
+        model, source = robot.model, str(robot.source)
         names = [f"leg{number}_joint{j}" for j in (1, 2, 3)]
         ids = [model.getJointId(n) if model.existJointName(n) else None for n in names]
         if ids[0] is None or ids[1] is None:
-            raise DescriptionError(f"{robot.description.urdf}: leg {number}: missing joints {names[:2]}")
+            raise DescriptionError(f"{robot.urdf}: leg {number}: missing joints {names[:2]}")
         for name, joint_id in zip(names, ids):
             if joint_id is not None and model.joints[joint_id].shortname() != "JointModelRZ":
-                raise DescriptionError(f"{robot.description.urdf}: {name} must be revolute about +z (axis 0 0 1)")
+                raise DescriptionError(f"{robot.urdf}: {name} must be revolute about +z (axis 0 0 1)")
         if model.parents[ids[0]] != 0 or model.parents[ids[1]] != ids[0]:
             raise DescriptionError(
-                f"{robot.description.urdf}: leg {number} is not the chain base -> {names[0]} -> {names[1]}"
+                f"{robot.urdf}: leg {number} is not the chain base -> {names[0]} -> {names[1]}"
             )
         place1, place2 = model.jointPlacements[ids[0]], model.jointPlacements[ids[1]]
         t2 = place2.translation[:2].copy()
         tip_name = f"leg{number}_tip"
         if not model.existFrame(tip_name):
-            raise DescriptionError(f"{robot.description.urdf}: missing frame {tip_name!r}")
+            raise DescriptionError(f"{robot.urdf}: missing frame {tip_name!r}")
         tip = model.frames[model.getFrameId(tip_name)]
         if ids[2] is not None and tip.parentJoint == ids[2] and model.parents[ids[2]] == ids[1]:
             place3 = model.jointPlacements[ids[2]]
             if np.linalg.norm(tip.placement.translation[:2]) > TOLERANCE:
                 raise DescriptionError(
-                    f"{robot.description.urdf}: frame {tip_name!r} must lie on the axis of {names[2]}"
+                    f"{robot.urdf}: frame {tip_name!r} must lie on the axis of {names[2]}"
                 )
             t3 = place3.translation[:2].copy()
             psi3 = _yaw(place3, names[2], source) + _yaw(tip.placement, tip_name, source)
@@ -189,7 +189,7 @@ class PlanarLeg:
             psi3 = math.nan
         else:
             raise DescriptionError(
-                f"{robot.description.urdf}: frame {tip_name!r} must be carried by {names[1]} or {names[2]}"
+                f"{robot.urdf}: frame {tip_name!r} must be carried by {names[1]} or {names[2]}"
             )
         closure = next((c for c in robot.description.closures if tip_name in c.frames), None)
         if closure is None:
@@ -295,7 +295,7 @@ class PlanarClosedForm(AnalyticKinematics):
     problem per leg) is shared.
     """
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: Mechanism) -> None:
         super().__init__(robot)
         self.platform = PlatformChain.from_robot(robot)
         numbers = sorted(int(n[3:-7]) for n in robot.joint_names if n.startswith("leg") and n.endswith("_joint1"))
@@ -303,7 +303,7 @@ class PlanarClosedForm(AnalyticKinematics):
         actuated = list(robot.actuated_names)
         missing = [f"leg{leg.number}_joint1" for leg in self.legs if f"leg{leg.number}_joint1" not in actuated]
         if missing:
-            raise DescriptionError(f"{robot.description.source}: actuated: the closed form needs {missing} actuated")
+            raise DescriptionError(f"{robot.source}: actuated: the closed form needs {missing} actuated")
         self._actuated = np.array([actuated.index(f"leg{leg.number}_joint1") for leg in self.legs])  # (n_legs,)
         self._angles = revolute_mask(robot.model)
         self._home = robot.home.copy()
@@ -375,7 +375,7 @@ class PlanarClosedForm(AnalyticKinematics):
             reasons.append(broken)
         raise WorkingModeError(
             f"{self.robot.name}: no closed-form root of {given} is in the robot's {label} "
-            f"({self.robot.description.source}); violated conditions of each root: {reasons}"
+            f"({self.robot.source}); violated conditions of each root: {reasons}"
         )
 
     # ---------------------------------------------------------------- inverse

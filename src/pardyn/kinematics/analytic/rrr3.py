@@ -44,7 +44,7 @@ from pardyn.kinematics.analytic.planar_geometry import angle_of, rotate, wrap_an
 from pardyn.kinematics.analytic.planar_legs import PlanarClosedForm
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["RRR3Kinematics"]
 
@@ -53,9 +53,9 @@ __all__ = ["RRR3Kinematics"]
 class RRR3Kinematics(PlanarClosedForm):
     """3-RRR closed forms: Zubizarreta 2010 eqs. (31)-(36), geometry from the URDF."""
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: Mechanism) -> None:
         super().__init__(robot)
-        source = robot.description.source
+        source = robot.source
         if len(self.legs) < 2 or self.platform.phi is None:
             raise DescriptionError(f"{source}: analytic: rrr3 needs at least two legs and a task (x, y, theta)")
         anchors = np.array([leg.anchor for leg in self.legs])  # c_i (n_legs, 2), m
@@ -80,7 +80,7 @@ class RRR3Kinematics(PlanarClosedForm):
         """Every joint (nv,) from the active angles (3,) and the passive readings (3,), rad.
 
         Without ``sensed`` (or if the passive joints are not all sensed) this is
-        the generic Newton solver (``robot.solve_forward(..., method="newton")``).
+        the generic Newton solver (:meth:`~pardyn.kinematics.analytic.closed_form.AnalyticKinematics.newton_forward`).
 
         Raises:
             WorkingModeError: the answer violates the YAML ``assembly_mode``.
@@ -88,7 +88,7 @@ class RRR3Kinematics(PlanarClosedForm):
         """
         readings = self._vector(actuated, len(self.robot.actuated_names), "actuated")
         if sensed is None or self._sensed is None:
-            return self.robot.solve_forward(readings, sensed=sensed, method="newton").q
+            return self.newton_forward(readings, sensed)
         passive = self._vector(sensed, len(self.robot.sensed_names), "sensed")
         q1 = readings[self._actuated]
         q2 = passive[self._sensed]

@@ -45,7 +45,7 @@ from pardyn.kinematics.analytic.planar_geometry import circle_intersection
 from pardyn.kinematics.body_motion import BodyMotion
 
 if TYPE_CHECKING:
-    from pardyn.robot import Robot
+    from pardyn.mechanism import Mechanism
 
 __all__ = ["WuGeometry", "WuKinematics", "WuMotion", "pivotal_motion"]
 
@@ -67,9 +67,9 @@ class WuGeometry:
     struts: tuple[int, ...]
 
     @classmethod
-    def from_robot(cls, robot: Robot) -> WuGeometry:
+    def from_robot(cls, robot: Mechanism) -> WuGeometry:
         model = robot.model
-        source = robot.description.source
+        source = robot.source
 
         def frame(name: str) -> np.ndarray:
             if not model.existFrame(name):
@@ -218,7 +218,7 @@ def pivotal_motion(
 class WuKinematics(AnalyticKinematics):
     """Closed-form inverse (eq. 20) and forward kinematics of ``wu3r`` / ``wu3n``."""
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: Mechanism) -> None:
         super().__init__(robot)
         self.geometry = WuGeometry.from_robot(robot)
         self._index = {name: k for k, name in enumerate(robot.joint_names)}
