@@ -192,6 +192,9 @@ def options_from(options: type, values: Mapping[str, Any], prefix: str = "") -> 
     """An ``Options`` instance from ``values`` by parameter name (others ignored; absent ones: the defaults).
 
     Arrays become tuples, integers given for a float option floats.
+
+    Raises:
+        InputError: ``parameter <name>: ...`` for a value outside its range or choices.
     """
     given = {}
     for spec in option_specs(options, prefix):
@@ -201,8 +204,19 @@ def options_from(options: type, values: Mapping[str, Any], prefix: str = "") -> 
                 value = tuple(float(v) if spec.kind == "float" else v for v in value)
             elif spec.kind == "float" and isinstance(value, int) and not isinstance(value, bool):
                 value = float(value)
+            _check(spec, value)
             given[spec.field] = value
     return options(**given)
+
+
+def _check(spec: OptionSpec, value: Any) -> None:
+    for item in value if spec.array else (value,):
+        if spec.choices and item not in spec.choices:
+            raise InputError(f"parameter {spec.parameter}: {item!r} is not one of {list(spec.choices)}")
+        low = spec.low if spec.low is not None else -float("inf")
+        high = spec.high if spec.high is not None else float("inf")
+        if (spec.low is not None or spec.high is not None) and not low <= item <= high:
+            raise InputError(f"parameter {spec.parameter}: {item!r} outside [{low:g}, {high:g}]")
 
 
 def shared_options(plugins: Iterable[tuple[str, type, str]]) -> list[tuple[OptionSpec, tuple[str, ...]]]:
