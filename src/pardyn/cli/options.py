@@ -101,7 +101,8 @@ def add_option_arguments(parser: argparse.ArgumentParser,
                                 default=None, help=help_text)
         else:
             parser.add_argument(f"--{spec.flag}", dest=spec.parameter, type=_option_type(spec), default=None,
-                                choices=spec.choices or None, help=help_text.replace("%", "%%"))
+                                choices=spec.choices or None, metavar=None if spec.choices else spec.field.upper(),
+                                help=help_text.replace("%", "%%"))
 
 
 def option_values(args: argparse.Namespace, options: Iterable[tuple[OptionSpec, Sequence[str]]]) -> dict[str, Any]:
