@@ -42,8 +42,8 @@ from pardyn.control.laws.registry import REGISTRY as LAW_REGISTRY
 from pardyn.control.safety import SAFE_COMMANDS
 from pardyn.errors import DescriptionError
 from pardyn.plants.measurement import VELOCITY_MODES
-from pardyn.plants.integrators import MUJOCO_INTEGRATORS
-from pardyn.plants.registry import PLANTS
+from pardyn.plants.registry import REGISTRY as PLANT_REGISTRY
+from pardyn.plants.registry import plant_options
 from pardyn.registry import OptionSpec, shared_options
 from pardyn.textio import load_yaml, shown
 
@@ -270,60 +270,57 @@ RECORDER = (
           low=0.1, high=1000.0),
 )
 
-SIM = (
-    ROBOT,
-    _spec("plant", "string", "mujoco", "simulated plant (pardyn.plants.registry)", choices=PLANTS),
-    _spec("parameters_file", "string", "", PARAMETERS_FILE.format(what="simulated robot")),
-    _spec("rate", "double", 1000.0, "control rate (Hz): one plant step of 1/rate s per command", low=1e-3, high=1e6),
-    _spec("lockstep", "bool", True,
-          "advance one period per command of the current step (true) or free-running (false)"),
-    _spec("watchdog_periods", "integer", 50,
-          "control periods without a command before zero torque (free) or an error (lockstep)", low=1, high=1_000_000),
-    _spec("stall_timeout", "double", 2.0, "lockstep: wall-clock seconds without the command of a step before zero "
-          "torque is applied over it and the sim advances (a stalled step)", low=1e-3, high=1e9),
-    _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m, N); empty: the robot YAML's "
-          "limits.effort, else the URDF <limit effort>", low=0.0),
-    _spec("implausible_factor", "double", 10.0, "commands beyond this multiple of the effort limits are refused",
-          low=1.0, high=1e12),
-    _spec("command_sources", "string_array", (), "nodes whose commands are accepted (relative names: in the sim's "
-          "namespace); empty: any publisher"),
-    _spec("wait_for_nodes", "string_array", (), "nodes (relative names: in the sim's namespace) that must be up before "
-          "state 0 is published and simulated time starts: each lists a topic of its own in the graph, and the states "
-          "reach every subscriber the graph lists (a recorder misses no step); empty: start at once"),
-    _spec("start_timeout", "double", 60.0, "wait_for_nodes: wall-clock seconds after which the sim starts without "
-          "the nodes still missing (an error names them)", low=1e-3, high=1e9),
-    _spec("initial_task", "double_array", (), "task pose at t = 0 (m, rad); empty: home"),
-    _spec("plant_timestep", "double", 0.0, "plant integration step (s); 0: the plant's default", low=0.0, high=1.0),
-    _spec("integrator", "string", "", "MuJoCo plant's integrator; empty: its default (RK4, 0.1 ms steps); "
-          "implicitfast: ~3x cheaper per step, first order (bench/loop.py --integrator)",
-          choices=("",) + MUJOCO_INTEGRATORS),
-    _spec("coulomb_width", "double", 0.01, "Coulomb friction smoothing of the pinocchio plant (rad/s)",
-          low=0.0, high=1e3),
-    _spec("payload_mass", "double", 0.0, "payload fixed to payload_frame (kg); 0: none", low=0.0, high=1e6),
-    _spec("payload_frame", "string", "", "frame carrying the payload; empty: the robot's 'payload' link, else its "
-          "task frame (Robot.payload_frame: the platform, a serial robot's last link)"),
-    _spec("payload_com", "double_array", (), "payload centre of mass in payload_frame (m); empty: the origin"),
-    _spec("payload_inertia", "double_array", (),
-          "payload inertia about its com, ixx iyy izz ixy ixz iyz (kg m^2); empty: point mass"),
-    _spec("counts_per_revolution", "integer", 2**17, "encoder counts per turn of a measured revolute joint",
-          low=1, high=2**62),
-    _spec("length_resolution", "double", 1e-6, "encoder step of a measured prismatic joint (m)", low=1e-12, high=1.0),
-    _spec("torque_noise", "double", 0.01, "relative standard deviation of the effort noise (0.01 = 1 % of |tau|)",
-          low=0.0, high=10.0),
-    _spec("torque_noise_floor", "double", 1e-3, "absolute standard deviation of the effort noise (N m)",
-          low=0.0, high=1e6),
-    _spec("velocities", "string", "difference",
-          "published joint velocities: backward differences of the quantized positions, or exact (not 'none': "
-          "the controller needs velocities)", choices=tuple(mode for mode in VELOCITY_MODES if mode != "none")),
-    _spec("seed", "integer", 0, "seed of the effort noise", low=0, high=2**31 - 1),
-    _spec("publish_clock", "bool", True, "publish /clock (simulated time)"),
-    _spec("publish_ground_truth", "bool", True, "publish ground_truth/joint_states (every joint, exact)"),
-    _spec("history_depth", "integer", 10, "queue depth of joint_states and ground truth: raise it so that a slow "
-          "subscriber (a recorder, a test) misses nothing", low=1, high=1_000_000),
-    _spec("closure_tolerance", "double", 1e-6, "closure violation logged as an error above it (m, rad)",
-          low=0.0, high=1.0),
-    LOG_PERIOD,
-)
+def _sim() -> tuple[ParameterSpec, ...]:
+    """The ``sim`` table: its plant parameters generated from the plants registered when it is asked for."""
+    return (
+        ROBOT,
+        _spec("plant", "string", "mujoco", "simulated plant (pardyn.plants.registry)", choices=PLANT_REGISTRY.names),
+        _spec("parameters_file", "string", "", PARAMETERS_FILE.format(what="simulated robot")),
+        _spec("rate", "double", 1000.0, "control rate (Hz): one plant step of 1/rate s per command", low=1e-3, high=1e6),
+        _spec("lockstep", "bool", True,
+              "advance one period per command of the current step (true) or free-running (false)"),
+        _spec("watchdog_periods", "integer", 50,
+              "control periods without a command before zero torque (free) or an error (lockstep)", low=1, high=1_000_000),
+        _spec("stall_timeout", "double", 2.0, "lockstep: wall-clock seconds without the command of a step before zero "
+              "torque is applied over it and the sim advances (a stalled step)", low=1e-3, high=1e9),
+        _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m, N); empty: the robot YAML's "
+              "limits.effort, else the URDF <limit effort>", low=0.0),
+        _spec("implausible_factor", "double", 10.0, "commands beyond this multiple of the effort limits are refused",
+              low=1.0, high=1e12),
+        _spec("command_sources", "string_array", (), "nodes whose commands are accepted (relative names: in the sim's "
+              "namespace); empty: any publisher"),
+        _spec("wait_for_nodes", "string_array", (), "nodes (relative names: in the sim's namespace) that must be up before "
+              "state 0 is published and simulated time starts: each lists a topic of its own in the graph, and the states "
+              "reach every subscriber the graph lists (a recorder misses no step); empty: start at once"),
+        _spec("start_timeout", "double", 60.0, "wait_for_nodes: wall-clock seconds after which the sim starts without "
+              "the nodes still missing (an error names them)", low=1e-3, high=1e9),
+        _spec("initial_task", "double_array", (), "task pose at t = 0 (m, rad); empty: home"),
+        *option_parameters(plant_options()),
+        _spec("payload_mass", "double", 0.0, "payload fixed to payload_frame (kg); 0: none", low=0.0, high=1e6),
+        _spec("payload_frame", "string", "", "frame carrying the payload; empty: the robot's 'payload' link, else its "
+              "task frame (Robot.payload_frame: the platform, a serial robot's last link)"),
+        _spec("payload_com", "double_array", (), "payload centre of mass in payload_frame (m); empty: the origin"),
+        _spec("payload_inertia", "double_array", (),
+              "payload inertia about its com, ixx iyy izz ixy ixz iyz (kg m^2); empty: point mass"),
+        _spec("counts_per_revolution", "integer", 2**17, "encoder counts per turn of a measured revolute joint",
+              low=1, high=2**62),
+        _spec("length_resolution", "double", 1e-6, "encoder step of a measured prismatic joint (m)", low=1e-12, high=1.0),
+        _spec("torque_noise", "double", 0.01, "relative standard deviation of the effort noise (0.01 = 1 % of |tau|)",
+              low=0.0, high=10.0),
+        _spec("torque_noise_floor", "double", 1e-3, "absolute standard deviation of the effort noise (N m)",
+              low=0.0, high=1e6),
+        _spec("velocities", "string", "difference",
+              "published joint velocities: backward differences of the quantized positions, or exact (not 'none': "
+              "the controller needs velocities)", choices=tuple(mode for mode in VELOCITY_MODES if mode != "none")),
+        _spec("seed", "integer", 0, "seed of the effort noise", low=0, high=2**31 - 1),
+        _spec("publish_clock", "bool", True, "publish /clock (simulated time)"),
+        _spec("publish_ground_truth", "bool", True, "publish ground_truth/joint_states (every joint, exact)"),
+        _spec("history_depth", "integer", 10, "queue depth of joint_states and ground truth: raise it so that a slow "
+              "subscriber (a recorder, a test) misses nothing", low=1, high=1_000_000),
+        _spec("closure_tolerance", "double", 1e-6, "closure violation logged as an error above it (m, rad)",
+              low=0.0, high=1.0),
+        LOG_PERIOD,
+    )
 
 TRAJECTORY = (
     ROBOT,
@@ -411,7 +408,7 @@ class _Tables(Mapping[str, tuple[ParameterSpec, ...]]):
 
 
 NODE_PARAMETERS: Mapping[str, tuple[ParameterSpec, ...]] = _Tables({
-    "sim": SIM,
+    "sim": _sim,
     "controller": _controller,
     "trajectory": TRAJECTORY,
     "closure_solver": CLOSURE_SOLVER,
