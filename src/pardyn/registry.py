@@ -15,7 +15,7 @@ kinematics (:mod:`pardyn.kinematics.analytic`), description formats
 (:mod:`pardyn.nodes.registry`) and experiments (:mod:`pardyn.cli.experiment`). Where each
 implementation is a module of a package, :func:`import_modules` finds them: adding one is one file.
 
-The plug-in contract (control laws, estimators): a class with a ``name``, an ``Options`` frozen
+The plug-in contract (control laws, estimators, plants): a class with a ``name``, an ``Options`` frozen
 dataclass whose fields are declared with :func:`option` (type from the annotation; default,
 description, unit and valid range in the field's metadata) and ``build(...)``, registered with
 :meth:`Registry.plugin`. From ``Options`` follow the node parameters

@@ -124,7 +124,7 @@ MEASUREMENT_PARAMETERS = ("counts_per_revolution", "length_resolution", "torque_
 class SimNode(Node):
     """The ``sim`` node (see the module docstring for topics, lockstep protocol and safety).
 
-    Parameters: :data:`pardyn.node_parameters.SIM` (all read-only; defaults in ``config/sim.yaml``); the
+    Parameters: ``pardyn.node_parameters.table("sim")`` (the plants' options among them) (all read-only; defaults in ``config/sim.yaml``); the
     measurement model's are those of :class:`pardyn.plants.measurement.MeasurementModel`. The protocol
     itself (tags, duplicates, re-sends, stalls, command sources) is :mod:`pardyn.control.lockstep`.
     """
