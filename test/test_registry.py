@@ -59,3 +59,17 @@ def test_values_by_parameter_name_are_converted_and_checked():
         options_from(More, {"rate": 500.0})
     with pytest.raises(InputError, match=r"parameter mode: 'c' is not one of \['a', 'b'\]"):
         options_from(More, {"mode": "c"})
+
+
+def test_export_flags_come_from_the_formats_options(tmp_path, capsys):
+    """``pardyn export``'s --placeholder-mass is the sdf format's option: range-checked by argparse, and refused
+    (one line naming who reads it) for a format without it."""
+    from pardyn.cli import main  # noqa: PLC0415
+
+    with pytest.raises(SystemExit):  # argparse's exit 2
+        main(["export", "sdf", "--robot", "five_bar", "--out", str(tmp_path / "a"), "--placeholder-mass", "0"])
+    assert "--placeholder-mass: expected a number in (0, 1e+06] kg, got '0'" in capsys.readouterr().err
+    assert main(["export", "c", "--robot", "five_bar", "--out", str(tmp_path / "b"), "--placeholder-mass", "1"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--placeholder-mass: the c format has no such option "
+                                                    "(the sdf format reads it)")
+    assert not (tmp_path / "b").exists()

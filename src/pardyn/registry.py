@@ -126,16 +126,19 @@ KINDS = {bool: "bool", int: "int", float: "float", str: "str"}
 
 
 def option(default: Any, description: str, *, unit: str = "", low: float | None = None, high: float | None = None,
-           choices: tuple[str, ...] = (), parameter: str | None = None, flag: str | None = None) -> Any:
+           low_open: bool = False, choices: tuple[str, ...] = (), parameter: str | None = None,
+           flag: str | None = None) -> Any:
     """A field of a plug-in's ``Options``: its default, what it is (with its unit where the text gives it) and its range.
 
+    ``low_open``: ``low`` itself is refused (a positive quantity: ``low=0.0, low_open=True``).
     ``parameter``: the ROS parameter name (default: the field's name, with the plug-in's prefix);
     ``flag``: the command-line flag without ``--`` (default: the parameter name with dashes).
     A list default is stored as a tuple (the dataclass stays frozen and hashable).
     """
     if isinstance(default, list):
         default = tuple(default)
-    metadata = {"description": description, "unit": unit, "low": low, "high": high, "choices": tuple(choices),
+    metadata = {"description": description, "unit": unit, "low": low, "high": high, "low_open": low_open,
+                "choices": tuple(choices),
                 "parameter": parameter, "flag": flag}
     return dataclasses.field(default=default, metadata=metadata)
 
@@ -162,6 +165,7 @@ class OptionSpec:
     choices: tuple[str, ...] = ()
     parameter: str = ""
     flag: str = ""
+    low_open: bool = False
 
 
 def _kind(annotation: Any, where: str) -> tuple[str, bool]:
@@ -184,7 +188,7 @@ def option_specs(options: type, prefix: str = "") -> tuple[OptionSpec, ...]:
         parameter = meta.get("parameter") or prefix + f.name
         specs.append(OptionSpec(f.name, kind, array, f.default, meta.get("description", ""), meta.get("unit", ""),
                                 meta.get("low"), meta.get("high"), meta.get("choices", ()), parameter,
-                                meta.get("flag") or parameter.replace("_", "-")))
+                                meta.get("flag") or parameter.replace("_", "-"), meta.get("low_open", False)))
     return tuple(specs)
 
 
@@ -215,8 +219,10 @@ def _check(spec: OptionSpec, value: Any) -> None:
             raise InputError(f"parameter {spec.parameter}: {item!r} is not one of {list(spec.choices)}")
         low = spec.low if spec.low is not None else -float("inf")
         high = spec.high if spec.high is not None else float("inf")
-        if (spec.low is not None or spec.high is not None) and not low <= item <= high:
-            raise InputError(f"parameter {spec.parameter}: {item!r} outside [{low:g}, {high:g}]")
+        inside = (low < item if spec.low_open else low <= item) and item <= high
+        if (spec.low is not None or spec.high is not None) and not inside:
+            raise InputError(f"parameter {spec.parameter}: {item!r} outside {'(' if spec.low_open else '['}{low:g}, "
+                             f"{high:g}]")
 
 
 def shared_options(plugins: Iterable[tuple[str, type, str]]) -> list[tuple[OptionSpec, tuple[str, ...]]]:

@@ -76,7 +76,7 @@ def _option_type(spec: OptionSpec) -> Callable[[str], Any]:
     if spec.kind in ("int", "float"):
         low = -math.inf if spec.low is None else spec.low
         high = math.inf if spec.high is None else spec.high
-        item = number(low, high, integer=spec.kind == "int", unit=spec.unit)
+        item = number(low, high, low_open=spec.low_open, integer=spec.kind == "int", unit=spec.unit)
     else:
         item = str
     if not spec.array:
