@@ -73,3 +73,12 @@ def test_export_flags_come_from_the_formats_options(tmp_path, capsys):
     assert capsys.readouterr().err.strip().endswith("--placeholder-mass: the c format has no such option "
                                                     "(the sdf format reads it)")
     assert not (tmp_path / "b").exists()
+
+
+def test_a_string_option_without_a_range_is_only_checked_against_its_choices():
+    @dataclass(frozen=True)
+    class Named:
+        engine: str = option("", "engine", choices=("", "RK4"))
+        label: str = option("x", "free text")
+
+    assert options_from(Named, {"engine": "RK4", "label": "anything"}) == Named("RK4", "anything")

@@ -219,8 +219,8 @@ def _check(spec: OptionSpec, value: Any) -> None:
             raise InputError(f"parameter {spec.parameter}: {item!r} is not one of {list(spec.choices)}")
         low = spec.low if spec.low is not None else -float("inf")
         high = spec.high if spec.high is not None else float("inf")
-        inside = (low < item if spec.low_open else low <= item) and item <= high
-        if (spec.low is not None or spec.high is not None) and not inside:
+        bounded = spec.low is not None or spec.high is not None
+        if bounded and not ((low < item if spec.low_open else low <= item) and item <= high):
             raise InputError(f"parameter {spec.parameter}: {item!r} outside {'(' if spec.low_open else '['}{low:g}, "
                              f"{high:g}]")
 
