@@ -24,9 +24,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from pardyn.errors import InputError
 from pardyn.identification.least_squares import DEFAULT_RANK_EPS, Estimate, LinearSystem, wls
 from pardyn.identification.metrics import relative_error_norm
-from pardyn.errors import InputError
 from pardyn.registry import Registry, option, options_from, shared_options
 
 __all__ = [
