@@ -308,7 +308,7 @@ def in_process_rate(args, steps: int = 2000) -> float:
     from pardyn.plants.measurement import MeasurementModel  # noqa: PLC0415
 
     robot = pardyn.load_robot(args.robot)
-    plant = make_plant(robot, args.plant, coulomb_width=0.01, integrator=args.integrator)
+    plant = make_plant(robot, args.plant, options={"coulomb_width": 0.01, "integrator": args.integrator})
     sensors = MeasurementModel(robot, velocities="difference", torque_noise=0.0, torque_noise_floor=0.0)
     law = JointPD(100.0, 6.0, limits=actuator_limits(robot))
     hold = JointReference.hold(robot.home[robot.actuated_indices])

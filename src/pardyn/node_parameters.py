@@ -14,6 +14,10 @@ idea, not its C++ build):
 * ``pardyn identify`` reads the ``controller`` node's parameter files with them (the law the bags
   were recorded with).
 
+A plug-in's settings are stated in its ``Options`` (:func:`pardyn.registry.option`) and their
+entries here generated from it (:func:`option_parameters`): the ``controller`` table's law
+parameters are the registered laws' options, so a law with a parameter of its own is one file.
+
 Types are the ROS parameter types: ``bool``, ``integer``, ``double``,
 ``string``, ``integer_array``, ``double_array``, ``string_array``; a double
 must be written as a float in YAML (``1.0``, not ``1``), as rclpy requires. An
@@ -28,18 +32,19 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 
-from pardyn.control.laws import LAWS
+from pardyn.control.laws.registry import REGISTRY as LAW_REGISTRY
 from pardyn.control.safety import SAFE_COMMANDS
 from pardyn.errors import DescriptionError
 from pardyn.plants.measurement import VELOCITY_MODES
-from pardyn.plants.integrators import MUJOCO_INTEGRATORS
-from pardyn.plants.registry import PLANTS
+from pardyn.plants.registry import REGISTRY as PLANT_REGISTRY
+from pardyn.plants.registry import plant_options
+from pardyn.registry import OptionSpec, shared_options
 from pardyn.textio import load_yaml, shown
 
 __all__ = [
@@ -49,6 +54,7 @@ __all__ = [
     "check_parameters_file",
     "check_values",
     "markdown",
+    "option_parameters",
     "table",
 ]
 
@@ -137,6 +143,17 @@ def _spec(name: str, kind: str, default: Any, description: str, **validation: An
     return ParameterSpec(name, kind, tuple(default) if kind.endswith("_array") else default, description, **validation)
 
 
+ROS_TYPES = {"bool": "bool", "int": "integer", "float": "double", "str": "string"}
+"""A plug-in option's kind (:class:`pardyn.registry.OptionSpec`) -> its ROS parameter type (``_array`` appended)."""
+
+
+def option_parameters(options: Iterable[tuple[OptionSpec, tuple[str, ...]]]) -> tuple[ParameterSpec, ...]:
+    """The node parameters of plug-in options (:func:`pardyn.registry.shared_options`): one per option."""
+    return tuple(_spec(spec.parameter, ROS_TYPES[spec.kind] + ("_array" if spec.array else ""), spec.default,
+                       spec.description, low=spec.low, high=spec.high, choices=spec.choices)
+                 for spec, _ in options)
+
+
 ROBOT = _spec("robot", "string", "dualv", "robot name (config/robots/<name>.yaml) or description file (pardyn or Gepetto YAML, MJCF)")
 LOG_PERIOD = _spec("log_period", "double", 1.0, "minimum time between two reports of one kind of problem (s)",
                    low=0.0, high=3600.0)
@@ -158,62 +175,59 @@ CLOSURE_SOLVER = (
           low=0.0, high=3600.0),
 )
 
-CONTROLLER = (
-    ROBOT,
-    _spec("law", "string", "pd", "control law (pardyn.control.laws)", choices=LAWS),
-    _spec("rate", "double", 1000.0, "control rate (Hz): the sim's, for lockstep tags and the watchdog",
-          low=1e-3, high=1e6),
-    _spec("kp", "double_array", (), "pd: proportional gains (N m/rad), one per actuator or one for all"),
-    _spec("kd", "double_array", (), "pd: derivative gains (N m s/rad), one per actuator or one for all"),
-    _spec("parameters_file", "string", "", PARAMETERS_FILE.format(what="model-based laws")),
-    _spec("dynamic_model", "string", "exact", "model-based laws without parameters_file: the nominal exact model "
-          "(every body) or the simplified one (the robot YAML's dynamics.two_end_bars split between their ends, "
-          "Codourey 1998)", choices=("exact", "simplified")),
-    _spec("natural_frequency_hz", "double", 10.0,
-          "CTC error dynamics natural frequency / augmented PD bandwidth (Hz)", low=1e-6, high=1e5),
-    _spec("damping", "double", 1.0, "damping ratio of the CTC error dynamics / augmented PD", low=1e-6, high=100.0),
-    _spec("ctc_kp", "double_array", (), "CTC gains Kp (1/s^2), one per coordinate or one for all; "
-          "empty: (2 pi natural_frequency_hz)^2"),
-    _spec("ctc_kd", "double_array", (), "CTC gains Kd (1/s); empty: 2 damping (2 pi natural_frequency_hz)"),
-    _spec("feedforward", "bool", True,
-          "augmented_pd: add the inverse dynamics of the reference (Briot et al. 2015, Fig. 4)"),
-    _spec("pfc_kp", "double", 50.0, "PFC inner-loop proportional gain (1/s^2)", low=1e-9, high=1e9),
-    _spec("pfc_kv", "double", 68.0, "PFC inner-loop derivative gain (1/s)", low=0.0, high=1e9),
-    _spec("pfc_response_periods", "double", 18.0, "PFC closed-loop response time CLTR (control periods)",
-          low=1e-3, high=1e6),
-    _spec("pfc_points", "integer_array", (), "PFC coincidence points (control periods); empty: 6, 12, 18"),
-    _spec("pfc_degree", "integer", 1, "PFC error extrapolation degree (eq. 29)", low=0, high=5),
-    _spec("pfc_error_window", "integer", 20, "past errors the PFC extrapolation is fitted to", low=1, high=10_000),
-    _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m, N); empty: the robot YAML's "
-          "limits.effort, else the URDF <limit effort>", low=0.0),
-    _spec("setpoint", "double_array", (),
-          "fixed reference of the actuated joints (rad, m) until a trajectory arrives"),
-    _spec("setpoint_task", "double_array", (),
-          "fixed task pose (m, rad) if 'setpoint' is empty; both empty: hold the first reading"),
-    _spec("watchdog_periods", "integer", 50,
-          "control periods without a joint state before the controller outputs zero torque", low=1, high=1_000_000),
-    _spec("safe_command", "string", "zero", "command when the law cannot give one (the closure solve failed): "
-          "zero torque, or damping -safe_damping qdot", choices=SAFE_COMMANDS),
-    _spec("safe_damping", "double_array", (5.0,), "gains of the damping safe command (N m s/rad, N s/m), one or "
-          "one per actuator", low=0.0),
-    _spec("velocity_filter_hz", "double", 50.0, "cut-off of the velocity estimate of joints whose joint_states "
-          "velocity is absent or NaN (Hz)", low=1e-3, high=1e6),
-    LOG_PERIOD,
-    _spec("realtime_priority", "integer", 50, "SCHED_FIFO priority of the thread answering joint_states (1-99, "
-          "ros2_control's 50); 0: normal scheduling; not permitted: normal scheduling, said in one info line",
-          low=0, high=99),
-    _spec("lock_memory", "bool", True, "mlockall the process's memory (current and future) at start-up, as "
-          "realtime_tools does; not permitted: said in one info line"),
-    _spec("internal_stress_projection", "bool", True,
-          "actuation-redundant robots: remove the torques in the null space of J^T (Briot et al. 2015, eq. 50)"),
-    _spec("swap_parameters_file", "string", "identified_parameters.json",
-          "model-based laws: the parameters file ~/load_parameters adopts (the identifier's parameters_out)",
-          read_only=False),
-    _spec("swap_blend_periods", "integer", 200, "~/load_parameters: control periods over which the old and new "
-          "models' torques are blended", low=1, high=1_000_000),
-    _spec("swap_max_condition", "double", 1e4, "~/load_parameters refuses an online estimate whose condition "
-          "number (online_estimate.condition in the file) is not below this", low=1.0, high=1e12),
-)
+def _law_parameters(model: bool) -> tuple[ParameterSpec, ...]:
+    """The registered laws' options (:func:`option_parameters`): those of laws without (``model`` False) or with a
+    dynamic model; a parameter shared by both kinds counts with the model-based ones."""
+    laws = [LAW_REGISTRY.get(name) for name in LAW_REGISTRY]
+    shared = shared_options((law.name, law.Options, law.prefix) for law in laws)
+    uses_model = {law.name: law.model for law in laws}
+    return option_parameters((spec, users) for spec, users in shared
+                             if any(uses_model[user] for user in users) == model)
+
+
+def _controller() -> tuple[ParameterSpec, ...]:
+    """The ``controller`` table: generated from the laws registered when it is asked for."""
+    return (
+        ROBOT,
+        _spec("law", "string", "pd", "control law (pardyn.control.laws)", choices=LAW_REGISTRY.names),
+        _spec("rate", "double", 1000.0, "control rate (Hz): the sim's, for lockstep tags and the watchdog",
+              low=1e-3, high=1e6),
+        *_law_parameters(model=False),
+        _spec("parameters_file", "string", "", PARAMETERS_FILE.format(what="model-based laws")),
+        _spec("dynamic_model", "string", "exact", "model-based laws without parameters_file: the nominal exact model "
+              "(every body) or the simplified one (the robot YAML's dynamics.two_end_bars split between their ends, "
+              "Codourey 1998)", choices=("exact", "simplified")),
+        *_law_parameters(model=True),
+        _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m, N); empty: the robot YAML's "
+              "limits.effort, else the URDF <limit effort>", low=0.0),
+        _spec("setpoint", "double_array", (),
+              "fixed reference of the actuated joints (rad, m) until a trajectory arrives"),
+        _spec("setpoint_task", "double_array", (),
+              "fixed task pose (m, rad) if 'setpoint' is empty; both empty: hold the first reading"),
+        _spec("watchdog_periods", "integer", 50,
+              "control periods without a joint state before the controller outputs zero torque", low=1, high=1_000_000),
+        _spec("safe_command", "string", "zero", "command when the law cannot give one (the closure solve failed): "
+              "zero torque, or damping -safe_damping qdot", choices=SAFE_COMMANDS),
+        _spec("safe_damping", "double_array", (5.0,), "gains of the damping safe command (N m s/rad, N s/m), one or "
+              "one per actuator", low=0.0),
+        _spec("velocity_filter_hz", "double", 50.0, "cut-off of the velocity estimate of joints whose joint_states "
+              "velocity is absent or NaN (Hz)", low=1e-3, high=1e6),
+        LOG_PERIOD,
+        _spec("realtime_priority", "integer", 50, "SCHED_FIFO priority of the thread answering joint_states (1-99, "
+              "ros2_control's 50); 0: normal scheduling; not permitted: normal scheduling, said in one info line",
+              low=0, high=99),
+        _spec("lock_memory", "bool", True, "mlockall the process's memory (current and future) at start-up, as "
+              "realtime_tools does; not permitted: said in one info line"),
+        _spec("internal_stress_projection", "bool", True,
+              "actuation-redundant robots: remove the torques in the null space of J^T (Briot et al. 2015, eq. 50)"),
+        _spec("swap_parameters_file", "string", "identified_parameters.json",
+              "model-based laws: the parameters file ~/load_parameters adopts (the identifier's parameters_out)",
+              read_only=False),
+        _spec("swap_blend_periods", "integer", 200, "~/load_parameters: control periods over which the old and new "
+              "models' torques are blended", low=1, high=1_000_000),
+        _spec("swap_max_condition", "double", 1e4, "~/load_parameters refuses an online estimate whose condition "
+              "number (online_estimate.condition in the file) is not below this", low=1.0, high=1e12),
+    )
 
 DYNAMICS = (
     ROBOT,
@@ -256,60 +270,57 @@ RECORDER = (
           low=0.1, high=1000.0),
 )
 
-SIM = (
-    ROBOT,
-    _spec("plant", "string", "mujoco", "simulated plant (pardyn.plants.registry)", choices=PLANTS),
-    _spec("parameters_file", "string", "", PARAMETERS_FILE.format(what="simulated robot")),
-    _spec("rate", "double", 1000.0, "control rate (Hz): one plant step of 1/rate s per command", low=1e-3, high=1e6),
-    _spec("lockstep", "bool", True,
-          "advance one period per command of the current step (true) or free-running (false)"),
-    _spec("watchdog_periods", "integer", 50,
-          "control periods without a command before zero torque (free) or an error (lockstep)", low=1, high=1_000_000),
-    _spec("stall_timeout", "double", 2.0, "lockstep: wall-clock seconds without the command of a step before zero "
-          "torque is applied over it and the sim advances (a stalled step)", low=1e-3, high=1e9),
-    _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m, N); empty: the robot YAML's "
-          "limits.effort, else the URDF <limit effort>", low=0.0),
-    _spec("implausible_factor", "double", 10.0, "commands beyond this multiple of the effort limits are refused",
-          low=1.0, high=1e12),
-    _spec("command_sources", "string_array", (), "nodes whose commands are accepted (relative names: in the sim's "
-          "namespace); empty: any publisher"),
-    _spec("wait_for_nodes", "string_array", (), "nodes (relative names: in the sim's namespace) that must be up before "
-          "state 0 is published and simulated time starts: each lists a topic of its own in the graph, and the states "
-          "reach every subscriber the graph lists (a recorder misses no step); empty: start at once"),
-    _spec("start_timeout", "double", 60.0, "wait_for_nodes: wall-clock seconds after which the sim starts without "
-          "the nodes still missing (an error names them)", low=1e-3, high=1e9),
-    _spec("initial_task", "double_array", (), "task pose at t = 0 (m, rad); empty: home"),
-    _spec("plant_timestep", "double", 0.0, "plant integration step (s); 0: the plant's default", low=0.0, high=1.0),
-    _spec("integrator", "string", "", "MuJoCo plant's integrator; empty: its default (RK4, 0.1 ms steps); "
-          "implicitfast: ~3x cheaper per step, first order (bench/loop.py --integrator)",
-          choices=("",) + MUJOCO_INTEGRATORS),
-    _spec("coulomb_width", "double", 0.01, "Coulomb friction smoothing of the pinocchio plant (rad/s)",
-          low=0.0, high=1e3),
-    _spec("payload_mass", "double", 0.0, "payload fixed to payload_frame (kg); 0: none", low=0.0, high=1e6),
-    _spec("payload_frame", "string", "", "frame carrying the payload; empty: the robot's 'payload' link, else its "
-          "task frame (Robot.payload_frame: the platform, a serial robot's last link)"),
-    _spec("payload_com", "double_array", (), "payload centre of mass in payload_frame (m); empty: the origin"),
-    _spec("payload_inertia", "double_array", (),
-          "payload inertia about its com, ixx iyy izz ixy ixz iyz (kg m^2); empty: point mass"),
-    _spec("counts_per_revolution", "integer", 2**17, "encoder counts per turn of a measured revolute joint",
-          low=1, high=2**62),
-    _spec("length_resolution", "double", 1e-6, "encoder step of a measured prismatic joint (m)", low=1e-12, high=1.0),
-    _spec("torque_noise", "double", 0.01, "relative standard deviation of the effort noise (0.01 = 1 % of |tau|)",
-          low=0.0, high=10.0),
-    _spec("torque_noise_floor", "double", 1e-3, "absolute standard deviation of the effort noise (N m)",
-          low=0.0, high=1e6),
-    _spec("velocities", "string", "difference",
-          "published joint velocities: backward differences of the quantized positions, or exact (not 'none': "
-          "the controller needs velocities)", choices=tuple(mode for mode in VELOCITY_MODES if mode != "none")),
-    _spec("seed", "integer", 0, "seed of the effort noise", low=0, high=2**31 - 1),
-    _spec("publish_clock", "bool", True, "publish /clock (simulated time)"),
-    _spec("publish_ground_truth", "bool", True, "publish ground_truth/joint_states (every joint, exact)"),
-    _spec("history_depth", "integer", 10, "queue depth of joint_states and ground truth: raise it so that a slow "
-          "subscriber (a recorder, a test) misses nothing", low=1, high=1_000_000),
-    _spec("closure_tolerance", "double", 1e-6, "closure violation logged as an error above it (m, rad)",
-          low=0.0, high=1.0),
-    LOG_PERIOD,
-)
+def _sim() -> tuple[ParameterSpec, ...]:
+    """The ``sim`` table: its plant parameters generated from the plants registered when it is asked for."""
+    return (
+        ROBOT,
+        _spec("plant", "string", "mujoco", "simulated plant (pardyn.plants.registry)", choices=PLANT_REGISTRY.names),
+        _spec("parameters_file", "string", "", PARAMETERS_FILE.format(what="simulated robot")),
+        _spec("rate", "double", 1000.0, "control rate (Hz): one plant step of 1/rate s per command", low=1e-3, high=1e6),
+        _spec("lockstep", "bool", True,
+              "advance one period per command of the current step (true) or free-running (false)"),
+        _spec("watchdog_periods", "integer", 50,
+              "control periods without a command before zero torque (free) or an error (lockstep)", low=1, high=1_000_000),
+        _spec("stall_timeout", "double", 2.0, "lockstep: wall-clock seconds without the command of a step before zero "
+              "torque is applied over it and the sim advances (a stalled step)", low=1e-3, high=1e9),
+        _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m, N); empty: the robot YAML's "
+              "limits.effort, else the URDF <limit effort>", low=0.0),
+        _spec("implausible_factor", "double", 10.0, "commands beyond this multiple of the effort limits are refused",
+              low=1.0, high=1e12),
+        _spec("command_sources", "string_array", (), "nodes whose commands are accepted (relative names: in the sim's "
+              "namespace); empty: any publisher"),
+        _spec("wait_for_nodes", "string_array", (), "nodes (relative names: in the sim's namespace) that must be up before "
+              "state 0 is published and simulated time starts: each lists a topic of its own in the graph, and the states "
+              "reach every subscriber the graph lists (a recorder misses no step); empty: start at once"),
+        _spec("start_timeout", "double", 60.0, "wait_for_nodes: wall-clock seconds after which the sim starts without "
+              "the nodes still missing (an error names them)", low=1e-3, high=1e9),
+        _spec("initial_task", "double_array", (), "task pose at t = 0 (m, rad); empty: home"),
+        *option_parameters(plant_options()),
+        _spec("payload_mass", "double", 0.0, "payload fixed to payload_frame (kg); 0: none", low=0.0, high=1e6),
+        _spec("payload_frame", "string", "", "frame carrying the payload; empty: the robot's 'payload' link, else its "
+              "task frame (Robot.payload_frame: the platform, a serial robot's last link)"),
+        _spec("payload_com", "double_array", (), "payload centre of mass in payload_frame (m); empty: the origin"),
+        _spec("payload_inertia", "double_array", (),
+              "payload inertia about its com, ixx iyy izz ixy ixz iyz (kg m^2); empty: point mass"),
+        _spec("counts_per_revolution", "integer", 2**17, "encoder counts per turn of a measured revolute joint",
+              low=1, high=2**62),
+        _spec("length_resolution", "double", 1e-6, "encoder step of a measured prismatic joint (m)", low=1e-12, high=1.0),
+        _spec("torque_noise", "double", 0.01, "relative standard deviation of the effort noise (0.01 = 1 % of |tau|)",
+              low=0.0, high=10.0),
+        _spec("torque_noise_floor", "double", 1e-3, "absolute standard deviation of the effort noise (N m)",
+              low=0.0, high=1e6),
+        _spec("velocities", "string", "difference",
+              "published joint velocities: backward differences of the quantized positions, or exact (not 'none': "
+              "the controller needs velocities)", choices=tuple(mode for mode in VELOCITY_MODES if mode != "none")),
+        _spec("seed", "integer", 0, "seed of the effort noise", low=0, high=2**31 - 1),
+        _spec("publish_clock", "bool", True, "publish /clock (simulated time)"),
+        _spec("publish_ground_truth", "bool", True, "publish ground_truth/joint_states (every joint, exact)"),
+        _spec("history_depth", "integer", 10, "queue depth of joint_states and ground truth: raise it so that a slow "
+              "subscriber (a recorder, a test) misses nothing", low=1, high=1_000_000),
+        _spec("closure_tolerance", "double", 1e-6, "closure violation logged as an error above it (m, rad)",
+              low=0.0, high=1.0),
+        LOG_PERIOD,
+    )
 
 TRAJECTORY = (
     ROBOT,
@@ -379,9 +390,26 @@ VISUALIZER = (
     LOG_PERIOD,
 )
 
-NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
-    "sim": SIM,
-    "controller": CONTROLLER,
+class _Tables(Mapping[str, tuple[ParameterSpec, ...]]):
+    """Node -> its table; a generated table (a function) is built when asked for (the plug-ins then registered)."""
+
+    def __init__(self, tables: Mapping[str, tuple[ParameterSpec, ...] | Callable[[], tuple[ParameterSpec, ...]]]):
+        self._tables = dict(tables)
+
+    def __getitem__(self, node: str) -> tuple[ParameterSpec, ...]:
+        entry = self._tables[node]
+        return entry() if callable(entry) else entry
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tables)
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+
+NODE_PARAMETERS: Mapping[str, tuple[ParameterSpec, ...]] = _Tables({
+    "sim": _sim,
+    "controller": _controller,
     "trajectory": TRAJECTORY,
     "closure_solver": CLOSURE_SOLVER,
     "dynamics": DYNAMICS,
@@ -389,7 +417,7 @@ NODE_PARAMETERS: dict[str, tuple[ParameterSpec, ...]] = {
     "identifier": IDENTIFIER,
     "gazebo_joint_states": GAZEBO_JOINT_STATES,
     "visualizer": VISUALIZER,
-}
+})
 """The parameter table of each node, by executable name (= default node name)."""
 
 

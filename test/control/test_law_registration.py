@@ -1,6 +1,6 @@
 """Adding a control law is one module of ``pardyn.control.laws`` (and its test): shown with a damping law.
 
-The module's whole content is the decorated factory below; the ``controller`` node's parameters then
+The module's whole content is the decorated class below; the ``controller`` node's parameters then
 build it by name (:func:`pardyn.control.laws.law_from_parameters`, what the node and ``pardyn
 identify`` call), and its torques are the hand-derived ``-kd qdot``, saturated.
 """
@@ -12,7 +12,7 @@ import pytest
 
 from pardyn.control import ControlLaw, JointReference, actuator_limits
 from pardyn.control.laws import law_from_parameters, needs_model, register
-from pardyn.control.laws.registry import REGISTRY
+from pardyn.control.laws.registry import REGISTRY, PDGains
 from pardyn.node_parameters import table
 
 
@@ -28,10 +28,15 @@ class Damping(ControlLaw):
 
 @pytest.fixture
 def damping_law():
-    @register("damping_demo", model=False)
-    def build(robot, params, options):  # this function is the whole new module
-        return Damping(np.broadcast_to(np.asarray(options.kd, dtype=float), (len(robot.actuated_names),)),
-                       actuator_limits(robot, options.limits))
+    @register
+    class DampingLaw:  # this class is the whole new module
+        name = "damping_demo"
+        model = False
+        Options = PDGains  # the PD's kd
+
+        def build(self, robot, params, options, common):
+            return Damping(np.broadcast_to(np.asarray(options.kd, dtype=float), (len(robot.actuated_names),)),
+                           actuator_limits(robot, common.limits))
 
     yield "damping_demo"
     REGISTRY.unregister("damping_demo")

@@ -9,7 +9,7 @@ import pytest
 
 from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque
 from pardyn.control.feedforward import AugmentedPD
-from pardyn.control.laws import LAWS, LawOptions, make_law, needs_model
+from pardyn.control.laws import LAWS, make_law, needs_model
 from pardyn.control.pd import JointPD
 from pardyn.control.pfc import PredictiveFunctionalControl
 from pardyn.errors import InputError
@@ -18,7 +18,7 @@ from pardyn.errors import InputError
 def test_every_name_builds_its_law(load):
     assert LAWS == ("pd", "augmented_pd", "ctc", "ctc_task", "extended_ctc", "pfc")
     rrr3 = load("rrr3")
-    options = LawOptions(kp=(100.0,), kd=(6.0,), natural_frequency_hz=5.0, damping=0.7)
+    options = {"kp": (100.0,), "kd": (6.0,), "natural_frequency_hz": 5.0, "damping": 0.7}  # each law takes its own
     built = {name: make_law(name, rrr3, options=options) for name in LAWS}
     expected = {"pd": JointPD, "augmented_pd": AugmentedPD, "ctc": ComputedTorque, "ctc_task": ComputedTorque,
                 "extended_ctc": ExtendedComputedTorque, "pfc": PredictiveFunctionalControl}
@@ -38,7 +38,7 @@ def test_errors_name_what_is_wrong(load):
     with pytest.raises(InputError, match="the PD law needs gains"):
         make_law("pd", robot)
     with pytest.raises(InputError, match="ctc_kp and ctc_kd: give both or neither"):
-        make_law("ctc", robot, options=LawOptions(ctc_kp=(100.0,)))
-    law = make_law("ctc", robot, options=LawOptions(ctc_kp=(100.0,), ctc_kd=(20.0,), limits=(3.0,)))
+        make_law("ctc", robot, options={"ctc_kp": (100.0,)})
+    law = make_law("ctc", robot, options={"ctc_kp": (100.0,), "ctc_kd": (20.0,)}, limits=(3.0,))
     np.testing.assert_array_equal(law.kd, [20.0, 20.0])
     np.testing.assert_array_equal(law.limits, [3.0, 3.0])

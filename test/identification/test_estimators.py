@@ -21,7 +21,7 @@ from pardyn.errors import InputError
 from pardyn.closedloop.identification_runs import Run, record_runs
 from pardyn.identification.errors import MissingRecordingError
 from pardyn.identification.least_squares import LinearSystem, ols
-from pardyn.identification.estimators import estimate, instrumental_variables
+from pardyn.identification.estimators import EstimatorContext, IterationOptions, estimate, instrumental_variables
 from pardyn.identification.pipeline import IdentificationSettings, identify
 from pardyn.identification.simulation import ClosedLoopSetup
 
@@ -55,11 +55,12 @@ def test_iterations_reach_the_noise_free_model_and_report_convergence(name):
     def simulate(chi):  # the "model" run: noise-free regressor, its output
         return LinearSystem(x, x @ chi, system.block_sizes)
 
-    result = estimate(name, system, simulate=simulate, start=np.array([1.0, 1.0, 1.0]), start_name="nominal")
+    result = estimate(name, system, IterationOptions(start="nominal"),
+                      EstimatorContext(simulate=simulate, start=np.array([1.0, 1.0, 1.0])))
     assert result.converged and 1 <= result.iterations <= 3 and result.estimator == name
     assert result.changes[-1] < 1e-3 and result.start == "nominal"
     np.testing.assert_allclose(result.estimate.chi, CHI, atol=0.03)
-    stopped = estimate(name, system, simulate=simulate, start=np.zeros(3), max_iterations=1)
+    stopped = estimate(name, system, {"estimator_iterations": 1}, EstimatorContext(simulate=simulate, start=np.zeros(3)))
     assert not stopped.converged and stopped.iterations == 1 and stopped.changes[0] > 0.5
 
 

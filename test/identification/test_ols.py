@@ -16,7 +16,7 @@ import numpy as np
 from pardyn.bags.joint_states import write_joint_states
 from pardyn.cli import main
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.identification.estimators import ESTIMATORS, EstimatorContext, estimate
+from pardyn.identification.estimators import ESTIMATORS, EstimatorContext, NoOptions, estimate
 from pardyn.identification.least_squares import LinearSystem
 
 
@@ -26,7 +26,7 @@ def test_ols_is_numpys_least_squares_with_eq_47_standard_deviations():
     chi = np.array([1.5, -0.7, 2.0, 0.1])
     y = w @ chi + 0.05 * rng.standard_normal(300) * np.repeat([1.0, 4.0, 0.5], 100)  # blocks of unequal noise
     system = LinearSystem(w, y, (100, 100, 100), names=("a", "b", "c", "d"))
-    result = ESTIMATORS.get("ols").estimate(system, EstimatorContext())
+    result = ESTIMATORS.get("ols").build(system, NoOptions(), EstimatorContext())
     expected, residual, _, _ = np.linalg.lstsq(w, y, rcond=None)
     sigma2 = float(residual[0]) / (300 - 4)
     std = np.sqrt(np.diag(sigma2 * np.linalg.inv(w.T @ w)))

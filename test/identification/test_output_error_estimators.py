@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from pardyn.errors import InputError
-from pardyn.identification.estimators import SimulatedSystem, estimate
+from pardyn.identification.estimators import EstimatorContext, IterationOptions, SimulatedSystem, estimate
 from pardyn.identification.least_squares import LinearSystem
 
 TRUTH = np.array([1.5, 0.4, 0.8])  # m_1 (kg), m_2 (kg), f (N s/m)
@@ -68,8 +68,8 @@ def _simulate(chi):
 @pytest.mark.parametrize("name", ["cloe", "ml"])
 def test_noise_free_closed_loop_positions_give_the_truth(name):
     q, v, a, tau = _closed_loop(TRUTH)
-    result = estimate(name, _system(q, v, a, tau), simulate=_simulate, positions=q, start=TRUTH * [1.3, 0.7, 1.3],
-                      start_name="nominal", tolerance=1e-12, max_iterations=30)
+    result = estimate(name, _system(q, v, a, tau), IterationOptions(start="nominal", tolerance=1e-12, iterations=30),
+                      EstimatorContext(simulate=_simulate, positions=q, start=TRUTH * [1.3, 0.7, 1.3]))
     np.testing.assert_allclose(result.estimate.chi, TRUTH, rtol=1e-8)
     assert result.estimator == name and result.iterations >= 2 and result.output_errors[-1] < 1e-6
 
@@ -81,8 +81,8 @@ def test_maximum_likelihood_weighs_the_noisier_joint_down():
     for seed in range(12):
         noisy = q + np.random.default_rng(seed).standard_normal(q.shape) * [1e-4, 3e-3]
         for name in spread:
-            chi = estimate(name, system, simulate=_simulate, positions=noisy, start=TRUTH * 1.1,
-                           tolerance=1e-9, max_iterations=20).estimate.chi
+            chi = estimate(name, system, IterationOptions(tolerance=1e-9, iterations=20),
+                           EstimatorContext(simulate=_simulate, positions=noisy, start=TRUTH * 1.1)).estimate.chi
             spread[name].append(chi[2] - TRUTH[2])
     rms = {name: float(np.sqrt(np.mean(np.square(errors)))) for name, errors in spread.items()}
     assert rms["ml"] < 0.5 * rms["cloe"], rms
@@ -91,10 +91,10 @@ def test_maximum_likelihood_weighs_the_noisier_joint_down():
 def test_output_error_estimators_refuse_data_without_positions():
     q, v, a, tau = _closed_loop(TRUTH)
     with pytest.raises(InputError, match="cloe estimator fits the measured positions: the data gives none"):
-        estimate("cloe", _system(q, v, a, tau), simulate=_simulate, start=TRUTH)
+        estimate("cloe", _system(q, v, a, tau), context=EstimatorContext(simulate=_simulate, start=TRUTH))
 
     def torques_only(chi):
         return _system(*_closed_loop(chi))
 
     with pytest.raises(InputError, match="gives no positions"):
-        estimate("ml", _system(q, v, a, tau), simulate=torques_only, positions=q, start=TRUTH)
+        estimate("ml", _system(q, v, a, tau), context=EstimatorContext(simulate=torques_only, positions=q, start=TRUTH))

@@ -15,8 +15,10 @@ def test_registry_names_and_unknown_plant(load):
     robot = load("five_bar")
     with pytest.raises(InputError, match=r"unknown plant 'gazebo', expected one of \['mujoco', 'pinocchio', 'flexible'\]"):
         make_plant(robot, "gazebo")
-    plant = make_plant(robot, "pinocchio", timestep=5e-4, coulomb_width=0.02)
+    plant = make_plant(robot, "pinocchio", options={"plant_timestep": 5e-4, "coulomb_width": 0.02})
     assert isinstance(plant, PinocchioPlant)
+    with pytest.raises(InputError, match=r"parameter integrator: only the mujoco plant reads it \(plant pinocchio\)"):
+        make_plant(robot, "pinocchio", options={"integrator": "Euler"})
 
 
 def test_flexible_plant_refuses_a_payload(load):

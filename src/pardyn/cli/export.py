@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from pardyn.cli.options import number
-from pardyn.export import FORMATS, export
+from pardyn.cli.options import add_option_arguments, option_values
+from pardyn.export import FORMATS, export, format_options
 from pardyn.robot import load_robot
 
 HELP = ("write a robot for another simulator or controller: sdf (Gazebo: SDF model with loops, worlds, "
@@ -18,16 +18,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", required=True, help="robot name (config/robots) or YAML path")
     parser.add_argument("--out", required=True, help="output directory (created)")
     parser.add_argument("--force", action="store_true", help="replace files of an earlier export in --out")
-    parser.add_argument("--placeholder-mass", type=number(0.0, 1e6, low_open=True, unit="kg"), default=1e-3,
-                        help="mass (kg) of links pardyn models as massless (default 1e-3)")
-    parser.add_argument("--placeholder-inertia", type=number(0.0, 1e6, low_open=True, unit="kg m^2"), default=1e-6,
-                        help="their isotropic inertia (kg m^2, default 1e-6)")
+    add_option_arguments(parser, format_options())  # each format's Options: --placeholder-mass...
 
 
 def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot)
-    paths = export(robot, args.format, args.out, overwrite=args.force, placeholder_mass=args.placeholder_mass,
-                   placeholder_inertia=args.placeholder_inertia)
+    paths = export(robot, args.format, args.out, overwrite=args.force, **option_values(args, format_options()))
     for role, path in paths.items():
         print(f"{role}: {path}")
     if "summary" in paths:

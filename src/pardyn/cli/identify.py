@@ -18,12 +18,12 @@ from pardyn.cli.data import (
     read_runs,
     split_holdout,
 )
-from pardyn.cli.options import number
+from pardyn.cli.options import add_option_arguments, number, option_values
 from pardyn.description.transmission import load_transmission
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.dynamics.rotor import load_rotor_model
 from pardyn.errors import InputError
-from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS, STARTS
+from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS, options_of_estimators
 from pardyn.identification.pipeline import identify
 from pardyn.identification.settings import MODELS, REST_SPEED, IdentificationSettings
 from pardyn.robot import load_robot
@@ -87,10 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="; ".join(f"{name}: {ESTIMATORS.get(name).summary}" for name in ESTIMATORS.names)
                              + f". {'/'.join(closed_loop)} simulate the model in closed loop with the recorded "
                              "controller and reference (--controller, --reference-topic)")
-    parser.add_argument("--estimator-start", choices=STARTS, default=STARTS[0],
-                        help=f"{'/'.join(closed_loop)}: first estimate of the iteration (default {STARTS[0]})")
-    parser.add_argument("--max-iterations", type=number(1, 1000, integer=True), default=8,
-                        help=f"{'/'.join(closed_loop)}: simulations at most (default 8)")
+    add_option_arguments(parser, options_of_estimators())  # each estimator's Options: --estimator-start...
     parser.add_argument("--controller", action="append", type=Path, default=[],
                         help=f"{'/'.join(closed_loop)}: the controller node's parameter file(s) the bags were recorded with "
                              "(config/controller.yaml, then overrides; repeat): law and gains")
@@ -269,8 +266,7 @@ def run(args: argparse.Namespace) -> int:
         trim_s=args.trim,
         effort_delay_s=args.effort_delay if args.effort_delay is not None else (0.0 if csv_only else None),
         estimator=args.estimator,
-        estimator_start=args.estimator_start,
-        estimator_iterations=args.max_iterations,
+        **option_values(args, options_of_estimators()),
     )
     closed_loop = None
     if ESTIMATORS.get(args.estimator).closed_loop:

@@ -8,19 +8,23 @@ A value outside it (``0``, ``-1``, ``inf``, ``nan``, ``1e-300`` below a
 positive minimum, a 300-digit number) is refused by argparse in one line,
 ``pardyn identify: argument --model-rate: expected a number in (0, 1e+06] Hz, got '0'``, exit 2.
 :func:`numbers` reads the comma-separated lists (``--task 0.02,-0.01,0.1``)
-with one bound on the magnitude of every value.
+with one bound on the magnitude of every value. :func:`add_option_arguments` declares the flags of
+plug-ins' options (:func:`pardyn.registry.option`) from their ``Options``; :func:`option_values`
+reads them back by parameter name.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from pardyn.errors import InputError
+from pardyn.registry import OptionSpec
 from pardyn.textio import shown
 
-__all__ = ["number", "numbers"]
+__all__ = ["add_option_arguments", "number", "numbers", "option_values"]
 
 
 def _interval(low: float, high: float, low_open: bool, high_open: bool) -> str:
@@ -66,3 +70,42 @@ def numbers(text: str, option: str, *, count: int | None = None, bound: float = 
     if count is not None and len(values) != count:
         raise InputError(f"{option}: expected {count} values, got {len(values)} ({shown(text)})")
     return values
+
+
+def _option_type(spec: OptionSpec) -> Callable[[str], Any]:
+    if spec.kind in ("int", "float"):
+        low = -math.inf if spec.low is None else spec.low
+        high = math.inf if spec.high is None else spec.high
+        item = number(low, high, low_open=spec.low_open, integer=spec.kind == "int", unit=spec.unit)
+    else:
+        item = str
+    if not spec.array:
+        return item
+
+    def parse(text: str) -> tuple:
+        return tuple(item(part.strip()) for part in text.split(",") if part.strip())
+
+    parse.__name__ = f"comma-separated {spec.kind}"
+    return parse
+
+
+def add_option_arguments(parser: argparse.ArgumentParser,
+                         options: Iterable[tuple[OptionSpec, Sequence[str]]]) -> None:
+    """One flag per plug-in option (:func:`pardyn.registry.shared_options`): ``--<flag>``, its type and range
+    from the option; absent, the plug-in's default applies (:func:`option_values` leaves it out)."""
+    for spec, users in options:
+        default = ",".join(map(str, spec.default)) if spec.array else spec.default
+        help_text = f"{'/'.join(users)}: {spec.description} (default {default if default != '' else 'none'})"
+        if spec.kind == "bool" and not spec.array:
+            parser.add_argument(f"--{spec.flag}", dest=spec.parameter, action=argparse.BooleanOptionalAction,
+                                default=None, help=help_text)
+        else:
+            parser.add_argument(f"--{spec.flag}", dest=spec.parameter, type=_option_type(spec), default=None,
+                                choices=spec.choices or None, metavar=None if spec.choices else spec.field.upper(),
+                                help=help_text.replace("%", "%%"))
+
+
+def option_values(args: argparse.Namespace, options: Iterable[tuple[OptionSpec, Sequence[str]]]) -> dict[str, Any]:
+    """The options given on the command line, by parameter name (those absent left out)."""
+    return {spec.parameter: getattr(args, spec.parameter) for spec, _ in options
+            if getattr(args, spec.parameter, None) is not None}

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from pardyn.control.laws import LawOptions, make_law
+from pardyn.control.laws import make_law
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import joint_panels, write_json
@@ -156,10 +156,8 @@ def scaled_parameters(nominal: DynamicParameters, level_pct: float) -> DynamicPa
 
 
 def _law(robot: Robot, kind: str, params: DynamicParameters, options: H4Options, limits: np.ndarray):
-    pfc = {"kp": options.pfc_kp, "kv": options.pfc_kv, "response_periods": options.pfc_response_periods,
-           "points": options.pfc_points, "degree": options.pfc_degree, "error_window": options.pfc_error_window}
-    law_options = LawOptions(ctc_kp=(options.ctc_kp,), ctc_kd=(options.ctc_kv,), limits=limits, pfc=pfc)
-    return make_law(kind, robot, params, law_options)
+    values = {**asdict(options), "ctc_kp": (options.ctc_kp,), "ctc_kd": (options.ctc_kv,)}  # pfc_*: the node's names
+    return make_law(kind, robot, params, values, limits=limits)
 
 
 def _cases(options: H4Options) -> list[tuple[str, float | None]]:

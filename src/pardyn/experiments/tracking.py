@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from pardyn.control.gains import pd_gains_from_bandwidth
-from pardyn.control.laws import LawOptions, make_law
+from pardyn.control.laws import make_law
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import law_joints, line_plot, write_json
@@ -149,8 +149,8 @@ def build_law(robot: Robot, kind: str, *, bandwidth_hz: float, damping: float,
     """
     if kind == "pd":
         kp, kd = pd_gains_from_bandwidth(robot, bandwidth_hz=bandwidth_hz, damping=damping)
-        return make_law("pd", robot, options=LawOptions(kp=gain_scale * kp, kd=gain_scale * kd))
-    return make_law(kind, robot, params, LawOptions(natural_frequency_hz=bandwidth_hz, damping=damping))
+        return make_law("pd", robot, options={"kp": gain_scale * kp, "kd": gain_scale * kd})
+    return make_law(kind, robot, params, {"natural_frequency_hz": bandwidth_hz, "damping": damping})
 
 
 def _job(shared: tuple, item: tuple[str, str]) -> dict[str, Any]:

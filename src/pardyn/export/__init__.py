@@ -5,8 +5,9 @@
 >>> files = export(pardyn.load_robot("dualv"), "sdf", "out/gazebo/dualv")
 >>> sorted(files)   # model.sdf, model.gz.sdf, world.sdf, world_classic.sdf, robot_description.urdf, ...
 
-A format is a function ``(robot, out_dir, **options) -> {role: path}`` registered in
-:data:`FORMATS` (a :class:`pardyn.registry.Registry`). ``sdf`` (:func:`write_sdf`) writes the SDF model with its loops
+A format is a plug-in (:class:`pardyn.registry.Plugin`) registered in :data:`FORMATS`: ``name``,
+``Options`` (its settings; ``pardyn export``'s flags are generated from them) and
+``build(robot, out_dir, options, overwrite) -> {role: path}``. ``sdf`` (:func:`write_sdf`) writes the SDF model with its loops
 (:mod:`pardyn.export.sdf`), the gz-sim variant and worlds, and the ros2_control files
 (:mod:`pardyn.export.ros2_control`) that ``launch/gazebo.launch.py`` uses; the
 mechanism they describe (virtual chain, closures, placeholder masses) is decided once
@@ -17,18 +18,20 @@ a CMake target (:mod:`pardyn.export.c_library`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from pardyn.errors import InputError
 from pardyn.export.errors import ExportError
 from pardyn.export.mechanism import Mechanism, build_mechanism
-from pardyn.registry import Registry
+from pardyn.registry import Registry, option, options_from, shared_options
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["FORMATS", "ExportError", "Mechanism", "build_mechanism", "claim_files", "export", "write_sdf"]
+__all__ = ["FORMATS", "ExportError", "Mechanism", "build_mechanism", "claim_files", "export", "format_options",
+           "write_sdf"]
 
 
 def _summary(mechanism: Mechanism, robot: Robot) -> dict[str, Any]:
@@ -50,22 +53,41 @@ def _summary(mechanism: Mechanism, robot: Robot) -> dict[str, Any]:
     }
 
 
-FORMATS: Registry[Callable[..., dict[str, Path]]] = Registry("export format")
-"""Export formats by name: ``(robot, out_dir, **options) -> {role: path}``."""
+class ExportFormat(Protocol):
+    """An export format (module docstring)."""
+
+    name: str
+    Options: type
+
+    def build(self, robot: Robot, out: Path, options: Any, overwrite: bool) -> dict[str, Path]:
+        """Write ``robot`` into ``out``; ``{role: path}``."""
 
 
-@FORMATS.register("sdf")
-def write_sdf(robot: Robot, out: str | Path, **options: float) -> dict[str, Path]:
+FORMATS: Registry[ExportFormat] = Registry("export format")
+"""Export formats by name."""
+
+
+@dataclass(frozen=True)
+class SdfOptions:
+    """The SDF model's settings (:func:`build_mechanism`)."""
+
+    placeholder_mass: float = option(1e-3, "mass (kg) of links pardyn models as massless", unit="kg", low=0.0,
+                                     high=1e6, low_open=True)
+    placeholder_inertia: float = option(1e-6, "their isotropic inertia (kg m^2)", unit="kg m^2", low=0.0, high=1e6,
+                                        low_open=True)
+
+
+def write_sdf(robot: Robot, out: str | Path, options: SdfOptions | None = None, *,
+              overwrite: bool = False) -> dict[str, Path]:
     """Write the SDF model, gz-sim and Classic worlds and ros2_control files of ``robot`` into ``out``.
 
-    Options go to :func:`build_mechanism` (``placeholder_mass``, ``placeholder_inertia``).
+    ``options``: :class:`SdfOptions` (the placeholder masses of :func:`build_mechanism`).
     Returns ``{role: path}``. Raises :class:`ExportError` (nothing written) when the robot
     has a closure no SDF joint reproduces.
     """
     from pardyn.export import ros2_control, sdf  # noqa: PLC0415
 
-    overwrite = bool(options.pop("overwrite", False))
-    mechanism = build_mechanism(robot, **options)
+    mechanism = build_mechanism(robot, **asdict(options or SdfOptions()))
     out = Path(out)
     claim_files(out, ["model.sdf", "model.gz.sdf", "world.sdf", "world_classic.sdf", "robot_description.urdf",
                       "controllers.yaml", "export.json"], overwrite=overwrite)
@@ -88,12 +110,36 @@ def write_sdf(robot: Robot, out: str | Path, **options: float) -> dict[str, Path
     return paths
 
 
-@FORMATS.register("c")
-def write_c(robot: Robot, out: str | Path, **options: float) -> dict[str, Path]:
-    """The robot's compiled kernels as a self-contained C library (:mod:`pardyn.export.c_library`)."""
-    from pardyn.export.c_library import write_c_library  # noqa: PLC0415
+@FORMATS.plugin
+class Sdf:
+    name = "sdf"
+    Options = SdfOptions
 
-    return write_c_library(robot, out, **options)
+    def build(self, robot: Robot, out: Path, options: SdfOptions, overwrite: bool) -> dict[str, Path]:
+        return write_sdf(robot, out, options, overwrite=overwrite)
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """A format without settings."""
+
+
+@FORMATS.plugin
+class CLibrary:
+    """The robot's compiled kernels as a self-contained C library (:mod:`pardyn.export.c_library`)."""
+
+    name = "c"
+    Options = NoOptions
+
+    def build(self, robot: Robot, out: Path, options: NoOptions, overwrite: bool) -> dict[str, Path]:
+        from pardyn.export.c_library import write_c_library  # noqa: PLC0415
+
+        return write_c_library(robot, out, overwrite=overwrite)
+
+
+def format_options() -> list:
+    """Every format's options, each once with the formats reading it (``pardyn export``'s flags)."""
+    return shared_options((name, FORMATS.get(name).Options, "") for name in FORMATS)
 
 
 def claim_files(out: Path, names: list[str], *, overwrite: bool) -> None:
@@ -111,16 +157,24 @@ def claim_files(out: Path, names: list[str], *, overwrite: bool) -> None:
                           f"{', ...' if len(existing) > 4 else ''}): give another --out, or --force to replace them")
 
 
-def export(robot: Robot, fmt: str, out: str | Path, *, overwrite: bool = False, **options: float) -> dict[str, Path]:
+def export(robot: Robot, fmt: str, out: str | Path, *, overwrite: bool = False, **options: Any) -> dict[str, Path]:
     """Write ``robot`` in format ``fmt`` (a name of :data:`FORMATS`) into the directory ``out``.
 
-    Files already in ``out`` are replaced only with ``overwrite`` (:func:`claim_files`, checked first).
+    ``options``: the format's options by name (``placeholder_mass=...`` for ``sdf``). Files already in
+    ``out`` are replaced only with ``overwrite`` (:func:`claim_files`, checked first).
 
     Raises:
-        InputError: unknown format (the message lists the known ones).
+        InputError: unknown format (the message lists the known ones), an option the format does not read.
         ExportError: the robot cannot be written honestly in that format, ``out`` is empty or not a directory,
             or a file would be replaced without ``overwrite``.
     """
     if not str(out).strip():  # Path("") is the current directory
         raise ExportError("--out is empty: give the directory to write into")
-    return FORMATS.get(fmt)(robot, Path(out), overwrite=overwrite, **options)
+    plugin = FORMATS.get(fmt)
+    own = {spec.parameter for spec, users in format_options() if fmt in users}
+    for name in options:
+        if name not in own:
+            readers = [users for spec, users in format_options() if spec.parameter == name]
+            raise InputError(f"--{name.replace('_', '-')}: the {fmt} format has no such option"
+                             + (f" (the {'/'.join(readers[0])} format reads it)" if readers else ""))
+    return plugin.build(robot, Path(out), options_from(plugin.Options, options), overwrite)

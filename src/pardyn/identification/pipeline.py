@@ -88,7 +88,14 @@ from pardyn.identification.diagnostics import (
     speed_notes,
 )
 from pardyn.identification.errors import FitCollapsedError, MissingRecordingError
-from pardyn.identification.estimators import ESTIMATORS, STARTS, EstimatorResult, SimulatedSystem, estimate
+from pardyn.identification.estimators import (
+    ESTIMATORS,
+    EstimatorContext,
+    EstimatorResult,
+    SimulatedSystem,
+    estimate,
+    estimator_options,
+)
 from pardyn.identification.filtering import decimate
 from pardyn.identification.identifiability import (
     Identifiability,
@@ -601,8 +608,9 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
                    closed_loop: Sequence[ClosedLoopSetup] | None, show_progress: bool) -> EstimatorResult:
     """``settings.estimator`` on the reduced system; a closed-loop one simulates every bag with the model."""
     chosen = settings.estimator
+    options = estimator_options(chosen.name, chosen.values())
     if not ESTIMATORS.get(chosen.name).closed_loop:
-        return estimate(chosen.name, reduced, weighted=weighted, rank_eps=_solver_eps(settings))
+        return estimate(chosen.name, reduced, options, EstimatorContext(weighted=weighted, rank_eps=_solver_eps(settings)))
     if settings.model.transmission is not None or settings.filter.min_speed is not None:
         raise InputError(f"the {chosen.name} estimator does not support transmissions or minimum speeds yet "
                          "(the simulated model has neither the motor columns nor the same rows): use an estimator "
@@ -629,17 +637,15 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         return SimulatedSystem(system.W, system.Y, system.block_sizes, system.names,
                                positions=np.concatenate(positions))
 
-    if chosen.start not in STARTS:
-        raise InputError(f"estimator_start must be one of {list(STARTS)}, got {chosen.start!r}")
     start = None
-    if chosen.start == "nominal":
+    if getattr(options, "start", "wls") == "nominal":
         values = robot.nominal_parameters.as_dict()
         start = base.from_standard(np.array([values[n] for n in base.standard_names]))
     say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
-    return estimate(chosen.name, reduced, simulate=simulate, start=start, start_name=chosen.start,
-                    block_sigmas=weighted.block_sigmas, tolerance=chosen.tolerance,
-                    max_iterations=chosen.iterations, progress=say, weighted=weighted, rank_eps=_solver_eps(settings),
-                    positions=np.concatenate([data.q[:, actuated] for data in every]))
+    context = EstimatorContext(weighted=weighted, simulate=simulate, start=start, block_sigmas=weighted.block_sigmas,
+                               rank_eps=_solver_eps(settings), progress=say,
+                               positions=np.concatenate([data.q[:, actuated] for data in every]))
+    return estimate(chosen.name, reduced, options, context)
 
 
 def check_fit(estimate: Estimate, essential: EssentialParameters, settings: IdentificationSettings | FitSettings) -> None:

@@ -196,20 +196,25 @@ class FitSettings:
 
 @dataclass(frozen=True)
 class EstimatorSettings:
-    """The estimator of the base parameters (:mod:`pardyn.identification.estimators`).
+    """The estimator of the base parameters (:mod:`pardyn.identification.estimators`) and its options.
 
     Attributes:
         name: a registered estimator (``pardyn identify --estimator``): ``wls`` (IDIM-WLS, the
             default), ``ols``, ``iv`` (IDIM-IV), ``didim`` (DIDIM); the closed-loop ones simulate
             the model with the controller: ``identify(..., closed_loop=...)``.
-        start: the closed-loop estimators' first estimate: ``"wls"`` or ``"nominal"``.
-        tolerance, iterations: their stopping rule.
+        options: the estimators' options by parameter name, ``(("estimator_iterations", 1), ...)``
+            (flat keywords ``estimator_<option>``: the closed-loop ones' ``estimator_start``,
+            ``estimator_tolerance``, ``estimator_iterations``); the chosen estimator reads its own
+            (:func:`pardyn.identification.estimators.estimator_options`), the others' are kept for a
+            change of estimator.
     """
 
     name: str = "wls"
-    start: str = "wls"
-    tolerance: float = 1e-3
-    iterations: int = 8
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def values(self) -> dict[str, Any]:
+        """:attr:`options` as a dict."""
+        return dict(self.options)
 
 
 GROUPS = {"data": DataSettings, "filter": FilterSettings, "model": ModelSettings, "fit": FitSettings,
@@ -218,14 +223,21 @@ GROUPS = {"data": DataSettings, "filter": FilterSettings, "model": ModelSettings
 
 
 def _flat() -> dict[str, tuple[str, str]]:
-    renamed = {("model", "name"): "model", ("estimator", "name"): "estimator", ("estimator", "start"): "estimator_start",
-               ("estimator", "tolerance"): "estimator_tolerance", ("estimator", "iterations"): "estimator_iterations"}
-    return {renamed.get((group, f.name), f.name): (group, f.name) for group, kind in GROUPS.items() for f in fields(kind)}
+    renamed = {("model", "name"): "model", ("estimator", "name"): "estimator"}
+    return {renamed.get((group, f.name), f.name): (group, f.name) for group, kind in GROUPS.items() for f in fields(kind)
+            if (group, f.name) != ("estimator", "options")}
 
 
 FLAT: dict[str, tuple[str, str]] = _flat()
 """Flat keyword (the CLI's and the studies' names) -> (group, field): ``model`` is ``model.name``,
-``estimator_iterations`` is ``estimator.iterations``, ``decimation`` is ``filter.decimation``..."""
+``estimator`` is ``estimator.name``, ``decimation`` is ``filter.decimation``... Beside these, an
+estimator option's parameter name (``estimator_iterations``) goes to ``estimator.options``."""
+
+
+def _estimator_option_names() -> tuple[str, ...]:
+    from pardyn.identification.estimators import options_of_estimators  # noqa: PLC0415 - estimators import settings' layer
+
+    return tuple(spec.parameter for spec, _ in options_of_estimators())
 
 
 @dataclass(frozen=True, init=False)
@@ -251,14 +263,20 @@ class IdentificationSettings:
     def _set(self, groups: dict[str, Any], given: dict[str, Any]) -> None:
         groups = dict(groups)
         flat: dict[str, dict[str, Any]] = {name: {} for name in GROUPS}
+        estimator_options: dict[str, Any] = {}
         for key, value in given.items():
             if key in GROUPS and isinstance(value, GROUPS[key]):
                 groups[key] = value
             elif key in FLAT:
                 group, name = FLAT[key]
                 flat[group][name] = value
+            elif key in (options := _estimator_option_names()):
+                estimator_options[key] = value
             else:
-                raise InputError(f"unknown identification setting {key!r}, expected one of {[*GROUPS, *FLAT]}")
+                raise InputError(f"unknown identification setting {key!r}, expected one of "
+                                 f"{[*GROUPS, *FLAT, *options]}")
+        if estimator_options:
+            flat["estimator"]["options"] = tuple({**groups["estimator"].values(), **estimator_options}.items())
         for name, group in groups.items():
             object.__setattr__(self, name, _replace(group, **flat[name]) if flat[name] else group)
 

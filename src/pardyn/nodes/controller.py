@@ -10,7 +10,7 @@ from the ``sim`` node or a hardware driver):
 lockstep mode the whole loop is deterministic. The law (parameter ``law``)
 comes from the registry :mod:`pardyn.control.laws` (``pd``, ``augmented_pd``,
 ``ctc``, ``ctc_task``, ``extended_ctc``, ``pfc``), built from the node's
-parameters (:data:`pardyn.node_parameters.CONTROLLER`). A law that reads
+parameters (``pardyn.node_parameters.table("controller")``, the laws' options among them). A law that reads
 more joints than the actuated ones (``extended_ctc``: the sensed passive
 joints too, from ``joint_states`` as the sim publishes them) gets the actuated
 reference lifted to every joint it reads by the forward kinematics
@@ -135,7 +135,7 @@ REFERENCE_TOPIC = "reference/trajectory"
 class ControllerNode(Node):
     """The ``controller`` node (see the module docstring for topics and safety).
 
-    Parameters: :data:`pardyn.node_parameters.CONTROLLER` (read-only but ``swap_parameters_file``; defaults in ``config/controller.yaml``).
+    Parameters: ``pardyn.node_parameters.table("controller")`` (read-only but ``swap_parameters_file``; defaults in ``config/controller.yaml``).
 
     Raises:
         PardynError: unknown robot or law, gains or limits of the wrong size.

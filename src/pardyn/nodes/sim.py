@@ -124,7 +124,7 @@ MEASUREMENT_PARAMETERS = ("counts_per_revolution", "length_resolution", "torque_
 class SimNode(Node):
     """The ``sim`` node (see the module docstring for topics, lockstep protocol and safety).
 
-    Parameters: :data:`pardyn.node_parameters.SIM` (all read-only; defaults in ``config/sim.yaml``); the
+    Parameters: ``pardyn.node_parameters.table("sim")`` (the plants' options among them) (all read-only; defaults in ``config/sim.yaml``); the
     measurement model's are those of :class:`pardyn.plants.measurement.MeasurementModel`. The protocol
     itself (tags, duplicates, re-sends, stalls, command sources) is :mod:`pardyn.control.lockstep`.
     """
@@ -186,8 +186,7 @@ class SimNode(Node):
         """The plant of the parameters ``p``, reset to the initial pose."""
         payload = self._payload(p["payload_mass"], p["payload_com"], p["payload_inertia"],
                                 p["payload_frame"] or self.robot.payload_frame)
-        plant = make_plant(self.robot, p["plant"], self.dynamic_parameters, payload=payload,
-                           timestep=p["plant_timestep"], coulomb_width=p["coulomb_width"], integrator=p["integrator"])
+        plant = make_plant(self.robot, p["plant"], self.dynamic_parameters, p, payload=payload)  # the plant's options
         plant.reset(self.robot.home if not p["initial_task"] else self.robot.solve_inverse(p["initial_task"]).q)
         return plant
 

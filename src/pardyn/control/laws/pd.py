@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pardyn.control import ControlLaw, actuator_limits
-from pardyn.control.laws.registry import LawOptions, register
+from pardyn.control.laws.registry import LawCommon, PDGains, register
 from pardyn.errors import InputError
 
 if TYPE_CHECKING:
@@ -13,12 +13,17 @@ if TYPE_CHECKING:
     from pardyn.robot import Robot
 
 
-@register("pd", model=False)
-def build(robot: Robot, params: DynamicParameters | None, options: LawOptions) -> ControlLaw:
-    from pardyn.control.pd import JointPD  # noqa: PLC0415
+@register
+class PD:
+    name = "pd"
+    model = False
+    Options = PDGains
 
-    if not len(options.kp) or not len(options.kd):
-        raise InputError(f"parameters kp and kd: the PD law needs gains for {list(robot.actuated_names)}, "
-                         f"got {list(options.kp)}, {list(options.kd)}")
-    return JointPD(options.kp, options.kd, limits=actuator_limits(robot, options.limits),
-                   joints=tuple(robot.actuated_names))
+    def build(self, robot: Robot, params: DynamicParameters | None, options: PDGains, common: LawCommon) -> ControlLaw:
+        from pardyn.control.pd import JointPD  # noqa: PLC0415
+
+        if not len(options.kp) or not len(options.kd):
+            raise InputError(f"parameters kp and kd: the PD law needs gains for {list(robot.actuated_names)}, "
+                             f"got {list(options.kp)}, {list(options.kd)}")
+        return JointPD(options.kp, options.kd, limits=actuator_limits(robot, common.limits),
+                       joints=tuple(robot.actuated_names))

@@ -23,37 +23,39 @@ derivative filter into ``W``:
 The closed-loop iterations (``iv``, ``didim``) stop when the step moves the
 model's torques by less than ``tolerance`` of their norm,
 ``||W (chi_k - chi_{k-1})|| / ||Y|| < tolerance`` (weighted; 1e-3 by default),
-or after ``max_iterations`` (then ``converged`` is False and the result says
+or after ``iterations`` (then ``converged`` is False and the result says
 so). The fit figures of every result (``relative_error``, per block) are those
 of the measured system ``Y - W chi``, comparable across estimators.
 
 Adding an estimator is one module here: a class with ``name``, ``summary``,
-``closed_loop`` and ``estimate(system, context)`` (:class:`.protocol.Estimator`),
-decorated with :func:`.protocol.register`; the CLI, the report and the
-estimators study read :data:`ESTIMATORS`.
+``closed_loop``, ``Options`` (its settings, if it has any) and ``build(system, options, context)``
+(:class:`.protocol.Estimator`), decorated with :func:`.protocol.register`; the CLI (its
+``--estimator`` choices and the options' flags), the settings' ``estimator_*`` keywords, the
+report and the estimators study read :data:`ESTIMATORS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
-
-import numpy as np
+from typing import Any
 
 from pardyn.errors import InputError
 from pardyn.identification.estimators.protocol import (
     DEFAULT_ESTIMATOR,
-    DEFAULT_MAX_ITERATIONS,
-    DEFAULT_TOLERANCE,
     ESTIMATORS,
+    OPTION_PREFIX,
     STARTS,
     Estimator,
     EstimatorContext,
     EstimatorResult,
+    IterationOptions,
+    NoOptions,
     SimulatedSystem,
     Simulation,
+    estimator_options,
+    options_of_estimators,
 )
-from pardyn.identification.least_squares import DEFAULT_RANK_EPS, Estimate, LinearSystem
+from pardyn.identification.least_squares import LinearSystem
 from pardyn.registry import import_modules
 
 import_modules(__name__, first=("wls", "iv", "didim", "cloe", "ml"))  # the papers' estimators first, then the others
@@ -63,58 +65,45 @@ from pardyn.identification.estimators.iv import instrumental_variables  # noqa: 
 __all__ = [
     "DEFAULT_ESTIMATOR",
     "ESTIMATORS",
+    "OPTION_PREFIX",
     "STARTS",
     "Estimator",
     "EstimatorContext",
     "EstimatorResult",
+    "IterationOptions",
+    "NoOptions",
     "SimulatedSystem",
     "Simulation",
     "estimate",
+    "estimator_options",
     "instrumental_variables",
+    "options_of_estimators",
 ]
 
 
-def estimate(
-    name: str,
-    system: LinearSystem,
-    *,
-    simulate: Simulation | None = None,
-    start: np.ndarray | None = None,
-    start_name: str = "wls",
-    block_sigmas: np.ndarray | None = None,
-    tolerance: float = DEFAULT_TOLERANCE,
-    max_iterations: int = DEFAULT_MAX_ITERATIONS,
-    progress: Callable[[str], None] | None = None,
-    weighted: Estimate | None = None,
-    rank_eps: float = DEFAULT_RANK_EPS,
-    positions: np.ndarray | None = None,
-) -> EstimatorResult:
+def estimate(name: str, system: LinearSystem, options: Any = None,
+             context: EstimatorContext | None = None) -> EstimatorResult:
     """The base parameters of ``system`` by the estimator ``name`` (module docstring).
 
     Args:
         system: the data system (base columns), blocks as eq. (48).
-        simulate: closed-loop estimators: the simulation of the model (:data:`Simulation`).
-        start: the first estimate of the iteration (n_b,); default the WLS estimate.
-        start_name: what ``start`` is, for the report.
-        block_sigmas: block weights' inverses; default the WLS's.
-        tolerance, max_iterations: the stopping rule.
-        progress: called with one line per iteration.
-        weighted: the eq. (48) WLS estimate of ``system`` if already computed.
-        rank_eps: QR rank threshold of eq. (42).
-        positions: the measured actuated positions (N, n_a), for the position output-error estimators.
+        options: the estimator's ``Options`` (e.g. :class:`IterationOptions`), values by parameter
+            name (``{"estimator_iterations": 1}``: :func:`estimator_options`) or None (its defaults).
+        context: the data beside the system (:class:`EstimatorContext`): the closed-loop
+            estimators' simulation, the first estimate (n_b,) (default the WLS estimate), the
+            block weights (default the WLS's), the measured positions, a progress callback...
     """
     estimator = ESTIMATORS.get(name)
-    context = EstimatorContext(weighted=weighted, simulate=simulate, start=start, start_name=start_name,
-                               block_sigmas=block_sigmas, tolerance=tolerance, max_iterations=max_iterations,
-                               rank_eps=rank_eps, progress=progress, positions=positions)
+    options = estimator_options(name, options)
+    context = context or EstimatorContext()
     if estimator.closed_loop:
-        if simulate is None:
+        if context.simulate is None:
             raise InputError(f"the {name} estimator needs the closed-loop simulation of the model "
                              "(controller and reference)")
-        if not (tolerance > 0.0 and max_iterations >= 1):
-            raise InputError(f"tolerance must be > 0 and max_iterations >= 1, got {tolerance}, {max_iterations}")
-        if start is None or block_sigmas is None:
+        if context.start is None or context.block_sigmas is None:
             reference = context.reference(system)
-            context = replace(context, weighted=reference, start=reference.chi if start is None else start,
-                              block_sigmas=reference.block_sigmas if block_sigmas is None else block_sigmas)
-    return estimator.estimate(system, context)
+            context = replace(context, weighted=reference,
+                              start=reference.chi if context.start is None else context.start,
+                              block_sigmas=reference.block_sigmas if context.block_sigmas is None
+                              else context.block_sigmas)
+    return estimator.build(system, options, context)

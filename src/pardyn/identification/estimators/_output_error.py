@@ -34,6 +34,7 @@ from pardyn.errors import InputError
 from pardyn.identification.estimators.protocol import (
     EstimatorContext,
     EstimatorResult,
+    IterationOptions,
     SimulatedSystem,
     finish,
     iterate,
@@ -66,7 +67,7 @@ def _cost(residual: np.ndarray, root: np.ndarray) -> float:
     return float(np.sum((residual @ root) ** 2))
 
 
-def position_output_error(name: str, system: LinearSystem, context: EstimatorContext,
+def position_output_error(name: str, system: LinearSystem, context: EstimatorContext, options: IterationOptions,
                           covariance: Covariance) -> EstimatorResult:
     """The output-error estimate of the base parameters on the positions (module docstring).
 
@@ -75,7 +76,8 @@ def position_output_error(name: str, system: LinearSystem, context: EstimatorCon
         system: the data system (torque side, base columns): the fit figures and the stopping rule
             (``||W delta|| / ||Y||``, as the other closed-loop estimators).
         context: ``simulate`` (a :class:`SimulatedSystem` with positions), ``positions`` (N, n_a) measured,
-            ``start`` (n_b,), the stopping rule.
+            ``start`` (n_b,).
+        options: the stopping rule.
         covariance: the joints' error covariance from the current residuals (N, n_a).
     """
     if context.positions is None:
@@ -127,9 +129,9 @@ def position_output_error(name: str, system: LinearSystem, context: EstimatorCon
         error = float(np.linalg.norm(residual)) / motion
         return new, error, f"position error {100 * error:.3g} % of the motion"
 
-    chi, changes, errors = iterate(name, system, context, step)
+    chi, changes, errors = iterate(name, system, context, options, step)
     estimate = finish(system, chi, last["covariance"], last["sigma"], name, context.block_sigmas, last["condition"])
-    return EstimatorResult.of_iteration(estimate, name, changes, errors, context)
+    return EstimatorResult.of_iteration(estimate, name, changes, errors, options)
 
 
 def identity_covariance(residual: np.ndarray) -> np.ndarray:

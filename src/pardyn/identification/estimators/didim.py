@@ -19,6 +19,7 @@ from pardyn.errors import InputError
 from pardyn.identification.estimators.protocol import (
     EstimatorContext,
     EstimatorResult,
+    IterationOptions,
     finish,
     iterate,
     register,
@@ -52,7 +53,7 @@ class DirectAndInverseDynamics:
     summary = "DIDIM (closed-loop output error on the torques)"
     closed_loop = True
 
-    def estimate(self, system: LinearSystem, context: EstimatorContext) -> EstimatorResult:
+    def build(self, system: LinearSystem, options: IterationOptions, context: EstimatorContext) -> EstimatorResult:
         block_sigmas = context.block_sigmas
         weights = row_weights(system, block_sigmas)
         y_norm = max(float(np.linalg.norm(system.Y * weights)), 1e-300)
@@ -65,8 +66,8 @@ class DirectAndInverseDynamics:
             last[:] = [simulated, covariance, sigma]
             return new, error, f"output error {100 * error:.3g} %"
 
-        chi, changes, errors = iterate(self.name, system, context, step)
+        chi, changes, errors = iterate(self.name, system, context, options, step)
         simulated, covariance, sigma = last
         condition = float(np.linalg.cond(simulated.W * weights[:, None]))
         estimate = finish(system, chi, covariance, sigma, self.name, block_sigmas, condition)
-        return EstimatorResult.of_iteration(estimate, self.name, changes, errors, context)
+        return EstimatorResult.of_iteration(estimate, self.name, changes, errors, options)

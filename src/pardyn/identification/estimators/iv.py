@@ -20,6 +20,7 @@ from pardyn.errors import InputError
 from pardyn.identification.estimators.protocol import (
     EstimatorContext,
     EstimatorResult,
+    IterationOptions,
     finish,
     iterate,
     register,
@@ -63,12 +64,12 @@ class InstrumentalVariables:
     summary = "IDIM-IV (instruments from the closed-loop simulation of the model)"
     closed_loop = True
 
-    def estimate(self, system: LinearSystem, context: EstimatorContext) -> EstimatorResult:
+    def build(self, system: LinearSystem, options: IterationOptions, context: EstimatorContext) -> EstimatorResult:
         last: list[Estimate] = []
 
         def step(chi: np.ndarray) -> tuple[np.ndarray, float, str]:
             last[:] = [instrumental_variables(system, context.simulate(chi).W, block_sigmas=context.block_sigmas)]
             return last[0].chi, last[0].relative_error, f"fit error {100 * last[0].relative_error:.3g} %"
 
-        _, changes, fits = iterate(self.name, system, context, step)
-        return EstimatorResult.of_iteration(last[0], self.name, changes, fits, context)
+        _, changes, fits = iterate(self.name, system, context, options, step)
+        return EstimatorResult.of_iteration(last[0], self.name, changes, fits, options)

@@ -12,7 +12,7 @@ by what they are worth, which CLOE does not do.
 from __future__ import annotations
 
 from pardyn.identification.estimators._output_error import estimated_covariance, position_output_error
-from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, register
+from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, IterationOptions, register
 from pardyn.identification.least_squares import LinearSystem
 
 __all__ = ["MaximumLikelihood"]
@@ -24,5 +24,5 @@ class MaximumLikelihood:
     summary = "maximum likelihood (position output error, the joints' noise covariance estimated)"
     closed_loop = True
 
-    def estimate(self, system: LinearSystem, context: EstimatorContext) -> EstimatorResult:
-        return position_output_error(self.name, system, context, estimated_covariance)
+    def build(self, system: LinearSystem, options: IterationOptions, context: EstimatorContext) -> EstimatorResult:
+        return position_output_error(self.name, system, context, options, estimated_covariance)

@@ -8,7 +8,7 @@ torque noise, and the reference the weighted estimators are compared with.
 
 from __future__ import annotations
 
-from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, register
+from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, NoOptions, register
 from pardyn.identification.least_squares import LinearSystem, ols
 
 
@@ -18,7 +18,7 @@ class OrdinaryLeastSquares:
     summary = "IDIM-OLS (eqs. 44-47, unweighted)"
     closed_loop = False
 
-    def estimate(self, system: LinearSystem, context: EstimatorContext) -> EstimatorResult:
+    def build(self, system: LinearSystem, options: NoOptions, context: EstimatorContext) -> EstimatorResult:
         estimate = ols(system.W, system.Y, names=system.names, block_sizes=system.block_sizes,
                        rank_eps=context.rank_eps)
         return EstimatorResult(estimate, self.name)

@@ -4,35 +4,46 @@ An estimator solves the filtered, decimated identification system of the pipelin
 
     Y = W(q_m, qdot_m, qddot_m) chi + rho                   # (r,) = (r, n_b) (n_b,), eqs. (40)-(41)
 
-for the base parameters ``chi``. It is an object with a ``name``, a one-line ``summary`` (the CLI's
-help), ``closed_loop`` (True if it simulates the model in closed loop with the recorded controller:
-the pipeline then hands it :attr:`EstimatorContext.simulate`) and ``estimate(system, context)``.
+for the base parameters ``chi``. It is a plug-in (:class:`pardyn.registry.Plugin`): a class with a
+``name``, a one-line ``summary`` (the CLI's help), ``closed_loop`` (True if it simulates the model
+in closed loop with the recorded controller: the pipeline then hands it
+:attr:`EstimatorContext.simulate`), ``Options`` (its settings: a frozen dataclass of
+:func:`pardyn.registry.option` fields, parameter names ``estimator_<field>``; the closed-loop
+ones share :class:`IterationOptions`) and ``build(system, options, context)`` (the estimate).
 Registered in :data:`ESTIMATORS` by the :func:`register` class decorator, one module per estimator
-in this package (found by :func:`pardyn.registry.import_modules`).
+in this package (found by :func:`pardyn.registry.import_modules`). ``pardyn identify``'s flags and
+the pipeline's ``estimator_*`` settings follow from ``Options``: an estimator with a setting of its
+own is one module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
+from pardyn.errors import InputError
 from pardyn.identification.least_squares import DEFAULT_RANK_EPS, Estimate, LinearSystem, wls
 from pardyn.identification.metrics import relative_error_norm
-from pardyn.registry import Registry
+from pardyn.registry import Registry, option, options_from, shared_options
 
 __all__ = [
     "DEFAULT_ESTIMATOR",
     "ESTIMATORS",
+    "OPTION_PREFIX",
     "STARTS",
     "Estimator",
     "EstimatorContext",
     "EstimatorResult",
+    "IterationOptions",
+    "NoOptions",
     "SimulatedSystem",
     "Simulation",
+    "estimator_options",
     "iterate",
+    "options_of_estimators",
     "register",
 ]
 
@@ -63,6 +74,35 @@ DEFAULT_ESTIMATOR = "wls"
 """The pipeline's estimator unless told otherwise: IDIM-WLS (eq. 48), the papers' method."""
 STARTS = ("wls", "nominal")
 """Where a closed-loop estimator's iteration starts: the eq. (48) WLS estimate or the nominal parameters."""
+OPTION_PREFIX = "estimator_"
+"""An estimator option's parameter name is this prefix and its field (the settings' flat keyword)."""
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """An estimator without settings of its own."""
+
+
+@dataclass(frozen=True)
+class IterationOptions:
+    """The closed-loop estimators' iteration: where it starts and when it stops.
+
+    Attributes:
+        start: the first estimate: ``"wls"`` (eq. 48) or ``"nominal"`` (the robot's parameters).
+        tolerance: stop when a step moves the model's torques by less than this fraction of their norm.
+        iterations: simulations at most.
+    """
+
+    start: str = option(STARTS[0], "first estimate of the iteration", choices=STARTS)
+    tolerance: float = option(DEFAULT_TOLERANCE, "stop when a step changes ||W chi|| by less than this fraction of "
+                              "||Y||", low=1e-15, high=1.0)
+    iterations: int = option(DEFAULT_MAX_ITERATIONS, "simulations at most", low=1, high=1000, flag="max-iterations")
+
+    def __post_init__(self) -> None:
+        if self.start not in STARTS:
+            raise InputError(f"estimator_start must be one of {list(STARTS)}, got {self.start!r}")
+        if not (self.tolerance > 0.0 and self.iterations >= 1):
+            raise InputError(f"tolerance must be > 0 and max_iterations >= 1, got {self.tolerance}, {self.iterations}")
 
 
 @dataclass(frozen=True)
@@ -90,11 +130,11 @@ class EstimatorResult:
 
     @classmethod
     def of_iteration(cls, estimate: Estimate, estimator: str, changes: list[float], figures: list[float],
-                     context: EstimatorContext) -> EstimatorResult:
+                     options: IterationOptions) -> EstimatorResult:
         """The result of a closed-loop iteration (:func:`iterate`): converged if its last step was below the
         tolerance."""
-        return cls(estimate, estimator, len(changes), changes[-1] < context.tolerance, tuple(changes),
-                   tuple(figures), context.start_name)
+        return cls(estimate, estimator, len(changes), changes[-1] < options.tolerance, tuple(changes),
+                   tuple(figures), options.start)
 
     def as_dict(self) -> dict:
         return {
@@ -109,16 +149,15 @@ class EstimatorResult:
 
 @dataclass(frozen=True)
 class EstimatorContext:
-    """What an estimator may use beside the system.
+    """What an estimator may use beside the system and its options: the data and what was computed before.
 
     Attributes:
         weighted: the eq. (48) WLS estimate of the system (its block weights ``1 / sigma_j`` are every
             estimator's; the closed-loop ones start from it); ``None``: computed on demand.
         simulate: closed-loop estimators: the model's simulation (:data:`Simulation`).
-        start: the first estimate of an iteration (n_b,); ``None``: ``weighted``'s.
-        start_name: what ``start`` is, for the report.
+        start: the first estimate of an iteration (n_b,) (what :attr:`IterationOptions.start` names);
+            ``None``: ``weighted``'s.
         block_sigmas: block weights' inverses (blocks,); ``None``: ``weighted``'s.
-        tolerance, max_iterations: the iterations' stopping rule.
         rank_eps: QR rank threshold of eq. (42), relative to the largest |R_jj|.
         progress: called with one line per iteration.
         positions: the measured actuated-joint positions at the data's sample times (N, n_a) (rad, m),
@@ -129,10 +168,7 @@ class EstimatorContext:
     weighted: Estimate | None = None
     simulate: Simulation | None = None
     start: np.ndarray | None = None
-    start_name: str = "wls"
     block_sigmas: np.ndarray | None = None
-    tolerance: float = DEFAULT_TOLERANCE
-    max_iterations: int = DEFAULT_MAX_ITERATIONS
     rank_eps: float = DEFAULT_RANK_EPS
     progress: Callable[[str], None] | None = None
     positions: np.ndarray | None = None
@@ -150,9 +186,10 @@ class Estimator(Protocol):
     name: str
     summary: str
     closed_loop: bool
+    Options: type
 
-    def estimate(self, system: LinearSystem, context: EstimatorContext) -> EstimatorResult:
-        """The base parameters of ``system`` (base columns, blocks as eq. 48)."""
+    def build(self, system: LinearSystem, options: Any, context: EstimatorContext) -> EstimatorResult:
+        """The base parameters of ``system`` (base columns, blocks as eq. 48) with its ``options``."""
 
 
 ESTIMATORS: Registry[Estimator] = Registry("estimator")
@@ -160,9 +197,28 @@ ESTIMATORS: Registry[Estimator] = Registry("estimator")
 
 
 def register(cls: type) -> type:
-    """Class decorator: register an instance of ``cls`` under ``cls.name``."""
-    ESTIMATORS.register(cls.name)(cls())
-    return cls
+    """Class decorator: register the estimator ``cls`` under ``cls.name`` (``Options``: its, else
+    :class:`IterationOptions` for a closed-loop one, :class:`NoOptions` for another)."""
+    if not hasattr(cls, "Options"):
+        cls.Options = IterationOptions if cls.closed_loop else NoOptions
+    return ESTIMATORS.plugin(cls)
+
+
+def estimator_options(name: str, options: Any = None) -> Any:
+    """The ``Options`` of the estimator ``name``: ``options`` itself, or from values by parameter name
+    (``estimator_<field>``; others ignored, absent ones default), or the defaults for None."""
+    kind = ESTIMATORS.get(name).Options
+    if options is None or isinstance(options, Mapping):
+        return options_from(kind, options or {}, OPTION_PREFIX)
+    if not isinstance(options, kind):
+        raise InputError(f"estimator {name}: options must be a {kind.__name__}, got {type(options).__name__}")
+    return options
+
+
+def options_of_estimators() -> list:
+    """Every registered estimator's options, each parameter once with the estimators using it
+    (:func:`pardyn.registry.shared_options`): the CLI's flags, the settings' keywords."""
+    return shared_options((name, ESTIMATORS.get(name).Options, OPTION_PREFIX) for name in ESTIMATORS)
 
 
 def row_weights(system: LinearSystem, block_sigmas: np.ndarray | None) -> np.ndarray:
@@ -177,21 +233,21 @@ def change(system: LinearSystem, weights: np.ndarray, delta: np.ndarray) -> floa
     return float(np.linalg.norm((system.W @ delta) * weights) / max(np.linalg.norm(system.Y * weights), 1e-300))
 
 
-def iterate(name: str, system: LinearSystem, context: EstimatorContext,
+def iterate(name: str, system: LinearSystem, context: EstimatorContext, options: IterationOptions,
             step: Callable[[np.ndarray], tuple[np.ndarray, float, str]]) -> tuple[np.ndarray, list[float], list[float]]:
     """The closed-loop estimators' iteration from ``context.start``: ``step(chi) -> (next chi, figure, what to
     say)`` until the step moves the model's torques by less than the tolerance (:func:`change`) or
-    ``max_iterations`` steps; one progress line per step. Returns the last chi, the changes, the figures."""
+    ``options.iterations`` steps; one progress line per step. Returns the last chi, the changes, the figures."""
     weights = row_weights(system, context.block_sigmas)
     chi, changes, figures = np.asarray(context.start, dtype=float), [], []
-    for k in range(1, context.max_iterations + 1):
+    for k in range(1, options.iterations + 1):
         new, figure, said = step(chi)
         changes.append(change(system, weights, new - chi))
         figures.append(figure)
         chi = new
         if context.progress:
             context.progress(f"{name} iteration {k}: {said}, change {changes[-1]:.3g}")
-        if changes[-1] < context.tolerance:
+        if changes[-1] < options.tolerance:
             break
     return chi, changes, figures
 

@@ -7,7 +7,7 @@ the band-pass filter is mistuned (the noise in ``W`` is correlated with ``rho``)
 
 from __future__ import annotations
 
-from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, register
+from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, NoOptions, register
 from pardyn.identification.least_squares import LinearSystem
 
 
@@ -17,5 +17,5 @@ class WeightedLeastSquares:
     summary = "IDIM-WLS (eq. 48, the default)"
     closed_loop = False
 
-    def estimate(self, system: LinearSystem, context: EstimatorContext) -> EstimatorResult:
+    def build(self, system: LinearSystem, options: NoOptions, context: EstimatorContext) -> EstimatorResult:
         return EstimatorResult(context.reference(system), self.name)
