@@ -25,8 +25,8 @@ from pardyn.description.transmission import load_transmission
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.dynamics.rotor import load_rotor_model
 from pardyn.errors import InputError
-from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS, STARTS
 from pardyn.identification.drive_gains import DriveGains, given_gains
+from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS, STARTS
 from pardyn.identification.pipeline import identify, identify_drive_gains
 from pardyn.identification.settings import MODELS, REST_SPEED, IdentificationSettings
 from pardyn.robot import load_robot
