@@ -21,9 +21,9 @@ papers, so the equations are derived here and numbered G1-G3):
   the known payload torque ``W_L chi_L`` sets the scale.
 * (G1) is solved as any identification system: base parameters by QR (eqs. 42-43; the gain columns first
   in the column order, so that a gain is kept wherever the data fix it), then weighted least squares
-  (eq. 48) with each block's ``sigma_j`` from the global OLS residual on that block
-  (``block_sigma="global"``: the unloaded blocks' right-hand side is zero, so a block's own OLS is
-  not defined); standard deviations from eq. (47)::
+  (eq. 48) with each block's ``sigma_j`` from the global OLS residual on that block (the unloaded
+  blocks' right-hand side is zero, so a block's own OLS is not defined; OLS alone where some blocks are
+  fitted exactly, noise-free data); standard deviations from eq. (47) of the weighted system::
 
       g_hat, chi_hat = argmin || D^-1 ([W -V] [chi; g] - Y) ||,   D = diag(sigma_j)       (G2)
 
@@ -47,7 +47,7 @@ import numpy as np
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import base_parameters, symmetric_order
 from pardyn.identification.diagnostics import MIN_MOTION, min_motion
-from pardyn.identification.least_squares import LinearSystem, wls
+from pardyn.identification.least_squares import EXACT_FIT, Estimate, LinearSystem, ols
 
 __all__ = ["GAIN_PREFIX", "DriveGains", "gain_system", "gain_units", "given_gains", "solve_drive_gains"]
 
@@ -170,9 +170,9 @@ def solve_drive_gains(system: LinearSystem, *, joints: Sequence[str], units: Seq
     robot_order = np.asarray(others)[symmetric_order([system.names[k] for k in others])]
     base = base_parameters(system.W, names=system.names, order=[*gains_at, *robot_order.tolist()], eps=rank_eps)
     reduced = base.reduce_system(system)
-    fitted = wls(reduced.W, reduced.Y, block_sizes=reduced.block_sizes, names=reduced.names, block_sigma="global",
-                 rank_eps=rank_eps * 1e-4)
     kept = {base.standard_names[k]: name for k, name in zip(base.independent, base.names)}  # standard -> base name
+    fitted = _weighted(reduced, [reduced.names.index(kept[system.names[k]]) for k in gains_at
+                                 if system.names[k] in kept], rank_eps * 1e-4)
     fit = dict(zip(fitted.names, zip(fitted.chi, fitted.std)))
     column = {joint: f"{GAIN_PREFIX}{joint}" for joint in joints}
     lost = [joint for joint in joints if kept.get(column[joint]) != column[joint]]  # dependent, or regrouped
@@ -192,3 +192,23 @@ def solve_drive_gains(system: LinearSystem, *, joints: Sequence[str], units: Seq
                       nominal=None if nominal is None else np.array([nominal.get(j, np.nan) for j in joints]),
                       torque_fit_error=error, not_identified=tuple((j, reason) for j in lost),
                       payload_mass_kg=float(payload_mass_kg))
+
+
+def _weighted(system: LinearSystem, gains: Sequence[int], rank_eps: float) -> Estimate:
+    """(G2): OLS, then each block weighted by ``1 / sigma_j``, its OLS residual's deviation (``r_j - n_b r_j / r``
+    degrees of freedom), and solved again; OLS when a block is fitted to round-off of its torques ``V g``."""
+    first = ols(system.W, system.Y, names=system.names, block_sizes=system.block_sizes, rank_eps=rank_eps)
+    residual = system.Y - first.prediction
+    torques = -system.W[:, list(gains)] @ first.chi[list(gains)]
+    sigmas = np.empty(len(system.block_sizes))
+    exact = False
+    for j, part in enumerate(system.block_slices()):
+        rows = part.stop - part.start
+        dof = rows - system.n_parameters * rows / system.rows
+        sigmas[j] = np.linalg.norm(residual[part]) / np.sqrt(max(dof, 1.0))
+        exact |= bool(sigmas[j] <= EXACT_FIT * max(np.linalg.norm(torques[part]) / np.sqrt(rows), 1e-300))
+    if exact:
+        return first
+    weights = np.repeat(1.0 / sigmas, system.block_sizes)
+    return ols(system.W * weights[:, None], system.Y * weights, names=system.names,
+               block_sizes=system.block_sizes, rank_eps=rank_eps)
