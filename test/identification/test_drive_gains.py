@@ -78,7 +78,7 @@ def test_gains_identified_within_2_percent_with_a_known_payload(runs, capsys):
     assert "drive gains" in capsys.readouterr().out
     print(f"drive gains: errors {np.round(100 * error, 3).tolist()} %; payload mass "
           f"{result['payload']['mass']:.4g} kg (2.5 weighed); held-out {100 * result['validation']['relative_error_norm']:.2f} %"
-          f" (nominal model, nominal gains {100 * result['validation']['nominal']['relative_error_norm']:.2f} %)")
+          f"(nominal model {100 * result['validation']['nominal']['relative_error_norm']:.2f} %)")
 
 
 @pytest.mark.parametrize(("extra", "expected"), [
