@@ -304,7 +304,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--holdout and --rotor-compensation together are not supported: give --validate-bag")
         runs, held = split_holdout(runs, args.holdout, topic=args.topic)
         validate += held
-    csv_only = not loaded and all(isinstance(r, JointStateSeries) for r in [*runs, *validate])
+    csv_only = all(isinstance(r, JointStateSeries) for r in [*runs, *loaded, *validate])
     settings = IdentificationSettings(
         model=args.model,
         dynamic_model=args.dynamic_model,
