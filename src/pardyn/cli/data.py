@@ -16,8 +16,8 @@ from pardyn.cli.options import number
 from pardyn.errors import InputError
 from pardyn.textio import load_yaml
 
-__all__ = ["add_data_arguments", "apply_drive_gains", "csv_options", "drive_gains", "joint_map", "read_runs",
-           "split_holdout"]
+__all__ = ["add_data_arguments", "apply_drive_gains", "csv_options", "drive_gains", "joint_map", "known_payload",
+           "read_runs", "split_holdout"]
 
 BAG_SUFFIXES = (".mcap", ".db3")
 TABLE_SUFFIXES = (".csv", ".mat")
@@ -104,6 +104,41 @@ def drive_gains(text: str | None) -> dict[str, float]:
             raise InputError(f"--drive-gains: {joint}={value}: a joint name and a non-zero gain in N m/A")
         gains[str(joint).strip()] = gain
     return gains
+
+
+def known_payload(path: Path, frame: str):
+    """``--payload``: a YAML file ``payload: {mass: KG, com: [x, y, z], inertia: [ixx, iyy, izz, ixy, ixz, iyz],
+    frame: NAME}`` (com in m from the frame's origin, inertia in kg m^2 about the com in the frame's axes, both
+    optional: a point mass at the origin; frame optional: ``frame``) -> a
+    :class:`~pardyn.plants.payload.Payload`.
+
+    Raises:
+        InputError: a missing file, a missing or non-numeric field, an inertia no body has (naming the file).
+    """
+    from pardyn.plants.payload import Payload  # noqa: PLC0415
+
+    document = load_yaml(path, what="--payload file")
+    fields = document.get("payload", document) if isinstance(document, dict) else None
+    if not isinstance(fields, dict) or "mass" not in fields:
+        raise InputError(f"--payload: {path}: expected payload: {{mass: KG, com: [X, Y, Z], inertia: [IXX, IYY, IZZ, "
+                         "IXY, IXZ, IYZ], frame: NAME}} (com in m, inertia in kg m^2 about the com; mass required)")
+    unknown = sorted(set(fields) - {"mass", "com", "inertia", "frame"})
+    if unknown:
+        raise InputError(f"--payload: {path}: unknown fields {unknown} (mass, com, inertia, frame)")
+    try:
+        mass = float(fields["mass"])
+        com = np.array(fields.get("com", [0.0, 0.0, 0.0]), dtype=float)
+        six = np.array(fields.get("inertia", [0.0] * 6), dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"--payload: {path}: mass, com and inertia must be numbers") from None
+    if six.shape != (6,):
+        raise InputError(f"--payload: {path}: inertia: 6 numbers, ixx iyy izz ixy ixz iyz (kg m^2), got {six.tolist()}")
+    xx, yy, zz, xy, xz, yz = six
+    inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    try:
+        return Payload(mass, com, inertia, str(fields.get("frame", frame)))
+    except InputError as error:
+        raise InputError(f"--payload: {path}: {error}") from None
 
 
 def apply_drive_gains(runs: list, gains: dict[str, float], *, topic: str, what: str) -> list:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from pardyn.bags.csv_series import read_csv_series
@@ -15,6 +16,7 @@ from pardyn.cli.data import (
     csv_options,
     drive_gains,
     joint_map,
+    known_payload,
     read_runs,
     split_holdout,
 )
@@ -23,8 +25,9 @@ from pardyn.description.transmission import load_transmission
 from pardyn.dynamics.parameters import write_parameter_file
 from pardyn.dynamics.rotor import load_rotor_model
 from pardyn.errors import InputError
+from pardyn.identification.drive_gains import DriveGains, given_gains
 from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS, options_of_estimators
-from pardyn.identification.pipeline import identify
+from pardyn.identification.pipeline import identify, identify_drive_gains
 from pardyn.identification.settings import MODELS, REST_SPEED, IdentificationSettings
 from pardyn.robot import load_robot
 
@@ -39,7 +42,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--loaded-bag", action="append", default=[], type=Path,
                         help="bag with the payload fixed to the platform (repeat; eq. 49): the robot's 'payload' link, "
                              "else its task frame")
+    parser.add_argument("--loaded-run", action="append", default=[], type=Path,
+                        help="run with the payload on (repeat): a CSV file, a bag or a folder of runs, as --run")
     parser.add_argument("--validate-bag", action="append", default=[], type=Path, help="held-out bag (repeat)")
+    parser.add_argument("--efforts-unit", choices=("Nm", "N", "A"),
+                        help="unit of the logged efforts: Nm or N (joint torques and forces, the default) or A "
+                             "(motor currents: with --drive-gains, or with --payload to identify the gains; "
+                             "default A when --drive-gains is given)")
+    parser.add_argument("--payload", type=Path,
+                        help="efforts in A: the known payload of the --loaded-run runs, a YAML file payload: {mass: "
+                             "KG, com: [X, Y, Z], inertia: [IXX, IYY, IZZ, IXY, IXZ, IYZ], frame: NAME}; the drive "
+                             "gains are identified with the dynamic parameters (--drive-gains then the maker's "
+                             "nominal gains, compared with)")
     parser.add_argument("--model", choices=("auto", *MODELS), default="auto",
                         help="identification model: standard (eq. 19), case1 (eq. 30), case2 (eq. 36); "
                              "auto = standard, or case1 for redundant robots")
@@ -178,6 +192,49 @@ def _speeds(text: str | None, count: int) -> tuple[float, ...] | None:
     return tuple(values)
 
 
+def _drive_gains(robot, args: argparse.Namespace, runs: list, loaded: list,
+                 settings: IdentificationSettings) -> tuple[DriveGains | None, dict[str, float]]:
+    """The drive gains the efforts are multiplied by, and the same keyed by the data's joint names: none
+    (efforts in N m or N), given (``--drive-gains``), or identified from the runs with the known ``--payload``
+    (the given ones then the maker's nominal gains). The first is ``None`` for given gains of motors."""
+    unit = args.efforts_unit or ("A" if args.drive_gains else "Nm")
+    given = drive_gains(args.drive_gains)
+    if unit != "A":
+        if args.drive_gains:
+            raise InputError(f"--drive-gains converts currents: it goes with --efforts-unit A, not {unit}")
+        if args.payload is not None:
+            raise InputError("--payload identifies the drive gains of efforts logged in A: add --efforts-unit A "
+                             "(efforts in N m or N: --loaded-run alone, the payload is then identified)")
+        return None, {}
+    if args.payload is None:
+        if not given:
+            raise InputError("--efforts-unit A: efforts in amperes need the drive gains: --drive-gains "
+                             "JOINT=GAIN,... (N m/A) or a YAML file, or runs with a known payload that identify "
+                             "them: --loaded-run FILE --payload PAYLOAD.yaml")
+        named = _gains_by_robot_name(given, joint_map(args.joint_map))
+        return (given_gains(robot, named) if set(robot.actuated_names) <= set(named) else None), given
+    if not loaded:
+        raise InputError("--payload: the runs with the known payload on are missing: --loaded-run FILE (repeat; a "
+                         "CSV file, a bag or a folder of runs)")
+    payload = known_payload(args.payload, robot.payload_frame)
+    nominal = _gains_by_robot_name(given, joint_map(args.joint_map)) or None
+    found = identify_drive_gains(robot, runs, loaded, payload, settings=settings, nominal=nominal)
+    for line in found.lines():
+        print(f"drive gains: {line}")
+    return found, _gains_by_data_name(found, joint_map(args.joint_map))
+
+
+def _gains_by_robot_name(gains: dict[str, float], names: dict[str, str]) -> dict[str, float]:
+    """Gains keyed by the data's joint names -> by the robot's (``--joint-map``)."""
+    return {names.get(name, name): gain for name, gain in gains.items()}
+
+
+def _gains_by_data_name(drives: DriveGains, names: dict[str, str]) -> dict[str, float]:
+    """The robot's joints' gains keyed by the data's joint names (``--joint-map`` inverted)."""
+    data_name = {joint: name for name, joint in names.items()}
+    return {data_name.get(joint, joint): float(gain) for joint, gain in zip(drives.joints, drives.gains)}
+
+
 def _print_summary(robot_name: str, data: dict) -> None:
     """RESULT.json's figures in a few lines: data notes, fit, estimator, motors, payload, validation, truth,
     physical."""
@@ -192,6 +249,9 @@ def _print_summary(robot_name: str, data: dict) -> None:
               f"{'converged' if estimator['converged'] else 'NOT converged'} (last change {estimator['changes'][-1]:.3g})")
     if data["motor_parameters"]:
         print("coupled motors: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["motor_parameters"].items()))
+    if data["drive_gains"] and data["drive_gains"]["source"] == "given":
+        print("efforts in A, times the given drive gains: " + ", ".join(
+            f"{joint} {row['gain']:.5g} {row['unit']}" for joint, row in data["drive_gains"]["joints"].items()))
     if data["payload"]:
         print("payload: " + ", ".join(f"{k} = {v:.5g}" for k, v in data["payload"].items()))
     if data["validation"]:
@@ -234,16 +294,14 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         runs.append(read_csv_series(args.csv, **options))
     runs += read_runs(args.run, options)
+    loaded: list = list(args.loaded_bag) + read_runs(args.loaded_run, options)
     validate: list = list(args.validate_bag) + read_runs(args.validate, options)
-    gains = drive_gains(args.drive_gains)
-    what = args.drive_gains if args.drive_gains and args.drive_gains.endswith((".yaml", ".yml")) else "--drive-gains"
-    runs, validate = (apply_drive_gains(r, gains, topic=args.topic, what=what) for r in (runs, validate))
     if args.holdout:
         if args.rotor_compensation:
             raise InputError("--holdout and --rotor-compensation together are not supported: give --validate-bag")
         runs, held = split_holdout(runs, args.holdout, topic=args.topic)
         validate += held
-    csv_only = not args.loaded_bag and all(isinstance(r, JointStateSeries) for r in [*runs, *validate])
+    csv_only = all(isinstance(r, JointStateSeries) for r in [*runs, *loaded, *validate])
     settings = IdentificationSettings(
         model=args.model,
         dynamic_model=args.dynamic_model,
@@ -268,13 +326,24 @@ def run(args: argparse.Namespace) -> int:
         estimator=args.estimator,
         **option_values(args, options_of_estimators()),
     )
+    drives, gains = _drive_gains(robot, args, runs, loaded, settings)
+    if gains:
+        what = "identified" if drives is not None and drives.source == "identified" else (
+            args.drive_gains if args.drive_gains.endswith((".yaml", ".yml")) else "--drive-gains")
+        runs, loaded, validate = (apply_drive_gains(r, gains, topic=args.topic, what=what)
+                                  for r in (runs, loaded, validate))
     closed_loop = None
     if ESTIMATORS.get(args.estimator).closed_loop:
         if args.csv or args.run or args.holdout:
             raise InputError(f"--estimator {args.estimator} needs bags with the reference (--bag), not --csv/--holdout")
+        if args.loaded_run or args.efforts_unit == "A" or args.drive_gains:
+            raise InputError(f"--estimator {args.estimator} needs bags of torques (--bag, --loaded-bag), not "
+                             "--loaded-run or currents")
         closed_loop = _closed_loop_setups(robot, [*args.bag, *args.loaded_bag], args)
-    result = identify(robot, runs, loaded_bags=args.loaded_bag, validate_bags=validate, settings=settings,
+    result = identify(robot, runs, loaded_bags=loaded, validate_bags=validate, settings=settings,
                       closed_loop=closed_loop, truth=truth)
+    if drives is not None:
+        result = replace(result, drive_gains=drives)
     data = result.as_json()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2) + "\n")

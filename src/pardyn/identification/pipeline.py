@@ -87,6 +87,7 @@ from pardyn.identification.diagnostics import (
     scale_notes,
     speed_notes,
 )
+from pardyn.identification.drive_gains import DriveGains, gain_system, gain_units, solve_drive_gains
 from pardyn.identification.errors import FitCollapsedError, MissingRecordingError
 from pardyn.identification.estimators import (
     ESTIMATORS,
@@ -123,6 +124,7 @@ from pardyn.identification.validation import validate
 
 if TYPE_CHECKING:
     from pardyn.identification.physical import PhysicalEstimate
+    from pardyn.plants.payload import Payload
     from pardyn.robot import Robot
 
 __all__ = [
@@ -132,6 +134,7 @@ __all__ = [
     "Validation",
     "check_fit",
     "identify",
+    "identify_drive_gains",
     "prepare_bag",
 ]
 
@@ -257,6 +260,62 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
         notes=tuple(dict.fromkeys([*(note for d in every for note in d.notes), *scale, *found])),
         identifiability=identifiability, truth=compared,
     )
+
+
+def identify_drive_gains(robot: Robot, bags: Sequence[Source], loaded_bags: Sequence[Source], payload: Payload, *,
+                         settings: IdentificationSettings | None = None, nominal: Mapping[str, float] | None = None,
+                         show_progress: bool = True) -> DriveGains:
+    """Each actuated joint's drive gain (N m/A) from runs whose efforts are currents (A), without and with a
+    payload whose parameters are known: (G1)-(G3) of :mod:`pardyn.identification.drive_gains`.
+
+    Steps 1-5 as :func:`identify` (the runs read, filtered, decimated the same way); then the gains and the
+    dynamic parameters from one system, the known payload torque on its right-hand side. ``nominal``: the
+    maker's gains, compared with and standing in for a gain the runs do not fix.
+
+    Raises:
+        InputError: no loaded run, a model other than the standard one, coupled motors or rotor compensation
+            (their efforts are not one current per joint), or a gain the runs do not fix (one line each).
+    """
+    settings = settings or IdentificationSettings()
+    _check_settings(robot, bags, settings)
+    if not loaded_bags:
+        raise InputError("drive gains: give runs with the known payload on (--loaded-run) beside the runs without")
+    if settings.model.projection(robot) != "standard" or settings.model.transmission is not None \
+            or settings.data.rotor_model is not None or settings.model.dynamic_model != "exact":
+        raise InputError("drive gains are identified with the standard exact model, one current per actuated joint "
+                         "(no --model case1/case2, transmissions, rotor compensation or simplified model)")
+    if payload.mass <= 0.0:
+        raise InputError(f"drive gains: the known payload must have a mass > 0 kg, got {payload.mass:g}")
+    with threadpool_limits(limits=1, user_api="blas"):
+        robot = robot.with_payload_body()
+        regressor = Regressor(robot)
+        every = prepare_all(robot, regressor, [_source(b) for b in [*bags, *loaded_bags]], settings,
+                            show_progress=show_progress)
+        unloaded, loaded = every[: len(bags)], every[len(bags):]
+        columns = _payload_columns(regressor)
+        full = _without_still_drives(robot, _assemble(unloaded, loaded, regressor, settings, columns), every)
+        full, _ = _without_rests(robot, regressor, full, every, settings)  # sign(qdot) flips there: G1's worst rows
+        split = sum(full.block_sizes[: len(unloaded) * len(regressor.row_names)])
+        sizes = full.block_sizes
+        parts = [LinearSystem(full.W[rows], full.Y[rows], blocks, full.names)
+                 for rows, blocks in ((slice(0, split), sizes[: len(unloaded) * len(regressor.row_names)]),
+                                      (slice(split, None), sizes[len(unloaded) * len(regressor.row_names):]))]
+        system = gain_system(*parts, payload=columns, payload_values=_payload_values(robot, payload),
+                             joints=regressor.row_names)
+        return solve_drive_gains(system, joints=regressor.row_names, units=gain_units(robot, regressor.row_names), payload_mass_kg=payload.mass,
+                                 nominal=nominal, rank_eps=settings.fit.rank_eps)
+
+
+def _payload_values(robot: Robot, payload: Payload) -> np.ndarray:
+    """The known payload's 10 standard parameters (eq. 2 order) in the frame of the robot's ``payload`` body."""
+    from pardyn.dynamics.parameters import standard_from_inertia  # noqa: PLC0415
+
+    body = next(b for b in robot.nominal_parameters.bodies if b.name == "payload")
+    joint, inertia = payload.joint_inertia(robot.model)
+    if joint != body.joint:
+        raise InputError(f"payload: frame {payload.frame!r} is not on the link that carries the robot's payload "
+                         f"({robot.payload_frame!r}); give a frame of that link")
+    return standard_from_inertia(body.placement.actInv(inertia))
 
 
 def _reach(robot: Robot) -> float:

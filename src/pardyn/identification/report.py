@@ -133,6 +133,9 @@ def _blocks(result: IdentificationResult, plots: list[str]) -> list[Block]:
     ])]
     if result.notes:
         blocks += [("heading", 2, "Data"), ("items", list(result.notes))]
+    if result.drive_gains is not None:
+        blocks += [("heading", 2, "Drive gains (efforts logged in A)"),
+                   ("items", [result.drive_gains.summary(), *result.drive_gains.lines()])]
     if result.settings.filter.min_speed is not None:
         kept = ", ".join(f"{name} {size}" for name, size in zip(result.row_names, result.fit_series["block_sizes"]))
         blocks.append(("items", [f"equations kept above the minimum speeds (first run): {kept}"]))

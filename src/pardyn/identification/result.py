@@ -21,6 +21,7 @@ from pardyn.identification.least_squares import EssentialParameters, Estimate
 from pardyn.identification.settings import IdentificationSettings
 
 if TYPE_CHECKING:
+    from pardyn.identification.drive_gains import DriveGains
     from pardyn.identification.identifiability import Identifiability
     from pardyn.identification.physical import PhysicalEstimate
     from pardyn.identification.truth import TruthComparison
@@ -71,7 +72,9 @@ class IdentificationResult:
 
     ``identifiability``: the runs' base parameters against the model's structural ones
     (:mod:`pardyn.identification.identifiability`); ``truth``: the identified base parameters against
-    the true ones, when they are known (:mod:`pardyn.identification.truth`).
+    the true ones, when they are known (:mod:`pardyn.identification.truth`); ``drive_gains``: the gains the
+    logged currents were multiplied by (:mod:`pardyn.identification.drive_gains`), ``None`` for efforts logged
+    in N m or N.
     """
 
     robot: str
@@ -97,6 +100,7 @@ class IdentificationResult:
     notes: tuple[str, ...] = ()
     identifiability: Identifiability | None = None
     truth: TruthComparison | None = None
+    drive_gains: DriveGains | None = None
 
     def _rows(self, estimate: Estimate) -> list[dict[str, float]]:
         return [
@@ -145,6 +149,8 @@ class IdentificationResult:
             "regrouping": list(self.base.relations),
             "unidentifiable": list(self.base.unidentifiable),
             "payload": self.payload,
+            # efforts logged as currents: their unit and each joint's gain (given or identified)
+            "drive_gains": None if self.drive_gains is None else self.drive_gains.as_dict(),
             "fit": {
                 "relative_error_norm": self.estimate.relative_error,
                 "per_joint": dict(zip(self.fit_blocks, self.estimate.block_relative_errors.tolist())),
