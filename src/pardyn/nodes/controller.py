@@ -33,7 +33,7 @@ Topics (relative names):
   ``layout.dim[0].label`` (``"leg1_joint1,leg2_joint1,..."``, checked by the sim;
   a ros2_control effort controller's ``joints`` list must have this order),
   ``layout.data_offset`` =
-  the lockstep tag of the state answered (:func:`pardyn.control.lockstep.step_of_stamp`:
+  the lockstep tag of the state answered (:func:`pardyn.transport.lockstep.step_of_stamp`:
   ``round(stamp / period) mod 2^32`` with ``period = 1/rate``, see :mod:`pardyn.nodes.sim`);
 * subscribes ``reference/trajectory`` (trajectory_msgs/JointTrajectory,
   transient local): the reference of the actuated joints, from the
@@ -102,7 +102,6 @@ from pardyn.control.computed_torque import MeasuredReference
 from pardyn.control.joint_state import JointStateFilter
 from pardyn.control.laws import law_from_parameters, needs_model
 from pardyn.control.model_swap import swap_model
-from pardyn.control.lockstep import LockstepAnswer
 from pardyn.control.redundancy import InternalStressProjection
 from pardyn.control.safety import SafeCommand
 from pardyn.control.timing import DurationLog
@@ -124,6 +123,7 @@ from pardyn.nodes.messages import CommandBuffer, joint_readings, reference_from_
 from pardyn.nodes.realtime import StateLoop, realtime_setup
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference
+from pardyn.transport.lockstep import LockstepAnswer
 
 __all__ = ["ControllerNode", "REFERENCE_TOPIC", "main"]
 
@@ -383,7 +383,7 @@ class ControllerNode(Node):
         silence = self.protocol.watchdog(self._watchdog_clock_s())
         if silence is None:
             return
-        silent_s, tag = silence  # tag: one before the last answered state (pardyn.control.lockstep)
+        silent_s, tag = silence  # tag: one before the last answered state (pardyn.transport.lockstep)
         self._publisher.publish(self._command_buffer.fill(0.0, tag))
         self._reporter.error(
             "watchdog",
