@@ -54,6 +54,7 @@ __all__ = [
     "check_parameters_file",
     "check_values",
     "markdown",
+    "node_values",
     "option_parameters",
     "table",
 ]
@@ -479,18 +480,62 @@ def check_parameters_file(path: str | Path, *, nodes: Sequence[str] | None = Non
         DescriptionError: naming the file, the section and the key at fault.
     """
     path = Path(path)
-    raw = _load(path)
-    if not isinstance(raw, Mapping):
-        raise DescriptionError(f"{path}: expected a mapping of node sections")
-    for section, content in raw.items():
-        if not isinstance(content, Mapping) or set(content) != {"ros__parameters"}:
-            raise DescriptionError(f"{path}: {section}: expected a mapping with only 'ros__parameters'")
-        values = content["ros__parameters"] or {}
-        node = _node_of(str(section))
+    for section, values in _sections(path):
+        node = _node_of(section)
         if node is not None:
             check_values(node, values, f"{path}: {section}")
         else:
             check_shared_values(values, list(nodes or NODE_PARAMETERS), f"{path}: {section}")
+
+
+def _sections(path: Path) -> list[tuple[str, Mapping[str, Any]]]:
+    """The ``(section, ros__parameters)`` pairs of a ROS parameters file, its layout checked.
+
+    Raises:
+        DescriptionError: not a mapping of ``<section>: {ros__parameters: {...}}``.
+    """
+    raw = _load(path)
+    if not isinstance(raw, Mapping):
+        raise DescriptionError(f"{path}: expected a mapping of node sections")
+    sections = []
+    for section, content in raw.items():
+        if not isinstance(content, Mapping) or set(content) != {"ros__parameters"}:
+            raise DescriptionError(f"{path}: {section}: expected a mapping with only 'ros__parameters'")
+        values = content["ros__parameters"] or {}
+        if not isinstance(values, Mapping):
+            raise DescriptionError(f"{path}: {section}: ros__parameters: expected a mapping of parameter values")
+        sections.append((str(section), values))
+    return sections
+
+
+def node_values(node: str, files: Sequence[str | Path]) -> dict[str, Any]:
+    """The parameters ``node`` starts with from these ROS parameters files, as the node would read them.
+
+    The table's defaults, overridden by each file in turn (later files win) through its sections for
+    ``node`` (``controller``, ``/**/controller``) and for every node (``/**``: the keys ``node``
+    declares), each value checked against the table; arrays as lists, as rclpy gives them. What the
+    CLIs read to rebuild a node's objects (``pardyn identify --controller``: the control law).
+
+    Raises:
+        DescriptionError: naming the file, the section and the key at fault, or a file without a
+            section for ``node``.
+    """
+    specs = table(node)
+    values = {name: spec.default for name, spec in specs.items()}
+    for path in files:
+        found = False
+        for section, given in _sections(Path(path)):
+            target = _node_of(section)
+            if target is None:
+                given = {key: value for key, value in given.items() if key in specs}
+            elif target != node:
+                continue
+            found = True
+            check_values(node, given, f"{path}: {section}")
+            values.update({key: value for key, value in given.items() if key in specs})  # use_sim_time: rclpy's
+        if not found:
+            raise DescriptionError(f"{path}: no '{node}: ros__parameters:' section")
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in values.items()}
 
 
 def check_shared_values(values: Mapping[str, Any], nodes: Sequence[str], where: str) -> None:

@@ -82,8 +82,8 @@ def test_every_law_file_builds_its_law(context, law, robot, joints, projection, 
     try:
         expected = load_robot(robot).actuated_names if joints == "actuated" else load_robot(robot).measured_names
         assert node.law.joints == tuple(expected)
-        assert (node._projection is not None) == projection
-        assert (node._compiled is not None) == compiled
+        assert (node.step.projection is not None) == projection
+        assert (node.step.compiled is not None) == compiled
     finally:
         node.destroy_node()
 

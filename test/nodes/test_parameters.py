@@ -81,3 +81,40 @@ def test_tables_import_without_rclpy():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_node_values_read_a_parameters_file_as_rclpy_does(tmp_path):
+    """``node_values`` (what ``pardyn identify --controller`` rebuilds the law from) against rclpy's own reader
+    of parameter files (``parameter_dict_from_yaml_file``, wildcards on): the shipped defaults, a ``/**`` section
+    and a later file that overrides a gain. rclpy's Python reader knows ``/**`` and node names, not
+    ``/**/controller`` (rcl does): the shipped defaults are given to it under ``controller``."""
+    from rclpy.parameter import Parameter, parameter_dict_from_yaml_file  # noqa: PLC0415 - ROS's reader
+
+    from pardyn.node_parameters import node_values  # noqa: PLC0415
+
+    shared = tmp_path / "shared.yaml"
+    shared.write_text("/**:\n  ros__parameters:\n    use_sim_time: true\n    robot: five_bar\n    rate: 500.0\n"
+                      "    queue_depth: 50\n")  # the recorder's, not the controller's
+    gains = tmp_path / "gains.yaml"
+    gains.write_text("controller:\n  ros__parameters:\n    kp: [80.0, 90.0]\n    law: pd\n")
+    shipped = REPO / "config" / "controller.yaml"
+    defaults = tmp_path / "controller.yaml"
+    (section,) = yaml.safe_load(shipped.read_text()).values()
+    defaults.write_text(yaml.safe_dump({"controller": section}))
+    assert node_values("controller", [shipped]) == node_values("controller", [defaults])
+    files = [defaults, shared, gains]
+    expected = {name: spec.default for name, spec in table("controller").items()}
+    for path in files:
+        parsed = parameter_dict_from_yaml_file(str(path), use_wildcard=True, target_nodes=["/controller"])
+        expected.update({name: Parameter.from_parameter_msg(message).value for name, message in parsed.items()
+                         if name in expected})
+    values = node_values("controller", files)
+    assert values == {name: value if isinstance(value, (str, bool, int, float)) else list(value)
+                      for name, value in expected.items()}
+    assert values["robot"] == "five_bar" and values["rate"] == 500.0 and values["kp"] == [80.0, 90.0]
+    with pytest.raises(DescriptionError, match=r"gains.yaml: controller: kd: .*\(node controller\)"):
+        gains.write_text("controller:\n  ros__parameters:\n    kd: pd\n")
+        node_values("controller", [gains])
+    with pytest.raises(DescriptionError, match=r"shared.yaml: no 'controller: ros__parameters:' section"):
+        shared.write_text("recorder:\n  ros__parameters:\n    queue_depth: 50\n")
+        node_values("controller", [shared])

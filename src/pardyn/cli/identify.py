@@ -141,26 +141,10 @@ def _reference(robot, bag: Path, topic: str, estimator: str):
 
 def _controller_law(robot, files: list[Path]):
     """The law the controller node builds from these parameter files (later files win), and its rate (Hz)."""
-    from pardyn.errors import InputError  # noqa: PLC0415
     from pardyn.control.laws import law_from_parameters  # noqa: PLC0415 - the node's own construction
-    from pardyn.node_parameters import check_values, table  # noqa: PLC0415
-    from pardyn.textio import load_yaml  # noqa: PLC0415
+    from pardyn.node_parameters import node_values  # noqa: PLC0415 - the node's own reading
 
-    values = {name: spec.default for name, spec in table("controller").items()}
-    for path in files:
-        document = load_yaml(path, what="controller parameters file") or {}
-        if not isinstance(document, dict):
-            raise InputError(f"{path}: expected a mapping of node sections")
-        sections = [body["ros__parameters"] for key, body in document.items()
-                    if isinstance(body, dict) and isinstance(body.get("ros__parameters"), dict)
-                    and str(key).rstrip("/").rsplit("/", 1)[-1] in ("controller", "**")]
-        if not sections:
-            raise InputError(f"{path}: no 'controller: ros__parameters:' section")
-        for section in sections:
-            given = {k: v for k, v in section.items() if k != "use_sim_time"}
-            check_values("controller", given, str(path))
-            values.update(given)
-    values = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+    values = node_values("controller", files)
     return law_from_parameters(robot, values), float(values["rate"])
 
 

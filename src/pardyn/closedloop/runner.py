@@ -12,7 +12,8 @@ One control period ``T = 1 / rate_hz``, sample ``k`` at ``t_k = k T``:
    (:class:`~pardyn.control.differentiator.FilteredDifferentiator`), with the
    internal-stress projection of eq. (50) on actuation-redundant robots for
    the laws that do not already give minimum-norm torques
-   (``law.minimum_norm``), saturated at the actuator limits;
+   (``law.minimum_norm``), saturated at the actuator limits: the controller
+   node's step (:class:`~pardyn.control.step.ControlStep`);
 3. the plant holds that torque over ``[t_k, t_k + T]``.
 
 Deterministic for a given measurement seed: this is the in-process twin of the
@@ -28,9 +29,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pardyn.control import ControlLaw, JointReference, saturate
+from pardyn.control import ControlLaw, JointReference
 from pardyn.control.differentiator import FilteredDifferentiator
-from pardyn.control.redundancy import InternalStressProjection
+from pardyn.control.step import ControlStep
 from pardyn.errors import InputError
 from pardyn.plants import Plant
 from pardyn.plants.measurement import MeasurementModel
@@ -124,6 +125,13 @@ def _trajectory_message(typestore, reference: SampledReference, names: tuple[str
     return types["trajectory_msgs/msg/JointTrajectory"](header=header, joint_names=list(names), points=points)
 
 
+def _sensed_readings(robot: Robot, names: tuple[str, ...]) -> np.ndarray | None:
+    """Where ``robot.sensed_names`` are in the measured ``names`` (n_s,), None unless all are measured."""
+    if not all(name in names for name in robot.sensed_names):
+        return None
+    return np.array([names.index(name) for name in robot.sensed_names], dtype=int)
+
+
 def run_closed_loop(
     robot: Robot,
     plant: Plant,
@@ -166,7 +174,8 @@ def run_closed_loop(
     count = int(round(duration_s * rate_hz)) + 1
     n_a = len(robot.actuated_names)
     n_m = len(measurement.names)
-    joints = tuple(law.joints) if law.joints else tuple(robot.actuated_names)
+    step = ControlStep(robot, law, project_internal_stress=project_internal_stress)
+    joints = step.joints
     missing = [name for name in joints if name not in measurement.names]
     if missing:
         raise InputError(f"the law reads joints {missing} that the measurement {list(measurement.names)} lacks")
@@ -179,7 +188,7 @@ def run_closed_loop(
     tau = np.empty((count, n_a))
     commands = np.empty((count, n_a))
     references = np.empty((count, n_a))
-    projection = InternalStressProjection(robot) if project_internal_stress and not law.minimum_norm else None
+    sensed = _sensed_readings(robot, measurement.names) if step.reads_sensed else None
     differentiator = FilteredDifferentiator(len(joints), period_s=period, cutoff_hz=velocity_cutoff_hz)
     state = plant.reset(start)
     measurement.reset()
@@ -191,14 +200,11 @@ def run_closed_loop(
         position[k], effort[k], q[k], qdot[k], tau[k] = sample.positions, sample.torques, state.q, state.qdot, state.tau
         if on_sample is not None:
             on_sample(float(t[k]), sample.positions, sample.torques)
-        actuated = sample.positions[:n_a]
         readings = sample.positions[read]
         target = reference(t[k])
         references[k] = np.asarray(target.position)[:n_a]  # law.joints start with the actuated joints
-        command = law.torques(readings, differentiator.update(readings), target)
-        if projection is not None:
-            sensed = sample.positions[n_a:] if n_m > n_a else None
-            command = saturate(projection(actuated, command, sensed=sensed), law.limits)
+        command = step(readings, differentiator.update(readings), target,
+                       sensed=None if sensed is None else sample.positions[sensed])
         state = plant.step(command, period)
         commands[k] = state.tau
     return Recording(

@@ -38,11 +38,15 @@ COMPILED_LAWS = ("pd (+ eq. 50)", "ctc (actuated space)")
 
 
 def python_answer(law: ControlLaw, projection: InternalStressProjection | None, position: np.ndarray,
-                  velocity: np.ndarray, reference: JointReference) -> np.ndarray:
-    """The Python path: ``sat(law)``, then ``sat(eq. 50)`` when ``projection`` is given; (n_a,)."""
+                  velocity: np.ndarray, reference: JointReference, *, sensed: np.ndarray | None = None) -> np.ndarray:
+    """The Python path: ``sat(law)``, then ``sat(eq. 50)`` when ``projection`` is given; (n_a,).
+
+    ``sensed``: the sensed passive joints' positions for the projection's forward problem (None: the
+    actuated joints alone; :mod:`pardyn.control.step` says why they belong in it).
+    """
     tau = law.torques(position, velocity, reference)
     if projection is not None:
-        tau = saturate(projection(position[: law.size], tau), law.limits)
+        tau = saturate(projection(position[: law.size], tau, sensed=sensed), law.limits)
     return tau
 
 

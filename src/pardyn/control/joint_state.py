@@ -7,7 +7,8 @@ joint_state_broadcaster; drivers differ from the sim in two ways that
 * **no velocity reading**: an empty ``velocity`` field, or NaN for a joint
   without a velocity interface (what the broadcaster fills in). The velocity of
   such a joint is estimated from its positions by a first-order low-pass filter
-  of backward differences (cut-off ``f_c``, Hz)::
+  of backward differences (cut-off ``f_c``, Hz; :class:`pardyn.control.differentiator.FilteredDifferentiator`,
+  the one velocity filter, with the period of each reading)::
 
       d_k = (q_k - q_{k-1}) / dt_k
       v_k = a v_{k-1} + (1 - a) d_k,      a = exp(-2 pi f_c dt_k)              # per joint
@@ -34,6 +35,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
+
+from pardyn.control.differentiator import FilteredDifferentiator
 
 __all__ = ["STAMP_KINDS", "FilteredState", "JointStateFilter"]
 
@@ -72,22 +77,25 @@ class JointStateFilter:
         if not (math.isfinite(cutoff_hz) and cutoff_hz > 0.0):
             raise ValueError(f"velocity filter cut-off must be positive (Hz), got {cutoff_hz}")
         self.cutoff_hz = float(cutoff_hz)
-        self._position: dict[str, float] = {}
-        self._velocity: dict[str, float] = {}
+        self._index: dict[str, int] = {}  # joint name -> its signal in the filter
+        self._filter = FilteredDifferentiator(0, period_s=1e-3, cutoff_hz=self.cutoff_hz)  # period: per reading
+        self._order: tuple[str, ...] = ()  # the joints of the filter's signals, in order
         self._last: tuple[int, int, int, tuple[float, ...]] | None = None  # stamp, receive, time, positions
 
     def _estimate(self, names: Sequence[str], positions: Sequence[float], dt_s: float) -> None:
-        alpha = math.exp(-2.0 * math.pi * self.cutoff_hz * dt_s) if dt_s > 0.0 else 1.0
+        """One reading into the filter: the named joints' positions, every other joint left as it was."""
+        if len(names) == len(self._index) and tuple(names) == self._order:  # the usual reading: the same joints
+            self._filter.update(positions, period_s=dt_s)
+            return
+        for name in names:
+            if name not in self._index:
+                self._index[name] = len(self._index)
+        self._order = tuple(self._index)
+        self._filter.resize(len(self._index))
+        readings = np.full(len(self._index), np.nan)  # a joint absent from this reading keeps its estimate
         for name, q in zip(names, positions):
-            if not math.isfinite(q):
-                continue
-            previous = self._position.get(name)
-            if previous is None:
-                self._velocity[name] = 0.0
-            elif dt_s > 0.0:
-                slope = (q - previous) / dt_s
-                self._velocity[name] = alpha * self._velocity[name] + (1.0 - alpha) * slope
-            self._position[name] = float(q)
+            readings[self._index[name]] = q
+        self._filter.update(readings, period_s=dt_s)
 
     def update(
         self,
@@ -121,17 +129,29 @@ class JointStateFilter:
         missing: tuple[str, ...] = ()
         nan: list[str] = []
         if len(velocities) == 0:
-            filled = [self._velocity.get(name, math.nan) for name in names]
+            filled = self._estimates(names)
             missing = tuple(names)
         else:
             filled = [float(v) for v in velocities]
-            for i, (name, v) in enumerate(zip(names, velocities)):
-                if not math.isfinite(v):
-                    filled[i] = self._velocity.get(name, math.nan)
-                    nan.append(name)
+            nan = [name for name, v in zip(names, filled) if not math.isfinite(v)]
+            if nan:
+                estimates = dict(zip(nan, self._estimates(nan)))
+                filled = [estimates.get(name, v) for name, v in zip(names, filled)]
         return FilteredState(filled, missing, tuple(nan), kind, time_ns)
 
     def velocity(self, name: str) -> float:
         """The current estimate of ``name`` (rad/s, m/s), NaN before its first reading."""
-        return self._velocity.get(name, math.nan)
+        return self._estimates((name,))[0]
+
+    def _estimates(self, names: Sequence[str]) -> list[float]:
+        """The current estimates of ``names``, NaN for a joint without a finite reading yet."""
+        velocity = self._filter.velocity.tolist()
+        if self._filter.all_known and len(names) == len(velocity) and tuple(names) == self._order:
+            return velocity  # the usual reading: every joint known, in the filter's order
+        known = self._filter.known().tolist()
+        estimates = []
+        for name in names:
+            index = self._index.get(name)
+            estimates.append(velocity[index] if index is not None and known[index] else math.nan)
+        return estimates
 

@@ -11,8 +11,9 @@
 * stamp conversions and the QoS profiles of the control loop.
 
 The lockstep protocol between the ``sim`` and the ``controller`` nodes (tags,
-re-sends, watchdogs, stalls, command sources) is :mod:`pardyn.control.lockstep`,
-without ROS; its tag function :func:`step_of_stamp` is re-exported here.
+re-sends, watchdogs, stalls) is :mod:`pardyn.transport.lockstep`, its command
+sources and start gate the rest of :mod:`pardyn.transport`, all without ROS;
+its tag function :func:`step_of_stamp` is re-exported here.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from pardyn.control.lockstep import SEQUENCE_MODULUS, step_of_stamp  # the protocol's tags, for the nodes
+from pardyn.transport.lockstep import SEQUENCE_MODULUS, step_of_stamp  # the protocol's tags, for the nodes
 from pardyn.errors import InputError
 from pardyn.node_parameters import BUILTIN, NODE_PARAMETERS, ParameterSpec
 

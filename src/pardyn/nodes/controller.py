@@ -33,7 +33,7 @@ Topics (relative names):
   ``layout.dim[0].label`` (``"leg1_joint1,leg2_joint1,..."``, checked by the sim;
   a ros2_control effort controller's ``joints`` list must have this order),
   ``layout.data_offset`` =
-  the lockstep tag of the state answered (:func:`pardyn.control.lockstep.step_of_stamp`:
+  the lockstep tag of the state answered (:func:`pardyn.transport.lockstep.step_of_stamp`:
   ``round(stamp / period) mod 2^32`` with ``period = 1/rate``, see :mod:`pardyn.nodes.sim`);
 * subscribes ``reference/trajectory`` (trajectory_msgs/JointTrajectory,
   transient local): the reference of the actuated joints, from the
@@ -97,14 +97,12 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from pardyn.control import JointReference
-from pardyn.control.compiled import compile_law, python_answer
 from pardyn.control.computed_torque import MeasuredReference
 from pardyn.control.joint_state import JointStateFilter
 from pardyn.control.laws import law_from_parameters, needs_model
 from pardyn.control.model_swap import swap_model
-from pardyn.control.lockstep import LockstepAnswer
-from pardyn.control.redundancy import InternalStressProjection
 from pardyn.control.safety import SafeCommand
+from pardyn.control.step import ControlStep
 from pardyn.control.timing import DurationLog
 from pardyn.errors import InputError, PardynError
 from pardyn.nodes.common import (
@@ -124,6 +122,7 @@ from pardyn.nodes.messages import CommandBuffer, joint_readings, reference_from_
 from pardyn.nodes.realtime import StateLoop, node_realtime_setup
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference
+from pardyn.transport.lockstep import LockstepAnswer
 
 __all__ = ["ControllerNode", "REFERENCE_TOPIC", "main"]
 
@@ -150,12 +149,11 @@ class ControllerNode(Node):
         self.period_ns = period_ns(p["rate"])
         self.law = law_from_parameters(self.robot, p)
         self._settings = p  # not _parameters: rclpy.Node keeps its own there
-        self.joints = tuple(self.law.joints) if self.law.joints else self.names
+        # the law (+ eq. 50) as one step: one kernel call per state when the kernels write it, said in one line
+        self.step = ControlStep(self.robot, self.law, project_internal_stress=p["internal_stress_projection"])
+        self.get_logger().info(self.step.note)
+        self.joints = self.step.joints
         self._lift = MeasuredReference(self.robot) if self.joints != self.names else None
-        redundant = len(self.robot.actuated_names) > len(self.robot.task_names)
-        use_projection = p["internal_stress_projection"] and redundant and not self.law.minimum_norm
-        self._projection = InternalStressProjection(self.robot) if use_projection else None
-        self._compile_law()
         self.watchdog_s = p["watchdog_periods"] * self.period_ns * 1e-9
         self.safe = SafeCommand(p["safe_command"], self.law.limits, p["safe_damping"] or [5.0])
         self._filter = JointStateFilter(p["velocity_filter_hz"])
@@ -192,16 +190,6 @@ class ControllerNode(Node):
         self.get_logger().info(self.realtime_note)
 
     # ------------------------------------------------------------ setup
-    def _compile_law(self) -> None:
-        """The law (+ eq. 50) as one kernel call per state when the kernels write it (pardyn.control.compiled),
-        else the Python path; said in one line."""
-        if self._lift is not None:
-            self._compiled, note = None, f"control law {type(self.law).__name__} on the Python path: it reads the " \
-                "sensed joints (reference lifted by the forward problem)"
-        else:
-            self._compiled, note = compile_law(self.law, self.robot, self._projection)
-        self.get_logger().info(note)
-
     def _fixed_setpoint(self, setpoint: list[float], setpoint_task: list[float]) -> JointReference | None:
         robot = self.robot
         if setpoint:
@@ -251,7 +239,8 @@ class ControllerNode(Node):
             with self._lock:  # the state thread sees the old law or the blend, never half of the swap
                 self.law = swap_model(self.law, lambda: law_from_parameters(self.robot, {**p, "parameters_file": path}),
                                       blend_periods=p["swap_blend_periods"])
-                self._compile_law()  # the blend runs on the Python path
+                self.step.replace_law(self.law)  # the blend runs on the Python path
+                self.get_logger().info(self.step.note)
         except (OSError, PardynError) as error:
             response.success, response.message = False, f"model swap refused: {error}"
             self.get_logger().warning(response.message)
@@ -288,13 +277,25 @@ class ControllerNode(Node):
             return
         self._report_reading(reading, stamp_ns)
         self._count_missed(stamp_ns)
-        tau = self._command(position, velocity, reading.time_ns)
+        tau = self._command(position, velocity, reading.time_ns, self._sensed(message))
         tag, back = self.protocol.answer(stamp_ns, tau, self._watchdog_clock_s())
         self._publisher.publish(self._command_buffer.fill(tau, tag))
         if back:
             self.get_logger().info(f"{STATE_TOPIC} back at {stamp_ns * 1e-9:.6f} s: control resumed")
 
-    def _command(self, position: np.ndarray, velocity: np.ndarray, time_ns: int) -> np.ndarray:
+    def _sensed(self, message: JointState) -> np.ndarray | None:
+        """The sensed passive joints' positions for eq. (50)'s forward problem when the step reads them and
+        the state has them all, finite (else None: the actuated joints alone)."""
+        if not self.step.reads_sensed:
+            return None
+        try:
+            return joint_readings(message, tuple(self.robot.sensed_names), what="sensed",
+                                  velocities=[0.0] * len(message.name))[0]
+        except InputError:
+            return None
+
+    def _command(self, position: np.ndarray, velocity: np.ndarray, time_ns: int,
+                 sensed: np.ndarray | None = None) -> np.ndarray:
         """The law's torques (n_a,) at ``time_ns`` (projected, saturated), else the safe command, said once."""
         n_a = len(self.names)
         if self._hold is None:
@@ -303,12 +304,9 @@ class ControllerNode(Node):
         reference = self.reference(time_ns)
         begin = time.perf_counter()
         try:
-            if self._compiled is not None:  # one kernel call: the same torques as the Python path
-                tau = self._compiled(position, velocity, reference)
-            else:
-                if self._lift is not None:
-                    reference = self._lift(reference)  # actuated -> every joint the law reads
-                tau = python_answer(self.law, self._projection, position, velocity, reference)
+            if self._lift is not None:
+                reference = self._lift(reference)  # actuated -> every joint the law reads
+            tau = self.step(position, velocity, reference, sensed=sensed)
             if self._holding_safe:
                 self._holding_safe = False
                 self.get_logger().info(f"the law gives commands again at {time_ns * 1e-9:.6f} s")
@@ -383,7 +381,7 @@ class ControllerNode(Node):
         silence = self.protocol.watchdog(self._watchdog_clock_s())
         if silence is None:
             return
-        silent_s, tag = silence  # tag: one before the last answered state (pardyn.control.lockstep)
+        silent_s, tag = silence  # tag: one before the last answered state (pardyn.transport.lockstep)
         self._publisher.publish(self._command_buffer.fill(0.0, tag))
         self._reporter.error(
             "watchdog",

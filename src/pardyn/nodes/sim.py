@@ -29,7 +29,7 @@ robot:
 stamped at exactly ``t_k = k * period`` (integer nanoseconds, ``period =
 round(1e9 / rate)`` ns, simulated time starts at 0). The command for step
 ``k`` is the first valid command whose ``layout.data_offset`` equals
-``k mod 2^32`` (:func:`pardyn.control.lockstep.step_of_stamp`): the ``controller``
+``k mod 2^32`` (:func:`pardyn.transport.lockstep.step_of_stamp`): the ``controller``
 node answers each state message once with the tag of its stamp. On that
 command the sim holds the torques over ``[t_k, t_k+1]``, then publishes state
 ``k+1``, whose ``effort`` is that command (saturated). Simulated time does
@@ -90,7 +90,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from pardyn.control import actuator_limits, saturate
-from pardyn.control.lockstep import CommandSources, LockstepSim, SourceEvent, StartGate
+from pardyn.transport.lockstep import LockstepSim
+from pardyn.transport.sources import CommandSources, SourceEvent
+from pardyn.transport.start_gate import StartGate
 from pardyn.control.safety import CommandRejected, check_command
 from pardyn.control.timing import DurationLog, StepLatency
 from pardyn.dynamics.parameters import read_parameter_file
@@ -126,7 +128,7 @@ class SimNode(Node):
 
     Parameters: ``pardyn.node_parameters.table("sim")`` (the plants' options among them) (all read-only; defaults in ``config/sim.yaml``); the
     measurement model's are those of :class:`pardyn.plants.measurement.MeasurementModel`. The protocol
-    itself (tags, duplicates, re-sends, stalls, command sources) is :mod:`pardyn.control.lockstep`.
+    itself (tags, duplicates, re-sends, stalls, command sources) is :mod:`pardyn.transport`.
     """
 
     def __init__(self, **node_options) -> None:
@@ -148,7 +150,7 @@ class SimNode(Node):
         self.measurement = self._make_measurement({key: p[key] for key in MEASUREMENT_PARAMETERS})
         self._reporter = Reporter(self, p["log_period"])
 
-        # loop state: the protocol (pardyn.control.lockstep) and what the node itself counts
+        # loop state: the protocol (pardyn.transport) and what the node itself counts
         self.protocol = LockstepSim(self.watchdog_s, self.stall_timeout_s)
         self.rejected: Counter[str] = Counter()  # commands refused, by reason
         self._graph_checked = -float("inf")

@@ -1,4 +1,4 @@
-"""The lockstep protocol without ROS (:mod:`pardyn.control.lockstep`): hand-worked sequences.
+"""The transport protocols without ROS (:mod:`pardyn.transport`): hand-worked sequences.
 
 Each case is the sequence of events of the README's protocol, written out by
 hand with its expected decisions: which command advances the plant, which is a
@@ -11,14 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from pardyn.control.lockstep import (
-    SEQUENCE_MODULUS,
-    CommandSources,
-    LockstepAnswer,
-    LockstepSim,
-    StartGate,
-    step_of_stamp,
-)
+from pardyn.transport.lockstep import SEQUENCE_MODULUS, LockstepAnswer, LockstepSim, step_of_stamp
+from pardyn.transport.sources import CommandSources
+from pardyn.transport.start_gate import StartGate
 
 PERIOD_NS = 1_000_000  # 1 kHz
 
