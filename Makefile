@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+TEST_WORKERS ?= 2  # pytest-xdist processes of make test (the suite is mostly one core per test: lockstep ROS runs)
 
 .PHONY: demo test test-compiled bench install clean
 
@@ -19,7 +20,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	@pkg-config --exists sdformat12 2>/dev/null || echo "note: test/export needs libsdformat (Gazebo's SDF parser): apt-get install libsdformat-dev g++ pkg-config (as root; .ci/run does it)"
-	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q  # one BLAS thread: small SVDs/QRs are many times faster on 2 cores
+	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS)  # one BLAS thread: small SVDs/QRs are many times faster on 2 cores
 
 test-compiled: $(STAMP)  # the kinematics, dynamics and identification tests with every robot on its compiled kernels
 	PARDYN_KERNELS=auto OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q test/kinematics test/dynamics test/identification

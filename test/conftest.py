@@ -15,6 +15,24 @@ import pytest
 import pardyn
 
 
+def _private_ros_domain(low: int = 1, high: int = 100) -> int:
+    """A random DDS domain in ``low..high`` for a test's nodes, never one another pytest-xdist worker of this run
+    draws from (worker ``k`` of ``n`` takes the domains ``= low + k mod n``): two workers' demos in one domain
+    exchange states and commands (measured), and ``/clock`` is global."""
+    import random
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    return random.SystemRandom().choice(range(low + index % count, high + 1, count))
+
+
+@pytest.fixture(scope="session")
+def draw_ros_domain():
+    """``draw_ros_domain(low=1, high=100)``: a random DDS domain no other pytest-xdist worker of the run draws."""
+    return _private_ros_domain
+
+
 @pytest.fixture(scope="session", autouse=True)
 def kernel_cache(tmp_path_factory):
     """Compiled kernels (pardyn.kernels) are built once per test session into a temporary cache."""
@@ -149,11 +167,10 @@ def own_robot_demo(tmp_path):
     """
     import json
     import os
-    import random
     import subprocess
     import sys
 
-    environment = {**os.environ, "ROS_DOMAIN_ID": str(random.SystemRandom().randint(1, 100)),
+    environment = {**os.environ, "ROS_DOMAIN_ID": str(_private_ros_domain()),
                    "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
 
     def run(path, *options: str) -> tuple[dict, str, Path]:

@@ -79,14 +79,13 @@ def test_demo_writes_summary_and_plot(tmp_path):
     assert (tmp_path / "kinematics" / "kinematics.png").stat().st_size > 10_000
 
 
-def test_two_demos_in_one_ros_domain_keep_to_their_own_nodes(tmp_path):
+def test_two_demos_in_one_ros_domain_keep_to_their_own_nodes(tmp_path, draw_ros_domain):
     """Two people of a lab run ``pardyn demo`` at once on one network (one ROS domain): each run's nodes keep to
     their own namespace, so both finish with the figures a run alone gives (lockstep: deterministic, equal to
     the last digit). Before, the two sims took each other's commands and a bag failed ("duplicated stamp")."""
     import os
-    import random
 
-    environment = {**os.environ, "ROS_DOMAIN_ID": str(random.SystemRandom().randint(1, 100)),
+    environment = {**os.environ, "ROS_DOMAIN_ID": str(draw_ros_domain()),
                    "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     command = [sys.executable, "-m", "pardyn.cli", "demo", "--robot", "five_bar", "--duration", "3", "--no-loaded",
                "--rate", "20", "--out"]

@@ -8,7 +8,6 @@ bags' own time stamps (1 kHz lockstep) and the true leg lengths of the plant in 
 from __future__ import annotations
 
 import json
-import random
 
 import numpy as np
 import pytest
@@ -18,9 +17,9 @@ from pardyn.experiments.hexapod_identification import HexapodOptions, hexapod_id
 
 
 @pytest.fixture
-def private_ros_domain(monkeypatch, tmp_path):
+def private_ros_domain(monkeypatch, tmp_path, draw_ros_domain):
     """The nodes run in this process: a random DDS domain on localhost only."""
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(draw_ros_domain(101, 200)))
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     monkeypatch.delenv("ROS_STATIC_PEERS", raising=False)
     monkeypatch.setenv("ROS_LOG_DIR", str(tmp_path / "ros_log"))

@@ -27,7 +27,6 @@ SIGKILL) at the end of the module at the latest.
 
 from __future__ import annotations
 
-import random
 import signal
 import subprocess
 import time
@@ -49,9 +48,10 @@ DISCOVERY_TIMEOUT_S = 15.0
 
 
 @pytest.fixture(scope="session")
-def ros_domain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """A random DDS domain (1..100) on localhost only, for this process and its children."""
-    domain = random.SystemRandom().randint(1, 100)
+def ros_domain(tmp_path_factory: pytest.TempPathFactory, draw_ros_domain) -> Iterator[int]:
+    """A random DDS domain (1..100, none another xdist worker draws) on localhost only, for this process and its
+    children."""
+    domain = draw_ros_domain()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ROS_DOMAIN_ID", str(domain))
         patch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
