@@ -190,3 +190,18 @@ def test_the_compiled_law_keeps_the_interpreter_lock():
         return
     for name in ("pd_step", "ctc_step"):
         assert robot.kernels.law_function(name)._flags_ & ctypes._FUNCFLAG_PYTHONAPI, name
+
+
+def test_a_node_executable_run_in_process_gives_the_process_back():
+    """Before: the first ``pardyn bringup`` (or node main) run inside the test process left it marked as a node
+    executable's, so every controller built later in it locked its memory and set a 20 us switch interval (seen
+    with two pytest-xdist workers: the own-thread test above read "memory locked")."""
+    interval = sys.getswitchinterval()
+    give_back = realtime.own_process()
+    try:
+        line = realtime.node_realtime_setup(0, False)[1]
+        assert "interpreter switch interval 20 us" in line and sys.getswitchinterval() < 3e-5
+    finally:
+        give_back()
+    assert sys.getswitchinterval() == interval
+    assert "left to the program" in realtime.node_realtime_setup(0, False)[1]

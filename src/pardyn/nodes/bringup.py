@@ -303,8 +303,8 @@ def run_nodes(
     from pardyn.nodes.registry import node_class  # noqa: PLC0415
 
     own = stop is None
-    if not own:  # the CLI's process (pardyn bringup): process-wide real-time measures may apply
-        own_process()
+    # the CLI's process (pardyn bringup): process-wide real-time measures may apply until the run ends
+    give_back = own_process() if not own else (lambda: None)
     stop = StopSignals().install() if own else stop
     one_blas_thread()
     context = rclpy.Context()
@@ -353,6 +353,7 @@ def run_nodes(
         for node in reversed(list(nodes.values())):
             node.destroy_node()
         rclpy.try_shutdown(context=context)
+        give_back()
         if own:
             stop.restore()
     if stop.requested:

@@ -314,7 +314,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     stop = stop_signals()  # before anything slow: a signal from now on is a request
     from pardyn.nodes.realtime import CollectorControl, own_process  # noqa: PLC0415
 
-    own_process()  # a node executable's process: process-wide real-time measures may apply
+    give_back = own_process()  # a node executable's process: process-wide real-time measures may apply
     one_blas_thread()
     # rclpy's own handlers would raise KeyboardInterrupt from inside its callbacks: not installed
     rclpy.init(args=None if args is None else list(args), signal_handler_options=SignalHandlerOptions.NO)
@@ -355,6 +355,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
             node.destroy_node()
         rclpy.try_shutdown()
         faulthandler.cancel_dump_traceback_later()
+        give_back()
         stop.ignore_further()  # the process ends: see StopSignals.ignore_further
     return _stopped(name, stop, "node destroyed") if stop.requested else 0
 

@@ -89,12 +89,33 @@ def lock_memory(enabled: bool = True) -> tuple[bool, str]:
 _process_owned = False
 
 
-def own_process() -> None:
+def own_process() -> Callable[[], None]:
     """Say that this process is the node executables' (:func:`pardyn.nodes.common.run_node`, the bringup's
     process): the process-wide measures of :func:`node_realtime_setup` (memory lock, switch interval) may then
-    apply. A node built inside another program (a test, a notebook, a user's script) leaves them to it."""
-    global _process_owned  # noqa: PLW0603 - one flag per process, set once by its main function
+    apply. A node built inside another program (a test, a notebook, a user's script) leaves them to it.
+
+    Returns what gives the process back (the flag, the switch interval, the memory lock), called where the node
+    executable's run ends: a program that ran one in-process (a test of ``pardyn bringup``) is itself again."""
+    global _process_owned  # noqa: PLW0603 - one flag per process
+    previous_owned, previous_interval = _process_owned, sys.getswitchinterval()
     _process_owned = True
+
+    def give_back() -> None:
+        global _process_owned  # noqa: PLW0603
+        _process_owned = previous_owned
+        sys.setswitchinterval(previous_interval)
+        if not previous_owned:
+            _unlock_memory()
+
+    return give_back
+
+
+def _unlock_memory() -> None:
+    """``munlockall()``: a no-op where nothing is locked or there is no libc symbol."""
+    try:
+        ctypes.CDLL(None, use_errno=True).munlockall()
+    except (OSError, AttributeError):
+        pass
 
 
 def node_realtime_setup(priority: int, memory: bool) -> tuple[bool, str]:
