@@ -6,12 +6,15 @@ the same package; ``make`` adds the ROS 2 Kilted PyPI wheels (extra ``ros``).
 """
 
 from pathlib import Path
+from xml.etree import ElementTree
 
 from setuptools import find_packages, setup
 from setuptools.command.install_scripts import install_scripts
 
 PACKAGE = "pardyn"
 ROOT = Path(__file__).parent
+VERSION = ElementTree.parse(ROOT / "package.xml").getroot().findtext("version").strip()
+"""package.xml's <version>: the one place it is written (ROS reads it; pardyn.__version__ and the C export follow)."""
 
 CONSOLE_SCRIPTS = [
     "pardyn = pardyn.cli:console_main",
@@ -71,7 +74,7 @@ def data_files():
 
 setup(
     name=PACKAGE,
-    version="0.1.0",
+    version=VERSION,
     description="Dynamics, identification and control of parallel robots and cobots (ROS 2)",
     license="BSD-3-Clause",
     package_dir={"": "src"},
