@@ -111,6 +111,9 @@ setup(
         "view": ["viser>=1.0"],
         # hypothesis: the bad-input fuzz suite (test/reliability/test_fuzz.py, bench/fuzz.py)
         "test": ["pytest", "hypothesis"],
+        # make lint, .pre-commit-config.yaml: the linter and the type checker (settings in pyproject.toml); pinned
+        # to a minor release, as a new one adds checks to the selected families
+        "dev": ["ruff>=0.17,<0.18", "mypy>=2.4,<2.5", "pre-commit"],
         # Studies, sweeps and fleets on more than one process or machine (pardyn.parallel);
         # dask-jobqueue (not installed) starts the workers on SLURM/PBS clusters.
         "distributed": ["dask[distributed]>=2024.1"],
