@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -13,6 +14,76 @@ import numpy as np
 import pytest
 
 import pardyn
+
+# ------------------------------------------------------------------------------------------------ markers
+# Registered in setup.cfg (--strict-markers) and applied here from what a test uses, so that a new test is marked
+# by what it does rather than by remembering to; test/test_markers.py checks the rules. `make test-fast` runs
+# -m "not slow and not ros and not compiled".
+TEST_ROOT = Path(__file__).resolve().parent
+ROS_FIXTURES = frozenset({"ros_domain", "launch_node", "ros_client", "start_process", "in_process",
+                          "own_robot_demo", "private_ros_domain"})
+"""Fixtures that start rclpy nodes or node processes (test/nodes/conftest.py, here, test/experiments)."""
+NODES_WITHOUT_ROS = frozenset({"test_parameters.py", "test_launch_files.py"})
+"""test/nodes modules that start no node: the parameter tables and the launch files' descriptions, in process."""
+ROS_TESTS = frozenset({
+    "test_demo.py",  # pardyn demo: the sim, controller, recorder and identifier nodes
+    "test_cli.py::test_two_demos_in_one_ros_domain_keep_to_their_own_nodes",
+})
+"""Tests outside test/nodes that start nodes without a fixture saying so (module or module::function)."""
+COMPILED_FIXTURES = frozenset({"sdf_check", "libsdformat"})
+"""Fixtures that run the C/C++ compiler (test/export/conftest.py: the libsdformat check)."""
+COMPILED_MODULES = frozenset({"kernels/test_kernels.py", "control/test_compiled_law.py", "test_install.py"})
+"""Modules whose tests build C: the generated kernels, the compiled laws, a fresh install's kernels."""
+SHARED_DATA_FIXTURES = frozenset({"tx40_arguments", "gepetto_copy"})
+"""Fixtures that read ../shared/datasets (and skip, saying so, where it is absent)."""
+SHARED_DATA_REASON = "shared datasets absent"
+"""How every skipif on ../shared/datasets begins (test/identification/test_tx40.py and the others)."""
+SLOW_TESTS = frozenset({
+    "test_markers.py",  # collects the whole suite in a subprocess
+})
+"""Tests over ~5 s on 2 cores that are not already ros or compiled (module or module::function; measured with
+pytest --durations, see test/test_markers.py)."""
+
+
+def _relative(item: pytest.Item) -> tuple[str, str]:
+    """``("dir/test_x.py", "dir/test_x.py::test_name")`` of ``item`` (parameters and class left out)."""
+    module = Path(str(item.fspath)).resolve().relative_to(TEST_ROOT).as_posix()
+    return module, f"{module}::{getattr(item, 'originalname', item.name)}"
+
+
+def _source(item: pytest.Item) -> str:
+    function = getattr(item, "function", None)
+    try:
+        return inspect.getsource(function) if function is not None else ""
+    except (OSError, TypeError):
+        return ""
+
+
+def markers_of(item: pytest.Item) -> set[str]:
+    """The markers ``slow``, ``ros``, ``compiled``, ``shared_data`` that ``item`` gets from what it uses."""
+    module, function = _relative(item)
+    fixtures = set(getattr(item, "fixturenames", ()))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    source = _source(item)
+    found = set()
+    if (fixtures & ROS_FIXTURES or module in ROS_TESTS or function in ROS_TESTS
+            or (module.startswith("nodes/") and Path(module).name not in NODES_WITHOUT_ROS)):
+        found.add("ros")
+    if (fixtures & COMPILED_FIXTURES or module in COMPILED_MODULES or "compiled" in params.values()
+            or '"compiled"' in source):
+        found.add("compiled")
+    skip_reasons = [str(mark.kwargs.get("reason", "")) for mark in item.iter_markers("skipif")]
+    if fixtures & SHARED_DATA_FIXTURES or any(reason.startswith(SHARED_DATA_REASON) for reason in skip_reasons):
+        found.add("shared_data")
+    if module in SLOW_TESTS or function in SLOW_TESTS:
+        found.add("slow")
+    return found
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in sorted(markers_of(item)):
+            item.add_marker(name)
 
 
 @pytest.fixture(scope="session", autouse=True)
