@@ -40,9 +40,39 @@ SHARED_DATA_REASON = "shared datasets absent"
 """How every skipif on ../shared/datasets begins (test/identification/test_tx40.py and the others)."""
 SLOW_TESTS = frozenset({
     "test_markers.py",  # collects the whole suite in a subprocess
+    "bags/test_writer_reader.py::test_truncated_file_keeps_every_complete_chunk",
+    "control/test_computed_torque.py::test_actuated_ctc_on_the_3rrr_with_gravity_gives_the_critically_damped_error",
+    "control/test_computed_torque.py::test_actuated_ctc_on_the_redundant_dualv_gives_the_critically_damped_error_without_internal_stress",
+    "control/test_computed_torque.py::test_ctc_tracks_the_redundant_wu_machine_in_mujoco_without_internal_stress",
+    "control/test_computed_torque.py::test_extended_ctc_on_the_3rrr_gives_the_critically_damped_measured_error",
+    "control/test_computed_torque.py::test_run_closed_loop_feeds_the_extended_ctc_its_sensed_joints",
+    "control/test_computed_torque.py::test_task_space_ctc_gives_the_critically_damped_task_error",
+    "description/test_own_robot.py::test_a_closed_pipe_ends_quietly_with_status_0",
+    "description/test_own_robot.py::test_derived_excitation_drawings_and_units",
+    "description/test_vendor_exports.py::test_frame_task_through_demo_animate_and_export_c",
+    "description/test_vendor_gripper.py::test_a_one_motor_robot_with_many_parameters_has_its_structural_base",
+    "dynamics/test_constraint_agreement.py::test_forward_kinematics_closes_pinocchio_constraints",
+    "experiments/test_delta_pick_and_place.py::test_short_ctc_run",
+    "experiments/test_h4.py::test_json_layout_and_plots",
+    "experiments/test_robustness.py::test_small_run_json",
+    "experiments/test_tracking.py::test_errors_are_measured_on_the_plant_zero_gain_pd_stays_at_rest",
+    "experiments/test_tracking.py::test_full_experiment_json_layout_with_identification",
+    "experiments/test_ur5e_calibration.py::test_identify_cli_with_rotor_compensation",
+    "experiments/test_ur5e_calibration.py::test_json_and_plots_are_written",
+    "experiments/test_wu_redundancy.py::test_figures_recomputed_from_the_generic_engine",
+    "fleet/test_fleet.py::test_fleet_results_on_the_cluster_equal_the_serial_ones",
+    "identification/test_estimators.py::test_iv_and_didim_recover_the_mujoco_plant",
+    "identification/test_estimators.py::test_maximum_likelihood_through_the_pipeline_on_the_mujoco_plant",
+    "identification/test_exciting.py::test_design_keeps_the_passive_joints_within_their_cones",
+    "identification/test_exciting.py::test_optimisation_restarts_on_the_cluster_equal_the_serial_ones",
+    "identification/test_log_formats.py::test_a_log_without_header_is_read_by_column_index",
+    "identification/test_log_formats.py::test_matlab_files_v5_and_v73_read_as_the_csv",
+    "identification/test_online.py::test_a_detected_change_restarts_the_window",
+    "identification/test_online.py::test_online_estimate_follows_the_payload_within_five_percent",
+    "identification/test_online.py::test_saved_estimate_is_the_loaded_robot_and_carries_its_conditioning",
 })
-"""Tests over ~5 s on 2 cores that are not already ros or compiled (module or module::function; measured with
-pytest --durations, see test/test_markers.py)."""
+"""Tests neither ros nor compiled that took over 1 s of CPU or 4 s of wall time (on 2 loaded cores, 2026-11-27:
+pytest with a per-test CPU-time hook), module or module::function; test/test_markers.py checks each exists."""
 
 
 def _relative(item: pytest.Item) -> tuple[str, str]:
