@@ -1,16 +1,16 @@
-# make demo | make test | make bench -- each creates .venv and installs everything on first use.
+# make demo | make test | make test-fast | make lint | make bench -- each creates .venv and installs everything on first use.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 TEST_WORKERS ?= 2  # pytest-xdist processes of make test (the suite is mostly one core per test: lockstep ROS runs)
 
-.PHONY: demo test test-compiled bench install clean
+.PHONY: demo test test-fast test-compiled lint bench install clean
 
 $(STAMP): setup.py setup.cfg package.xml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[ros,sim,test,physical,distributed,view,mat]'
+	$(PY) -m pip install --quiet -e '.[ros,sim,test,physical,distributed,view,mat,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,6 +21,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	@pkg-config --exists sdformat12 2>/dev/null || echo "note: test/export needs libsdformat (Gazebo's SDF parser): apt-get install libsdformat-dev g++ pkg-config (as root; .ci/run does it)"
 	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS)  # one BLAS thread: small SVDs/QRs are many times faster on 2 cores
+
+test-fast: $(STAMP)  # the core's unit tests: no ROS node or process, no C compiler, nothing marked slow (setup.cfg)
+	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) -m "not slow and not ros and not compiled"
+
+lint: $(STAMP)  # ruff and mypy, settings in pyproject.toml (the same hooks as .pre-commit-config.yaml)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 test-compiled: $(STAMP)  # the kinematics, dynamics and identification tests with every robot on its compiled kernels
 	PARDYN_KERNELS=auto OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q test/kinematics test/dynamics test/identification

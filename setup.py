@@ -6,12 +6,15 @@ the same package; ``make`` adds the ROS 2 Kilted PyPI wheels (extra ``ros``).
 """
 
 from pathlib import Path
+from xml.etree import ElementTree
 
 from setuptools import find_packages, setup
 from setuptools.command.install_scripts import install_scripts
 
 PACKAGE = "pardyn"
 ROOT = Path(__file__).parent
+VERSION = ElementTree.parse(ROOT / "package.xml").getroot().findtext("version").strip()
+"""package.xml's <version>: the one place it is written (ROS reads it; pardyn.__version__ and the C export follow)."""
 
 CONSOLE_SCRIPTS = [
     "pardyn = pardyn.cli:console_main",
@@ -71,7 +74,7 @@ def data_files():
 
 setup(
     name=PACKAGE,
-    version="0.1.0",
+    version=VERSION,
     description="Dynamics, identification and control of parallel robots and cobots (ROS 2)",
     license="BSD-3-Clause",
     package_dir={"": "src"},
@@ -107,7 +110,11 @@ setup(
         # pardyn view: the robot in 3D in the browser (pardyn.scene.viewer).
         "view": ["viser>=1.0"],
         # hypothesis: the bad-input fuzz suite (test/reliability/test_fuzz.py, bench/fuzz.py)
+        # pytest-xdist: make test runs the suite in TEST_WORKERS processes
         "test": ["pytest", "pytest-xdist", "hypothesis"],
+        # make lint, .pre-commit-config.yaml: the linter and the type checker (settings in pyproject.toml); pinned
+        # to a minor release, as a new one adds checks to the selected families
+        "dev": ["ruff>=0.17,<0.18", "mypy>=2.4,<2.5", "pre-commit"],
         # Studies, sweeps and fleets on more than one process or machine (pardyn.parallel);
         # dask-jobqueue (not installed) starts the workers on SLURM/PBS clusters.
         "distributed": ["dask[distributed]>=2024.1"],

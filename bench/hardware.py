@@ -53,7 +53,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from loop import BenchNode, BatchJob, percentiles, stop, summary_figures  # noqa: E402 - shared bench helpers
+from loop import BenchNode, BatchJob, stop, summary_figures  # noqa: E402 - shared bench helpers
 
 PERIOD_NS = 1_000_000
 

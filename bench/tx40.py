@@ -134,7 +134,7 @@ def main() -> None:
     relative = np.abs(ours - figaroh_values) / np.maximum(np.abs(figaroh_values), 1e-12)
     sigma = dict((e, s) for e, _, s in published())
     well = [r for e, r in zip(expressions, relative) if sigma.get(e, np.inf) < 10]
-    print(f"FIGAROH 1.0.2 on the same files (its regressor and double QR, the published recipe's three steps added):")
+    print("FIGAROH 1.0.2 on the same files (its regressor and double QR, the published recipe's three steps added):")
     print(f"  wall {f_wall:.2f} s, CPU {f_cpu:.2f} s (in-process, imports excluded); {len(expressions)} base parameters")
     print(f"  pardyn against FIGAROH in the same run: median difference {100 * np.median(relative):.2f} % over all, "
           f"{100 * np.median(well) if well else float('nan'):.2f} % (max {100 * max(well) if well else float('nan'):.2f} %) "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -13,6 +14,185 @@ import numpy as np
 import pytest
 
 import pardyn
+
+# ------------------------------------------------------------------------------------------------ markers
+# Registered in setup.cfg (--strict-markers) and applied here from what a test uses, so that a new test is marked
+# by what it does rather than by remembering to; test/test_markers.py checks the rules. `make test-fast` runs
+# -m "not slow and not ros and not compiled".
+TEST_ROOT = Path(__file__).resolve().parent
+ROS_FIXTURES = frozenset({"ros_domain", "launch_node", "ros_client", "start_process", "in_process",
+                          "own_robot_demo", "private_ros_domain"})
+"""Fixtures that start rclpy nodes or node processes (test/nodes/conftest.py, here, test/experiments)."""
+NODES_WITHOUT_ROS = frozenset({"test_parameters.py", "test_launch_files.py"})
+"""test/nodes modules that start no node: the parameter tables and the launch files' descriptions, in process."""
+ROS_TESTS = frozenset({
+    "test_demo.py",  # pardyn demo: the sim, controller, recorder and identifier nodes
+    "test_cli.py::test_two_demos_in_one_ros_domain_keep_to_their_own_nodes",
+})
+"""Tests outside test/nodes that start nodes without a fixture saying so (module or module::function)."""
+COMPILED_FIXTURES = frozenset({"sdf_check", "libsdformat"})
+"""Fixtures that run the C/C++ compiler (test/export/conftest.py: the libsdformat check)."""
+COMPILED_MODULES = frozenset({"kernels/test_kernels.py", "control/test_compiled_law.py", "test_install.py"})
+"""Modules whose tests build C: the generated kernels, the compiled laws, a fresh install's kernels."""
+SHARED_DATA_FIXTURES = frozenset({"tx40_arguments", "gepetto_copy"})
+"""Fixtures that read ../shared/datasets (and skip, saying so, where it is absent)."""
+SHARED_DATA_REASON = "shared datasets absent"
+"""How every skipif on ../shared/datasets begins (test/identification/test_tx40.py and the others)."""
+SLOW_TESTS = frozenset({
+    "test_markers.py",  # collects the whole suite in a subprocess
+    "bags/test_writer_reader.py::test_truncated_file_keeps_every_complete_chunk",
+    "control/test_computed_torque.py::test_actuated_ctc_on_the_3rrr_with_gravity_gives_the_critically_damped_error",
+    "control/test_computed_torque.py::test_actuated_ctc_on_the_redundant_dualv_gives_the_critically_damped_error_without_internal_stress",
+    "control/test_computed_torque.py::test_ctc_tracks_the_redundant_wu_machine_in_mujoco_without_internal_stress",
+    "control/test_computed_torque.py::test_extended_ctc_on_the_3rrr_gives_the_critically_damped_measured_error",
+    "control/test_computed_torque.py::test_run_closed_loop_feeds_the_extended_ctc_its_sensed_joints",
+    "control/test_computed_torque.py::test_task_space_ctc_gives_the_critically_damped_task_error",
+    "description/test_own_robot.py::test_a_closed_pipe_ends_quietly_with_status_0",
+    "description/test_own_robot.py::test_derived_excitation_drawings_and_units",
+    "description/test_vendor_exports.py::test_frame_task_through_demo_animate_and_export_c",
+    "description/test_vendor_gripper.py::test_a_one_motor_robot_with_many_parameters_has_its_structural_base",
+    "dynamics/test_cli_dynamics.py::test_bad_csv_files",
+    "dynamics/test_constraint_agreement.py::test_forward_kinematics_closes_pinocchio_constraints",
+    "dynamics/test_forward.py::test_energy_conservation_and_closure",
+    "dynamics/test_forward.py::test_power_balance_with_friction",
+    "dynamics/test_forward.py::test_rk4_converges_at_fourth_order",
+    "dynamics/test_spatial_dynamics.py::test_forward_model_agrees_with_mujoco_and_loops_stay_closed",
+    "experiments/test_delta_pick_and_place.py::test_short_ctc_run",
+    "experiments/test_h4.py",
+    "experiments/test_robustness.py::test_small_run_json",
+    "experiments/test_tracking.py::test_errors_are_measured_on_the_plant_zero_gain_pd_stays_at_rest",
+    "experiments/test_tracking.py::test_full_experiment_json_layout_with_identification",
+    "experiments/test_ur5e_calibration.py",
+    "experiments/test_wu_redundancy.py::test_figures_recomputed_from_the_generic_engine",
+    "export/test_ros2_control.py::test_ros2_control_description_names_the_measured_joints",
+    "fleet/test_fleet.py",
+    "identification/test_essential_ur5e.py::test_pipeline_refuses_to_write_the_collapsed_essential_model",
+    "identification/test_estimators.py::test_iv_and_didim_recover_the_mujoco_plant",
+    "identification/test_estimators.py::test_maximum_likelihood_through_the_pipeline_on_the_mujoco_plant",
+    "identification/test_exciting.py::test_design_keeps_the_passive_joints_within_their_cones",
+    "identification/test_exciting.py::test_designed_trajectory_is_feasible_and_within_bounds",
+    "identification/test_exciting.py::test_more_candidates_never_excite_worse",
+    "identification/test_exciting.py::test_optimisation_restarts_on_the_cluster_equal_the_serial_ones",
+    "identification/test_exciting.py::test_optimised_five_bar_trajectory_respects_the_limits_and_excites_better",
+    "identification/test_log_formats.py::test_a_log_without_header_is_read_by_column_index",
+    "identification/test_log_formats.py::test_currents_with_the_drive_gains_identify_the_torques",
+    "identification/test_log_formats.py::test_matlab_files_v5_and_v73_read_as_the_csv",
+    "identification/test_ols.py::test_cli_selects_ols_by_name",
+    "identification/test_online.py::test_a_detected_change_restarts_the_window",
+    "identification/test_online.py::test_online_estimate_follows_the_payload_within_five_percent",
+    "identification/test_online.py::test_saved_estimate_is_the_loaded_robot_and_carries_its_conditioning",
+    "identification/test_output_error_estimators.py::test_maximum_likelihood_weighs_the_noisier_joint_down",
+    "identification/test_output_error_estimators.py::test_noise_free_closed_loop_positions_give_the_truth",
+    "identification/test_physical.py::test_identify_reports_the_physical_estimate_beside_the_unconstrained_one",
+    "identification/test_physical.py::test_one_body_optimum_matches_a_cholesky_parametrised_scipy_solution",
+    "identification/test_pipeline.py",
+    "identification/test_real_logs.py::test_eight_runs_identify",
+    "identification/test_real_logs.py::test_the_seven_joint_arm_with_its_makers_angles_identifies_and_names_what_it_does_not",
+    "identification/test_report_html.py::test_a_broken_image_and_a_console_error_are_seen_by_the_check",
+    "identification/test_report_html.py::test_the_html_report_loads_in_chromium_without_errors_and_its_images_render",
+    "identification/test_rests.py::test_rests_left_out_bring_the_held_out_error_to_the_floor_and_are_said",
+    "identification/test_rotor_compensation.py::test_compensation_recovers_the_link_torque_from_a_bag",
+    "identification/test_simplified_delta.py::test_simplified_model_has_codoureys_19_parameters_and_finds_the_payload",
+    "identification/test_sources.py::test_foreign_sqlite3_bag_of_the_tx40_gives_what_the_csv_files_give",
+    "identification/test_tiago.py::test_tiago_identified_with_a_held_out_quarter_and_its_problems_reported",
+    "identification/test_tx40.py::test_61_base_parameters_and_a_fit_error_below_6_percent",
+    "identification/test_vendor_logs.py::test_a_folder_of_vendor_runs_and_a_csv_validation_run_identify_the_arm_as_built",
+    "identification/test_vendor_logs.py::test_a_joint_whose_torque_is_not_logged_in_one_run_is_left_out_and_ols_said",
+    "identification/test_vendor_logs.py::test_a_zero_effort_run_a_short_run_and_a_still_joint_are_said_and_the_rest_identified",
+    "identification/test_vendor_logs.py::test_csv_runs_and_bags_mixed_give_what_the_csv_runs_give",
+    "identification/test_vendor_logs.py::test_efforts_stamped_late_are_named_with_the_delay",
+    "identification/test_vendor_logs.py::test_stribeck_friction_is_named_with_the_min_speed_to_use_and_the_truth_says_it_helps",
+    "plants/test_flexible_joint.py::test_conservative_plant_keeps_its_energy",
+    "plants/test_flexible_joint.py::test_power_balance_with_friction_and_input",
+    "plants/test_h4_plant.py::test_agrees_with_forward_model_and_stays_closed",
+    "plants/test_measurement.py::test_torque_noise_statistics",
+    "plants/test_mujoco_plant.py::test_agrees_with_forward_model",
+    "plants/test_mujoco_plant.py::test_closure_violation_stays_small",
+    "plants/test_mujoco_plant.py::test_coulomb_friction_matches_eq5",
+    "plants/test_mujoco_plant.py::test_distance_closure_is_a_rigid_rod",
+    "plants/test_mujoco_plant.py::test_free_motion_conserves_energy",
+    "plants/test_mujoco_plant.py::test_one_robot_serves_a_true_plant_and_a_nominal_controller",
+    "plants/test_mujoco_plant.py::test_payload_matches_pinocchio_appended_body",
+    "plants/test_mujoco_plant.py::test_prismatic_machine_with_counterweights_agrees_with_forward_model",
+    "plants/test_pinocchio_plant.py::test_agrees_with_mujoco_plant",
+    "plants/test_pinocchio_plant.py::test_payload_agrees_with_mujoco_plant",
+    "plants/test_pinocchio_plant.py::test_registry_plants_agree_on_a_machine_with_counterweights",
+    "reliability/test_bad_input.py::test_urdf_cycles_are_refused_before_pinocchio_sees_them",
+    "reliability/test_bad_input_second_pass.py::test_a_single_corrupt_sample_is_named_with_its_time_not_as_a_unit",
+    "reliability/test_bad_input_second_pass.py::test_an_unreachable_animate_scale_reports_the_users_value_and_a_reachable_one",
+    "reliability/test_fuzz.py",
+    "reliability/test_new_surfaces.py::test_a_fifo_named_csv_is_refused_not_opened",
+    "reliability/test_new_surfaces.py::test_a_long_trajectory_is_read_in_flat_arrays",
+    "reliability/test_new_surfaces.py::test_a_stale_or_truncated_run_record_is_left_out_and_identified_again",
+    "reliability/test_new_surfaces.py::test_all_zero_efforts_and_efforts_in_another_unit_are_named",
+    "reliability/test_new_surfaces.py::test_export_c_names_are_valid_c_identifiers",
+    "reliability/test_new_surfaces.py::test_fleet_links_are_read_once_and_failures_set_the_exit_status",
+    "reliability/test_new_surfaces.py::test_time_units_contradicted_by_the_data_are_refused",
+    "reliability/test_new_surfaces.py::test_truth_files_are_checked_before_anything_is_written",
+    "scene/test_scene.py::test_pardyn_view_refuses_a_missing_source_in_one_line",
+    "scene/test_scene.py::test_pardyn_view_serves_a_bag_and_stops_on_ctrl_c",
+    "scene/test_view_browser.py::test_moving_a_slider_moves_the_platform",
+    "scene/test_view_browser.py::test_the_robot_is_drawn_where_the_model_projects",
+    "test_cli.py::test_animate_writes_its_files_and_rejects_bad_options_in_one_line",
+    "test_cli.py::test_bare_pardyn_lists_its_commands",
+    "test_cli.py::test_bringup_file_path_works_from_any_directory",
+    "test_cli.py::test_demo_writes_summary_and_plot",
+    "test_cli.py::test_errors_are_one_line_messages",
+    "test_cli.py::test_experiment_through_the_cli_prints_its_claim_and_writes_its_json",
+    "test_cli.py::test_inverse_then_forward_through_the_cli",
+    "test_cli.py::test_list_options_accept_a_leading_negative_number",
+    "test_cli.py::test_robots_json_has_redundancy",
+    "test_cli.py::test_robots_lists_the_shipped_robots",
+    "test_cli.py::test_spatial_kinematics_through_the_cli",
+    "test_package.py::test_identification_never_imports_experiments_or_nodes",
+    "test_package.py::test_pure_core_never_imports_rclpy",
+    "test_parallel.py::test_a_killed_worker_loses_nothing",
+    "test_readme_robot.py",
+    "test_small_workspace.py",
+})
+"""Tests neither ros nor compiled that took over 0.6 s of CPU or 1.5 s of wall time (2 loaded cores, 2026-11-27:
+pytest with a per-test CPU-time hook), module or module::function; test/test_markers.py checks each exists."""
+
+
+def _relative(item: pytest.Item) -> tuple[str, str]:
+    """``("dir/test_x.py", "dir/test_x.py::test_name")`` of ``item`` (parameters and class left out)."""
+    module = Path(str(item.fspath)).resolve().relative_to(TEST_ROOT).as_posix()
+    return module, f"{module}::{getattr(item, 'originalname', item.name)}"
+
+
+def _source(item: pytest.Item) -> str:
+    function = getattr(item, "function", None)
+    try:
+        return inspect.getsource(function) if function is not None else ""
+    except (OSError, TypeError):
+        return ""
+
+
+def markers_of(item: pytest.Item) -> set[str]:
+    """The markers ``slow``, ``ros``, ``compiled``, ``shared_data`` that ``item`` gets from what it uses."""
+    module, function = _relative(item)
+    fixtures = set(getattr(item, "fixturenames", ()))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    source = _source(item)
+    found = set()
+    if (fixtures & ROS_FIXTURES or module in ROS_TESTS or function in ROS_TESTS
+            or (module.startswith("nodes/") and Path(module).name not in NODES_WITHOUT_ROS)):
+        found.add("ros")
+    if (fixtures & COMPILED_FIXTURES or module in COMPILED_MODULES or "compiled" in params.values()
+            or '"compiled"' in source):
+        found.add("compiled")
+    skip_reasons = [str(mark.kwargs.get("reason", "")) for mark in item.iter_markers("skipif")]
+    if fixtures & SHARED_DATA_FIXTURES or any(reason.startswith(SHARED_DATA_REASON) for reason in skip_reasons):
+        found.add("shared_data")
+    if module in SLOW_TESTS or function in SLOW_TESTS:
+        found.add("slow")
+    return found
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in sorted(markers_of(item)):
+            item.add_marker(name)
 
 
 def _private_ros_domain(low: int = 1, high: int = 100) -> int:

@@ -126,6 +126,18 @@ def test_every_file_of_the_source_package_is_installed(installed):
     assert not missing, f"not installed (setup.py package_data): {missing}"
 
 
+def test_the_installed_version_is_package_xml_s(installed):
+    """No package.xml beside the installed module: pardyn.__version__ is the egg-info's (setup.py: package.xml's)."""
+    from xml.etree import ElementTree  # noqa: PLC0415
+
+    code = "import pardyn; print(pardyn.__version__, pardyn.__file__)"
+    result = subprocess.run([sys.executable, "-c", code], cwd=installed["cwd"], env=installed["env"],
+                            capture_output=True, text=True, timeout=120, check=True)
+    version, module = result.stdout.split()
+    assert Path(module).is_relative_to(installed["python_lib"])
+    assert version == ElementTree.parse(REPO / "package.xml").getroot().findtext("version")
+
+
 def generated_sources(cache: Path, robot: str) -> list[Path]:
     return sorted(cache.glob(f"{robot}-*/pardyn_{robot}.c"))
 

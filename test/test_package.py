@@ -77,7 +77,7 @@ def _resolve(module: str, name: str) -> str:
     return f"{module}.{name}" if f"{module}.{name}" in MODULES else module
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _imports(path: Path) -> list[tuple[int, str, str, bool]]:
     """Every import of pardyn in ``path`` (function-local and TYPE_CHECKING ones included, found by ast):
     ``(line, imported module, the statement's text, at module level)``; module level = not in a function:

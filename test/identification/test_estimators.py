@@ -14,7 +14,6 @@ import json
 import numpy as np
 import pytest
 
-import pardyn
 from pardyn.bags.joint_states import write_joint_states
 from pardyn.cli import main
 from pardyn.errors import InputError

@@ -19,7 +19,6 @@ import random
 import re
 import signal
 import sys
-import time
 from pathlib import Path
 
 import numpy as np

@@ -381,7 +381,7 @@ def test_prismatic_machine_with_counterweights_agrees_with_forward_model(name):
     assert np.count_nonzero(offsets) == 2  # -m_c g on each slider
     hold = InverseDynamics(robot).torques(robot.home, np.zeros(robot.nv), np.zeros(robot.nv))
     frequencies = 0.7 + 0.37 * np.arange(len(hold))  # Hz
-    torque = lambda t: hold + 200.0 * np.sin(2 * np.pi * frequencies * t)  # N
+    torque = lambda t: hold + 200.0 * np.sin(2 * np.pi * frequencies * t)  # noqa: E731 (N)
     plant = MujocoPlant(robot)
     mujoco_q = run_mujoco(plant, torque, 0.3)[::10]
     reference = simulate(ForwardDynamics(robot), lambda t, q, qdot: torque(t), robot.home,

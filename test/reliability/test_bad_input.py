@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -55,7 +55,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from pardyn.description.dynamics import BodyValues, DynamicsSection, parse_bodies, parse_dynamics
 from pardyn.description.excitation import ExcitationSettings, parse_excitation
@@ -64,8 +63,7 @@ from pardyn.description.limits import Limits, parse_limits
 from pardyn.description.rotors import RotorsSection, parse_rotors
 from pardyn.description.springs import parse_springs
 from pardyn.description.validation import check_joint_names
-from pardyn.errors import DescriptionError
-from pardyn.resources import resolve_path, robots_directory
+from pardyn.resources import resolve_path
 from pardyn.textio import shown
 
 __all__ = [

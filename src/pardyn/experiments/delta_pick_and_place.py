@@ -27,7 +27,6 @@ quantized encoders, torque noise, velocities by a filtered difference):
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path

@@ -175,7 +175,7 @@ def _closed_draws(robot, rng: np.random.Generator, samples: int):
     q, task = robot.home.copy(), home_task.copy()
     for _ in range(samples):
         target = home_task + rng.uniform(-box, box)
-        reached, state = task, q
+        state = q
         try:
             for step in range(1, SPAN_STEPS + 1):
                 state = robot.solve_inverse(task + (target - task) * step / SPAN_STEPS, start=state).q

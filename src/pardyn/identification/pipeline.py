@@ -488,8 +488,6 @@ def _residual_notes(robot: Robot, regressor: Regressor, runs: Sequence[BagData],
     """
     if regressor.projection != "standard":
         return []
-    values = {**parameters.without_payload().as_dict(), **motor_values}
-    vector = np.array([values.get(name, 0.0) for name in model_names(regressor, settings.model)])
     rows = [robot.joint_names.index(name) for name in regressor.row_names]
     moving = _motion(runs)[rows] >= min_motion(robot, regressor.row_names)
     notes = []

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LIMIT_MARGIN", "Source", "check_efforts", "check_units", "joint_side_series", "rename_joints", "source_label"]
 
-Source = Union[Path, str, JointStateSeries]
+Source = Path | str | JointStateSeries
 """A bag path or a series already read (CSV)."""
 
 LIMIT_MARGIN = 0.25

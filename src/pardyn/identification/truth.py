@@ -15,7 +15,6 @@ and ``pardyn demo``): ``standard_parameters`` by name.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path

@@ -120,7 +120,7 @@ class KernelLibrary:
             prototype = ctypes.PYFUNCTYPE(ctypes.c_int, *[ctypes.c_int if kind == "i" else address for kind in signature])
             self._functions[name] = prototype(ctypes.cast(getattr(lib, prefix + name), ctypes.c_void_p).value)
         # buffers with their addresses taken once: a call copies its inputs in (no ctypes object per call)
-        nv, m = self.nv, self.m
+        nv = self.nv
         self._q_in, self._v_in, self._a_in, self._out = (np.zeros(nv) for _ in range(4))
         self._values = np.zeros(nv)
         self._accelerations = np.zeros(nv)

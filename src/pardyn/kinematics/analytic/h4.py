@@ -131,8 +131,10 @@ class H4Kinematics(AnalyticKinematics):
             SingularityError: ``J_x`` is singular (a parallel singularity).
         """
         jx, jq = self.jacobians(task, actuated)
-        if np.linalg.cond(jx) > 1e12:
-            raise SingularityError(f"{self.robot.name}: J_x of eq. (11) is singular at x = {task.tolist()}")
+        condition = np.linalg.cond(jx)
+        if condition > 1e12:
+            raise SingularityError(f"{self.robot.name}: J_x of eq. (11) is singular at x = {task.tolist()}",
+                                   kind="parallel", condition=float(condition))
         return np.linalg.solve(jx, jq)
 
     # ----------------------------------------------------------- inverse

@@ -30,7 +30,6 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pinocchio as pin
 
 from pardyn.errors import ConvergenceError, DescriptionError, SingularityError, WorkingModeError
 from pardyn.kinematics.analytic.closed_form import AnalyticKinematics, register

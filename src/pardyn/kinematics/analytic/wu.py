@@ -149,7 +149,8 @@ def pivotal_motion(
         u = x - column
         w2 = l**2 - u**2
         if np.any(w2 <= 0.0):
-            raise SingularityError(f"wu: link {i} out of reach or horizontal: |x - c_{i}| = {np.max(np.abs(u)):.6g} m >= l = {l:.6g} m")
+            raise SingularityError(f"wu: link {i} out of reach or horizontal: |x - c_{i}| = {np.max(np.abs(u)):.6g} m >= l = {l:.6g} m",
+                                   kind="serial", condition=math.inf)
         w = np.sqrt(w2)
         row = np.stack([u / w, one, zero], -1)  # J_i (eq. 21)
         q = y - geometry.l5 - w
@@ -180,7 +181,7 @@ def pivotal_motion(
         r = point_b - e_point
         length = np.linalg.norm(r, axis=-1)
         if np.any(length < 1e-9):
-            raise SingularityError(f"wu: strut {i} has zero length (B on slider E_{i})")
+            raise SingularityError(f"wu: strut {i} has zero length (B on slider E_{i})", kind="serial", condition=math.inf)
         e = r / length[..., None]
         perp = np.stack([-e[..., 1], e[..., 0]], -1)
         h_r = h_b - h_e  # (..., 2, 3)
