@@ -108,6 +108,8 @@ setup(
         "view": ["viser>=1.0"],
         # hypothesis: the bad-input fuzz suite (test/reliability/test_fuzz.py, bench/fuzz.py)
         "test": ["pytest", "hypothesis"],
+        # make docs: the site in doc/ (Sphinx + MyST Markdown pages + furo; rosdoc2 reads the same doc/conf.py)
+        "docs": ["sphinx>=7", "myst-parser>=3", "furo"],
         # Studies, sweeps and fleets on more than one process or machine (pardyn.parallel);
         # dask-jobqueue (not installed) starts the workers on SLURM/PBS clusters.
         "distributed": ["dask[distributed]>=2024.1"],

@@ -1,0 +1,143 @@
+"""Sphinx configuration of pardyn's documentation (``make docs``; rosdoc2 finds it in ``doc/``).
+
+Pages are Markdown (MyST); the node reference is generated from :mod:`pardyn.node_parameters` at every build
+(one source), the API reference from the docstrings (autodoc/autosummary over ``src/pardyn``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import re
+import sys
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parent
+sys.path.insert(0, str(DOC.parent / "src"))  # the checkout's sources (rosdoc2 builds from the package folder)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MUJOCO_GL", "disable")
+
+import pardyn  # noqa: E402
+
+project = "pardyn"
+author = "pardyn contributors"
+copyright = "pardyn contributors, BSD-3-Clause"  # noqa: A001
+version = release = pardyn.__version__
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+]
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+root_doc = "index"
+exclude_patterns = ["_build", "_generated", "Thumbs.db", ".DS_Store"]
+templates_path = ["_templates"]
+html_theme = "furo"
+html_title = f"pardyn {release}"
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence"]
+suppress_warnings = ["myst.xref_missing"] if os.environ.get("PARDYN_DOCS_LENIENT") else []
+
+autosummary_generate = True
+autosummary_ignore_module_all = True
+autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-module-all": True}
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+autodoc_typehints_format = "short"
+autodoc_preserve_defaults = True
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+
+nitpicky = True
+# Third-party types named in signatures and docstrings (no intersphinx: the build runs offline).
+THIRD_PARTY = [
+    "np.ndarray", "numpy.ndarray", "ndarray", "np.dtype", "numpy.dtype", "np.random.Generator",
+    "numpy.random.Generator", "numpy.typing.ArrayLike", "ArrayLike", "NDArray", "numpy.typing.NDArray",
+    "pinocchio.Model", "pinocchio.Data", "pin.Model", "pin.Data", "pinocchio.SE3", "pin.SE3",
+    "mujoco.MjModel", "mujoco.MjData", "casadi.SX", "casadi.Function", "ca.SX",
+    "rclpy.node.Node", "Node", "rclpy.qos.QoSProfile", "rclpy.time.Time", "rclpy.executors.Executor",
+    "scipy.sparse.csr_matrix", "matplotlib.figure.Figure", "matplotlib.axes.Axes", "Figure", "Axes",
+    "distributed.Client", "dask.distributed.Client", "distributed.LocalCluster",
+    "cvxpy.Problem", "yaml.Node", "viser.ViserServer",
+]
+# The standard library's types (no intersphinx: they are not documented here).
+STANDARD_LIBRARY = [
+    "pathlib.Path", "Path", "collections.abc.Sequence", "collections.abc.Callable", "collections.abc.Mapping",
+    "collections.abc.Iterator", "collections.abc.Iterable", "collections.abc.Generator", "collections.abc.Hashable",
+    "collections.abc.MutableMapping", "collections.abc.Set", "concurrent.futures.Future", "threading.Event",
+    "threading.Thread", "threading.Lock", "subprocess.Popen", "io.TextIOBase", "typing.Any", "typing.TextIO",
+    "typing.IO", "enum.Enum", "argparse.ArgumentParser", "argparse.Namespace", "logging.Logger", "datetime.datetime",
+    "os.PathLike", "types.ModuleType", "ctypes.CDLL", "queue.Queue", "signal.Signals", "socket.socket",
+]
+nitpick_ignore = [(role, name) for name in THIRD_PARTY + STANDARD_LIBRARY
+                  for role in ("py:class", "py:obj", "py:data", "py:mod", "py:exc")]
+
+
+def write_node_parameters(target: Path) -> None:
+    """The node parameter tables, generated from :mod:`pardyn.node_parameters` (one source) for ``{include}``."""
+    from pardyn.node_parameters import markdown  # noqa: PLC0415
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = markdown()
+    if not target.exists() or target.read_text() != text:
+        target.write_text(text)
+
+
+def _resolve_by_suffix(app, env, node, contnode):  # noqa: ANN001, ANN202
+    """A Python cross-reference written short (``:class:`InputError```, ``:func:`identify```) resolved to the one
+    documented object whose full name ends with it, as ``.InputError`` would be; ambiguous or absent: left to
+    Sphinx (a nitpicky warning)."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node["reftarget"].lstrip("~.")
+    if "." not in target and target[:1].islower() and node["reftype"] in ("class", "exc"):
+        return None
+    domain = env.get_domain("py")
+    found = [name for name in domain.objects if name == target or name.endswith("." + target)]
+    if len(found) != 1:
+        module = node.get("py:module") or ""
+        nearest = [name for name in found if module and name.startswith(module.rsplit(".", 1)[0] + ".")]
+        if len(nearest) != 1:
+            return None
+        found = nearest
+    obj = domain.objects[found[0]]
+    from sphinx.util.nodes import make_refnode  # noqa: PLC0415
+
+    return make_refnode(app.builder, node["refdoc"], obj.docname, obj.node_id, contnode, found[0])
+
+
+_INLINE_LITERAL = re.compile(r"(``.+?``)")
+
+
+def _escape_bars(app, what, name, obj, options, lines):  # noqa: ANN001, ANN202, ARG001
+    """Docstrings write norms and absolute values as ``|x|`` in plain text; reST would read a substitution.
+    Escape each ``|`` outside inline literals, on lines that are not a grid table or line block."""
+    for index, line in enumerate(lines):
+        if "|" not in line or line.lstrip().startswith(("|", "+")):
+            continue
+        parts = _INLINE_LITERAL.split(line)
+        lines[index] = "".join(part if part.startswith("``") else part.replace("|", r"\|") for part in parts)
+
+
+_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
+
+
+def _builtins_first(find_obj):  # noqa: ANN001, ANN202
+    """A type annotation's ``type``/``list``/... is the builtin, never an attribute that happens to share its
+    name (``MjcfClosure.type``): the Python domain's fuzzy search would pick one and warn."""
+    def find(self, env, modname, classname, name, type, searchmode=0):  # noqa: ANN001, ANN202, A002, PLR0913
+        if searchmode == 1 and name in _BUILTINS:
+            return []
+        return find_obj(self, env, modname, classname, name, type, searchmode)
+    return find
+
+
+def setup(app):  # noqa: ANN001, ANN201
+    from sphinx.domains.python import PythonDomain  # noqa: PLC0415
+
+    PythonDomain.find_obj = _builtins_first(PythonDomain.find_obj)
+    app.connect("autodoc-process-docstring", _escape_bars)
+    write_node_parameters(DOC / "_generated" / "node_parameters.md")
+    app.connect("missing-reference", _resolve_by_suffix)
