@@ -10,6 +10,7 @@ import builtins
 import os
 import re
 import sys
+import types
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parent
@@ -18,6 +19,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MUJOCO_GL", "disable")
 
 import pardyn  # noqa: E402
+
+# autosummary imports every submodule it lists; pardyn.cli.__main__ would run the command line on Sphinx's argv.
+sys.modules.setdefault("pardyn.cli.__main__", types.ModuleType("pardyn.cli.__main__"))
 
 project = "pardyn"
 author = "pardyn contributors"
@@ -125,18 +129,72 @@ def _resolve_by_suffix(app, env, node, contnode):  # noqa: ANN001, ANN202
 
             return make_refnode(app.builder, node["refdoc"], obj.docname, obj.node_id, contnode, found[0])
         if found:
-            return None
+            break  # ambiguous: only the module and class the reference is written in can tell
+    if _exists(target, node.get("py:module"), node.get("py:class")):
+        return contnode  # a real object the API reference does not list (no docstring): shown as code
     return None
+
+
+def _assigned_on_self(klass: type, attribute: str) -> bool:
+    import inspect  # noqa: PLC0415
+
+    try:
+        source = inspect.getsource(klass)
+    except (OSError, TypeError):
+        return False
+    return re.search(rf"self\.{re.escape(attribute)}\s*(:[^=\n]*)?=", source) is not None
+
+
+def _exists(target: str, module: str | None, klass: str | None) -> bool:
+    """Whether ``target`` names an object of the code: a full dotted name, or one relative to the module
+    (and class) the reference is written in; an instance attribute counts when a method of its class assigns it
+    (``self.last_error = ...``)."""
+    import importlib  # noqa: PLC0415
+
+    candidates = [target]
+    if module:
+        candidates += [f"{module}.{klass}.{target}" if klass else f"{module}.{target}", f"{module}.{target}"]
+    for name in candidates:
+        parts = name.split(".")
+        for split in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:split]))
+            except ImportError:
+                continue
+            rest = parts[split:]
+            for index, attribute in enumerate(rest):
+                if not hasattr(obj, attribute):
+                    if index == len(rest) - 1 and isinstance(obj, type) and _assigned_on_self(obj, attribute):
+                        return True
+                    break
+                obj = getattr(obj, attribute)
+            else:
+                return True
+            break
+    return False
 
 
 _INLINE_LITERAL = re.compile(r"(``.+?``)")
 
 
-def _escape_bars(app, what, name, obj, options, lines):  # noqa: ANN001, ANN202, ARG001
+def _escape_bars(app, what, name, obj, options, lines):  # noqa: ANN001, ANN202, ARG001, PLR0913
     """Docstrings write norms and absolute values as ``|x|`` in plain text; reST would read a substitution.
-    Escape each ``|`` outside inline literals, on lines that are not a grid table or line block."""
+    Escape each ``|`` outside inline literals and literal blocks, on lines that are not a grid table or line
+    block."""
+    literal_indent = None  # inside a literal block (after a line ending in ``::``): the paragraph's indent
+    after_colons = None
     for index, line in enumerate(lines):
-        if "|" not in line or line.lstrip().startswith(("|", "+")):
+        indent = len(line) - len(line.lstrip())
+        if line.strip():
+            if literal_indent is not None and indent <= literal_indent:
+                literal_indent = None
+            if after_colons is not None:
+                literal_indent, after_colons = (after_colons if indent > after_colons else None), None
+            if literal_indent is None and line.rstrip().endswith("::"):
+                after_colons = indent
+        stripped = line.strip()
+        table_or_line_block = stripped == "|" or stripped.startswith(("| ", "+-", "+="))
+        if literal_indent is not None or "|" not in line or table_or_line_block:
             continue
         parts = _INLINE_LITERAL.split(line)
         lines[index] = "".join(part if part.startswith("``") else part.replace("|", r"\|") for part in parts)
@@ -161,10 +219,32 @@ def _google_sections(app, what, name, obj, options, lines):  # noqa: ANN001, ANN
         return
     from sphinx.ext.napoleon import Config, GoogleDocstring  # noqa: PLC0415
 
-    lines[:] = GoogleDocstring(lines, Config(napoleon_use_rtype=False), app, what, name, obj, options).lines()
+    parsed = GoogleDocstring(lines, Config(napoleon_use_rtype=False, napoleon_use_ivar=True), app, what, name, obj,
+                             options).lines()
+    # "task_indices, actuated_indices, sensed_indices: ..." is one entry for several names; Sphinx would read a
+    # field "ivar TYPE NAME" and cross-reference the first word as a type.
+    lines[:] = [_MULTI_NAME.sub(lambda m: m.group(1) + m.group(2).replace(", ", ",") + ":", line) for line in parsed]
+
+
+_MULTI_NAME = re.compile(r"^(:(?:ivar|param|raises) )([\w.]+(?:, [\w.]+)+):")
+
+
+def _modules_first(import_by_name):  # noqa: ANN001, ANN202
+    """``pardyn.identification.base_parameters`` is a module and the package's re-exported function of that
+    name: autosummary would document the function under the module's name (and none of the module)."""
+    def find(name, grouped_exception=True):  # noqa: ANN001, ANN202, FBT002
+        obj, parent, modname = import_by_name(name, grouped_exception)
+        module = sys.modules.get(name)
+        if module is not None and obj is not module and isinstance(module, types.ModuleType):
+            return module, None, name
+        return obj, parent, modname
+    return find
 
 
 def setup(app):  # noqa: ANN001, ANN201
+    import sphinx.ext.autosummary as autosummary  # noqa: PLC0415
+
+    autosummary._import_by_name = _modules_first(autosummary._import_by_name)  # noqa: SLF001
     app.connect("autodoc-process-docstring", _google_sections)
     from sphinx.domains.python import PythonDomain  # noqa: PLC0415
 

@@ -28,18 +28,22 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 TUTORIALS = REPO / "doc" / "tutorials"
 OWN_ROBOT = TUTORIALS / "own_robot.md"
-BLOCK = re.compile(r"^( *)```bash\n(.*?)^\1```", flags=re.S | re.M)
+BLOCK = re.compile(r"^( *)```bash\n(.*?)^\1```", flags=re.DOTALL | re.MULTILINE)
 
 # First line of a block (stripped) -> why it is not run here, and the test that runs its command.
 NOT_RUN_HERE = {
     "make demo   # creates .venv if missing, installs everything, runs the demonstration (~1.5 min)":
-        "creates a second venv; .ci/run runs `make test` from a fresh clone, and test/test_demo.py runs `pardyn demo`",
+        "creates a second venv; .ci/run runs `make test` from a fresh clone, and test/test_demo.py runs "
+        "`pardyn demo`",
     "cd ~/ws/src && git clone <this repository> pardyn && cd ~/ws":
-        "needs a ROS 2 install with colcon and rosdep; test/test_install.py repeats colcon's build and runs the installed nodes",
+        "needs a ROS 2 install with colcon and rosdep; test/test_install.py repeats colcon's build and runs the "
+        "installed nodes",
     "make install":
-        "creates a second venv; its `pardyn bringup` lines are test/nodes/test_bringup.py's and test_launch_signals.py's",
+        "creates a second venv; its `pardyn bringup` lines are test/nodes/test_bringup.py's and "
+        "test_launch_signals.py's",
     "pardyn fleet simulate cell --model delta --robots 4 --nights 3     # 12 bags, truth in cell/_truth/":
-        "12 MuJoCo runs (minutes); test/fleet/test_fleet.py simulates a smaller fleet and runs `pardyn fleet identify` on it",
+        "12 MuJoCo runs (minutes); test/fleet/test_fleet.py simulates a smaller fleet and runs `pardyn fleet "
+        "identify` on it",
     "dask scheduler --port 8786                            # on one machine":
         "needs a cluster of machines; test/test_parallel.py runs the same engine on a local Dask cluster",
     "pardyn identify --robot ur5e --run log.csv --time-unit samples --rate 1000 \\":
@@ -62,7 +66,7 @@ def bash_blocks(path: Path) -> list[str]:
 def run_script(script: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=environment, capture_output=True, text=True,
-                          timeout=timeout)
+                          check=False, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 
@@ -120,7 +124,8 @@ def test_every_shell_block_is_run_or_says_why_not():
                 continue
             if block.splitlines()[0].strip() not in NOT_RUN_HERE:
                 unaccounted.append(f"{page.relative_to(REPO)}: {block.splitlines()[0]}")
-    assert not unaccounted, "a shell block no test runs (run it here or say why in NOT_RUN_HERE):\n" + "\n".join(unaccounted)
+    assert not unaccounted, ("a shell block no test runs (run it here or say why in NOT_RUN_HERE):\n"
+                             + "\n".join(unaccounted))
     listed = {block.splitlines()[0].strip() for page in pages for block in bash_blocks(page)}
     assert set(NOT_RUN_HERE) <= listed, set(NOT_RUN_HERE) - listed  # no stale entry
     for reason in NOT_RUN_HERE.values():
