@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 TEST_WORKERS ?= 2  # pytest-xdist processes of make test (the suite is mostly one core per test: lockstep ROS runs)
 
-.PHONY: demo test test-fast test-compiled lint bench install clean
+.PHONY: demo test test-fast test-compiled lint bench docs install clean
 
 $(STAMP): setup.py setup.cfg package.xml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,5 +36,11 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	@for script in bench/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
+docs: $(STAMP)  # the site in doc/_build/html: warnings are errors, every cross-reference resolved
+	$(PY) -m pip install --quiet -e '.[docs]'
+	OPENBLAS_NUM_THREADS=1 $(PY) -m sphinx -W --keep-going -n -q -b html doc doc/_build/html
+	@echo "open doc/_build/html/index.html"
+
 clean:
+	rm -rf doc/_build doc/_generated doc/reference/generated
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -115,6 +115,8 @@ setup(
         # make lint, .pre-commit-config.yaml: the linter and the type checker (settings in pyproject.toml); pinned
         # to a minor release, as a new one adds checks to the selected families
         "dev": ["ruff>=0.17,<0.18", "mypy>=2.4,<2.5", "pre-commit"],
+        # make docs: the site in doc/ (Sphinx + MyST Markdown pages + furo; rosdoc2 reads the same doc/conf.py)
+        "docs": ["sphinx>=7", "myst-parser>=3", "furo"],
         # Studies, sweeps and fleets on more than one process or machine (pardyn.parallel);
         # dask-jobqueue (not installed) starts the workers on SLURM/PBS clusters.
         "distributed": ["dask[distributed]>=2024.1"],

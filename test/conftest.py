@@ -440,6 +440,22 @@ class Browser:
             if message.get("method") == method:
                 return message
 
+    def problems(self, session: str | None = None) -> list[str]:
+        """Console errors and warnings, uncaught exceptions and error log entries among the events received (of
+        ``session`` only, if given), one line each."""
+        problems = []
+        for event in self.events:
+            if session is not None and event.get("sessionId") != session:
+                continue
+            method, params = event.get("method"), event.get("params", {})
+            if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "warning", "assert"):
+                problems.append(f"console {params['type']}: {params.get('args')}")
+            elif method == "Runtime.exceptionThrown":
+                problems.append(f"exception: {params.get('exceptionDetails')}")
+            elif method == "Log.entryAdded" and params["entry"].get("level") in ("error", "warning"):
+                problems.append(f"log {params['entry']['level']}: {params['entry'].get('text')}")
+        return problems
+
     def close(self):
         try:
             self.call("Browser.close", timeout_s=5.0)

@@ -4,7 +4,7 @@ The pure core (this package minus :mod:`pardyn.nodes`) never imports rclpy.
 
 The names below are imported on first use (PEP 562): ``import pardyn`` itself
 costs nothing, so a node executable can take over Ctrl-C/SIGTERM before it
-loads pinocchio, MuJoCo and rclpy (:mod:`pardyn.nodes.process`).
+loads pinocchio, MuJoCo and rclpy (:mod:`pardyn.nodes.stopping`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Issue 26: a robot written by a user (not shipped) goes through describe, kinematics, dynamics and the demo;
 vendor trees load as written (continuous joints, an MJCF under a pardyn YAML); errors say what is wrong.
 
-The robot: the README's biglide (its files read from the README), two horizontal sliders (prismatic actuators
+The robot: the tutorial's biglide (its files read from doc/tutorials/own_robot.md), two horizontal sliders (prismatic actuators
 with viscous and Coulomb friction in the URDF) each carrying a 0.3 m bar; the bars meet at the task point
 P = (x, y) in the vertical plane (gravity -y).
 Hand closed form: slider_i = x -+ sqrt(L^2 - y^2).
@@ -34,21 +34,20 @@ L = 0.3  # m, bar length
 
 
 def readme_files() -> dict[str, str]:
-    """The files the README's "Write your own robot" writes (``cat > NAME <<'EOF' ... EOF``): the user's robot."""
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = text[text.index("## Write your own robot"):]
-    return dict(re.findall(r"cat > (\S+) <<'EOF'\n(.*?\n)EOF\n", section[:section.index("\n## ", 5)], flags=re.S))
+    """The files the tutorial "Write your own robot" writes (``cat > NAME <<'EOF' ... EOF``): the user's robot."""
+    text = (Path(__file__).resolve().parents[2] / "doc" / "tutorials" / "own_robot.md").read_text()
+    return dict(re.findall(r"cat > (\S+) <<'EOF'\n(.*?\n)EOF\n", text, flags=re.S))
 
 
 FILES = readme_files()
 YAML = FILES["biglide.yaml"]
 PAYLOAD_LINK = ('<link name="payload"/>', '  <joint name="payload_joint" type="fixed"><parent link="platform"/>'
                 '<child link="payload"/></joint>\n')
-MOVING_MASS = 2 * 0.5 + 2 * 0.2 + 0.3  # kg: sliders, bars, platform (the README's URDF)
+MOVING_MASS = 2 * 0.5 + 2 * 0.2 + 0.3  # kg: sliders, bars, platform (the tutorial's URDF)
 
 
 def biglide_files(folder: Path, *, payload_link: bool = True) -> Path:
-    """The README's biglide in ``folder``; ``payload_link=False``: as a user who left out the ``payload`` link
+    """The tutorial's biglide in ``folder``; ``payload_link=False``: as a user who left out the ``payload`` link
     writes it (a massless link: the same robot; a loaded run then carries its load on the task frame)."""
     urdf = FILES["biglide.urdf"]
     assert all(line in urdf for line in PAYLOAD_LINK)

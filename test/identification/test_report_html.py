@@ -26,15 +26,7 @@ def open_page(browser, url: str) -> tuple[str, list[str], list]:
     browser.wait_for("Page.loadEventFired")
     images = browser.call("Runtime.evaluate", session, returnByValue=True,
                           expression="JSON.stringify([...document.images].map(i => [i.complete, i.naturalWidth]))")
-    problems = []
-    for event in browser.events:
-        method, params = event.get("method"), event.get("params", {})
-        if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "warning", "assert"):
-            problems.append(f"console {params['type']}: {params.get('args')}")
-        elif method == "Runtime.exceptionThrown":
-            problems.append(f"exception: {params.get('exceptionDetails')}")
-        elif method == "Log.entryAdded" and params["entry"].get("level") in ("error", "warning"):
-            problems.append(f"log {params['entry']['level']}: {params['entry'].get('text')}")
+    problems = browser.problems()
     return session, problems, json.loads(images["result"]["value"])
 
 

@@ -1,4 +1,4 @@
-"""The node parameter tables (pardyn.node_parameters) against every shipped YAML and the README.
+"""The node parameter tables (pardyn.node_parameters) against every shipped YAML and the node reference page.
 
 The check is independent of the nodes' own reading: an unknown key in a ROS
 parameters file is silently ignored by rclpy, a typo would go unnoticed; here
@@ -8,6 +8,7 @@ with the type rclpy would accept and a value the table's validation accepts.
 
 from __future__ import annotations
 
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -69,11 +70,18 @@ def test_errors_name_the_file_and_the_key(tmp_path):
         check_bringup_file(bringup)
 
 
-def test_readme_documents_the_tables():
-    text = (REPO / "README.md").read_text()
-    begin, end = "<!-- node-parameters: begin (python -m pardyn.node_parameters) -->\n", "<!-- node-parameters: end -->"
-    assert begin in text and end in text
-    assert text.split(begin, 1)[1].split(end, 1)[0] == markdown(), "regenerate: python -m pardyn.node_parameters"
+def test_the_node_reference_is_generated_from_the_tables(tmp_path):
+    """One source: doc/reference/nodes.md includes the tables that doc/conf.py writes from markdown() at every
+    build; no page carries a copy of them."""
+    page = (REPO / "doc" / "reference" / "nodes.md").read_text()
+    assert "```{include} ../_generated/node_parameters.md\n```" in page
+    conf = runpy.run_path(str(REPO / "doc" / "conf.py"))
+    conf["write_node_parameters"](tmp_path / "tables.md")
+    assert (tmp_path / "tables.md").read_text() == markdown()
+    first_row = markdown().split("\n")[4]  # the sim's first parameter row
+    copies = [path for path in [REPO / "README.md", *(REPO / "doc").rglob("*.md")]
+              if "_generated" not in path.parts and first_row in path.read_text()]
+    assert not copies, copies
 
 
 def test_tables_import_without_rclpy():

@@ -28,15 +28,15 @@ our ``closures`` and ``actuated``), with the working mode made explicit.
 Closure types and the components of the frame-placement error they constrain
 (``x y z`` translation, ``rx ry rz`` rotation, world-aligned):
 
-========== ===================== ============================================
-type       components            use
-========== ===================== ============================================
-``6D``     x y z rx ry rz        welded frames
-``3D``     x y z                 spherical joint (coincident points)
-``planar`` x y rz                revolute joint of a loop in the xy plane
-``2D``     x y                   coincident points of a loop in the xy plane
-``distance`` |p_b - p_a| = length massless rod between two ball joints
-========== ===================== ============================================
+============ ======================= ============================================
+type         components              use
+============ ======================= ============================================
+``6D``       x y z rx ry rz          welded frames
+``3D``       x y z                   spherical joint (coincident points)
+``planar``   x y rz                  revolute joint of a loop in the xy plane
+``2D``       x y                     coincident points of a loop in the xy plane
+``distance`` |p_b - p_a| = length    massless rod between two ball joints
+============ ======================= ============================================
 
 A serial robot (``ur5e``) is the trivial case: no ``closures``, the task
 coordinates *are* the actuated joints (``task: {q1: shoulder_pan_joint, ...}``,

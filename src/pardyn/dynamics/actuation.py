@@ -12,7 +12,7 @@ depends on the closure Jacobian ``K`` (m, nv) only through its row space
 so any ``K' = T K`` with ``T`` (m, m) invertible gives the same results. This
 module builds such a ``K'`` straight from pinocchio's joint Jacobians in the world
 frame ``D = data.J`` (6, nv) (spatial velocities at the world origin, one
-``computeJointJacobians``), with no per-frame Jacobian call:
+``computeJointJacobians``), with no per-frame Jacobian call::
 
     D_c = D * s_c,   s_c = support(b) - support(a)   in {-1, 0, 1}^nv     # (6, nv), closure (a, b)
     K_c = rows C_c of X(p) D_c,   X(p) = [[I, -[p]x], [0, I]]              # exactly the rows of

@@ -324,7 +324,7 @@ def task_trajectory_states(
         ``q``, ``qdot``, ``qddot``, each (N, nv).
 
     Raises:
-        KinematicsError (or a subclass): naming the sample that has no solution.
+        KinematicsError: (or a subclass) naming the sample that has no solution.
     """
     task, task_velocity, task_acceleration = (
         np.atleast_2d(np.asarray(a, dtype=float)) for a in (task, task_velocity, task_acceleration)

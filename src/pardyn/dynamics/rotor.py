@@ -125,7 +125,7 @@ class RotorModel:
     Attributes:
         joints: joint names (the robot's actuated joints).
         inertia: B (kg m^2); torque_constant: K_tau (N m/A);
-        stiffness (N m/rad), damping (N m s/rad): the transmission (used by the plant);
+        stiffness, damping: the transmission's, N m/rad and N m s/rad (used by the plant);
         friction: the rotor friction; temperature_c: operating temperature (deg C).
     """
 

@@ -14,7 +14,7 @@ has the smallest condition number, the usual excitation criterion.
 
 With ``optimize=True`` the coefficients of the best random candidates are then
 *optimised* (UR5e paper Sect. 6, point 2; Swevers et al. 1997; FIGAROH and BIRDy
-do the same), :func:`optimize_fourier_coefficients`:
+do the same), :func:`optimize_fourier_coefficients`::
 
     minimise    log cond(W_b(a, b))                   over the coefficients a_jk, b_jk
     subject to  |x_j(t) - c_j| <= amplitude_j,  |xdot_j(t)| <= max_velocity_j,

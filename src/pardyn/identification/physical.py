@@ -22,7 +22,7 @@ definite *and* satisfying the triangle inequalities). ``J`` is linear in the
 paper), so ``J >= eps 1_4`` is a linear matrix inequality (LMI).
 
 Since only base parameters are identifiable, the program estimates the
-*standard* parameters ``phi`` (n_st,) of every body and drive of the system:
+*standard* parameters ``phi`` (n_st,) of every body and drive of the system::
 
     minimise    ||D (W_st phi - Y)||^2 / s_rho^2 + lambda ||N^T (phi - phi_nom) / s||^2
     subject to  J_b(phi) >= eps_b 1_4          for every body b     (LMI)

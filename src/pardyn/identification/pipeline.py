@@ -54,8 +54,9 @@ for closed-loop and actuation-redundant robots:
    the same for the nominal (CAD) model (and the physically consistent one).
 
 The steps live in their rooms: settings in :mod:`.settings` (five groups, each step takes its own),
-steps 1-5 in :mod:`.preparation`, the estimators in :mod:`.estimators`, step 9 in :mod:`.validation`,
-the result and RESULT.json in :mod:`.result`. This module is the story that chains them.
+steps 1-5 in :mod:`.preparation`, the estimators in :mod:`.estimators`, step 9 in
+:mod:`pardyn.identification.validation`, the result and RESULT.json in :mod:`.result`. This module is the
+story that chains them.
 """
 
 from __future__ import annotations

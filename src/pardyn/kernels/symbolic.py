@@ -4,7 +4,7 @@ pinocchio's own CasADi interface is not in the PyPI wheel, so the tree is walked
 here: ``model.parents``, ``model.jointPlacements``, ``model.joints`` (one-dof
 revolute and prismatic joints about any axis), ``model.frames`` (fixed frames on
 a joint), ``model.inertias``. Everything is built from explicit formulas, with no
-automatic differentiation of a rotation logarithm:
+automatic differentiation of a rotation logarithm::
 
     oMi = oMi[parent] * jointPlacements[i] * XJ(q_i)          # XJ: Rodrigues rotation or translation
     J_f[:, i] = [a_i x (p_f - o_i); a_i]   (revolute)           # world-aligned (LOCAL_WORLD_ALIGNED)

@@ -215,7 +215,7 @@ def forward_batch(
 
     Args:
         robot: the robot (:func:`supports`).
-        readings: measured coordinates (N, k), :attr:`Robot.measured_indices` order (rad, m).
+        readings: measured coordinates (N, k), :attr:`pardyn.robot.Robot.measured_indices` order (rad, m).
         starts: starting configurations (N, nv), each near its answer.
 
     Returns:

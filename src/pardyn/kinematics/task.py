@@ -1,7 +1,7 @@
 """Task coordinates read from a frame of the tree (no virtual serial chain needed).
 
 A robot may define its task as pose components of a named frame (the
-effector, the platform centre), ``task: {frame: effector, coordinates: [x, y, z]}``:
+effector, the platform centre), ``task: {frame: effector, coordinates: [x, y, z]}``::
 
     x, y, z      position of the frame origin in world axes (m)
     rx, ry, rz   components of the rotation vector r = log3(R R_0^T), world axes (rad);

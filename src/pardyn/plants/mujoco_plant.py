@@ -33,17 +33,17 @@ nor the YAML, so whatever parameters the plant is given are the ones simulated:
 * a ``site`` at every frame a closure uses (``model.frames``: parent joint and
   placement), and the closures as equality constraints between the sites:
 
-  ============ ===================================================================
-  closure      MuJoCo equality
-  ============ ===================================================================
-  ``2D``, ``3D`` ``connect site1 site2``: the sites' origins coincide
+  ================== ===================================================================
+  closure            MuJoCo equality
+  ================== ===================================================================
+  ``2D``, ``3D``     ``connect site1 site2``: the sites' origins coincide
   ``planar``, ``6D`` ``weld site1 site2``: the sites' frames coincide (relative
-               pose = identity, the closure's definition)
-  ``distance`` ``tendon``: a spatial tendon through the two sites, whose length
-               (= the distance) is held at ``length`` (polycoef ``length - L0``, L0
-               the tendon length at ``qpos0 = 0``). MuJoCo 3+ has no ``distance``
-               equality; the tendon is a massless rod with ball joints.
-  ============ ===================================================================
+                     pose = identity, the closure's definition)
+  ``distance``       ``tendon``: a spatial tendon through the two sites, whose length
+                     (= the distance) is held at ``length`` (polycoef ``length - L0``, L0
+                     the tendon length at ``qpos0 = 0``). MuJoCo 3+ has no ``distance``
+                     equality; the tendon is a massless rod with ball joints.
+  ================== ===================================================================
 
   A closure that fixes only some rotations (custom ``components`` with one
   rotation) is welded whole: MuJoCo constrains at least what pardyn does.
@@ -349,8 +349,8 @@ class MujocoPlant(Plant):
             and inertia in the platform frame, SI units), in addition to whatever the
             model already carries (the 3-RRR's YAML puts a 0.5 kg load on its platform).
         timestep: MuJoCo time step (s), 0.1 ms by default.
-        integrator, constraint_timeconst, solimp, virtual_mass, virtual_inertia,
-            solver_tolerance: see :func:`build_mjcf`.
+        integrator, constraint_timeconst, solimp, virtual_mass, virtual_inertia, solver_tolerance: see
+            :func:`build_mjcf`.
     """
 
     def __init__(

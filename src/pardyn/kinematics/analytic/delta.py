@@ -248,7 +248,8 @@ class DeltaKinematics(AnalyticKinematics):
         """Every joint (nv,) from the three motor angles (rad), in closed form.
 
         Raises:
-            ConvergenceError, SingularityError; WorkingModeError: the answer violates ``assembly_mode``.
+            ConvergenceError, SingularityError: from the solvers this closed form calls.
+            WorkingModeError: the answer violates ``assembly_mode``.
         """
         actuated = self._vector(actuated, 3, "motor angles")
         task = self.platform_position(actuated)

@@ -230,7 +230,8 @@ class H4Kinematics(AnalyticKinematics):
         """Every joint (nv,) from the four motor angles (rad): eq. (9) from the home pose.
 
         Raises:
-            ConvergenceError, SingularityError; WorkingModeError: the answer violates ``assembly_mode``.
+            ConvergenceError, SingularityError: from the solvers this closed form calls.
+            WorkingModeError: the answer violates ``assembly_mode``.
         """
         actuated = np.asarray(actuated, dtype=float).reshape(-1)
         if actuated.shape != (_LEGS,) or not np.all(np.isfinite(actuated)):

@@ -166,7 +166,8 @@ class HexapodKinematics(AnalyticKinematics):
         """Every joint (nv,) from the six leg lengths (m), Newton warm-started at ``start`` (home's pose).
 
         Raises:
-            ConvergenceError, SingularityError; WorkingModeError: the answer violates ``assembly_mode``.
+            ConvergenceError, SingularityError: from the solvers this closed form calls.
+            WorkingModeError: the answer violates ``assembly_mode``.
         """
         lengths = self._vector(actuated, _LEGS, "leg lengths")
         x, _ = self.forward_iterations(lengths, start)

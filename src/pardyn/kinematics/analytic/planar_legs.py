@@ -291,7 +291,7 @@ class PlanarLeg:
 class PlanarClosedForm(AnalyticKinematics):
     """Common part of the planar closed forms: legs, platform, branch selection, wrapping.
 
-    Subclasses implement :meth:`forward`; :meth:`inverse` (one 2R inverse
+    Subclasses implement ``forward``; :meth:`inverse` (one 2R inverse
     problem per leg) is shared.
     """
 
