@@ -297,7 +297,7 @@ def run(args: argparse.Namespace) -> int:
         essential_tolerance=args.essential_tolerance,
         parameters=args.parameters,
         physical=args.physical,
-        rotor_model=load_rotor_model(robot) if args.rotor_compensation else None,
+        rotor_model=load_rotor_model(robot.mechanism) if args.rotor_compensation else None,
         motor_topic=args.motor_topic,
         joint_map=tuple(joint_map(args.joint_map).items()) or None,
         transmission=transmission,

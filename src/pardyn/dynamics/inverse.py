@@ -134,7 +134,7 @@ class InverseDynamics:
         if self._kernels is not None:
             from pardyn.kernels.codegen import parameter_vector
 
-            self._kernel_params = np.ascontiguousarray(parameter_vector(robot, self.params))
+            self._kernel_params = np.ascontiguousarray(parameter_vector(robot.mechanism, self.params))
 
     # ------------------------------------------------------------------ tree
     def tree_torques(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:

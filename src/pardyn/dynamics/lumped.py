@@ -126,7 +126,8 @@ def two_end_bars(robot: Mechanism) -> tuple[str, ...]:
 def simplified_parameters(robot: Robot, params: DynamicParameters | None = None) -> DynamicParameters:
     """The simplified model of ``params`` (the nominal parameters by default): :func:`split_bar_masses` of the
     robot's two-end bars."""
-    return split_bar_masses(robot, robot.nominal_parameters if params is None else params, two_end_bars(robot))
+    return split_bar_masses(robot.mechanism, robot.nominal_parameters if params is None else params,
+                            two_end_bars(robot.mechanism))
 
 
 def bar_parameter_names(robot: Mechanism) -> tuple[str, ...]:

@@ -53,7 +53,7 @@ class WuVirtualWork:
 
     def __init__(self, robot: Robot, params: DynamicParameters | None = None) -> None:
         self.robot = robot
-        self.geometry = WuGeometry.from_robot(robot)
+        self.geometry = WuGeometry.from_robot(robot.mechanism)
         params = robot.nominal_parameters if params is None else params
         self.gravity = np.asarray(params.gravity, dtype=float)[:2]  # (2,), m/s^2
         home = pivotal_motion(self.geometry, np.asarray(robot.home)[np.asarray(robot.task_indices)])

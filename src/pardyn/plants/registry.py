@@ -116,7 +116,7 @@ class Flexible:
 
         if payload is not None:
             raise InputError("parameter payload_mass: the flexible-joint plant carries no payload")
-        return FlexibleJointPlant(robot, load_rotor_model(robot), params=params, **_steps(options))
+        return FlexibleJointPlant(robot, load_rotor_model(robot.mechanism), params=params, **_steps(options))
 
 
 PLANTS: tuple[str, ...] = REGISTRY.names
