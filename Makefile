@@ -10,7 +10,7 @@ TEST_WORKERS ?= 2  # pytest-xdist processes of make test (the suite is mostly on
 $(STAMP): setup.py setup.cfg package.xml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[ros,sim,test,physical,distributed,view,mat,dev]'
+	$(PY) -m pip install --quiet -e '.[ros,sim,test,physical,distributed,view,mat,dev,docs]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -147,7 +147,8 @@ SLOW_TESTS = frozenset({
     "test_package.py::test_identification_never_imports_experiments_or_nodes",
     "test_package.py::test_pure_core_never_imports_rclpy",
     "test_parallel.py::test_a_killed_worker_loses_nothing",
-    "test_readme_robot.py",
+    "test_docs_commands.py",
+    "test_docs_site.py",
     "test_small_workspace.py",
 })
 """Tests neither ros nor compiled that took over 0.6 s of CPU or 1.5 s of wall time (2 loaded cores, 2026-11-27:

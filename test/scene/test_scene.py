@@ -164,7 +164,12 @@ def test_pardyn_view_serves_a_bag_and_stops_on_ctrl_c(tmp_path):
         assert "<html" in page.lower()
     finally:
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
+        try:
+            out, err = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # never left running after the test
+            process.kill()
+            out, err = process.communicate()
+            pytest.fail(f"pardyn view still running 60 s after SIGINT: {err[-2000:]}")
     assert process.returncode == 0, err
     assert "viser" not in out + err  # quiet: pardyn's line says where to look
 
