@@ -1,6 +1,18 @@
 """Control laws by name: the one registry the ``controller`` node, ``pardyn identify`` and every experiment build their laws from.
 
-=================  ==========================================================================  ===========
+=================  ==============================================================================  ==================
+name               law                                                                             options
+=================  ==============================================================================  ==================
+``pd``             :class:`pardyn.control.pd.JointPD`                                              ``kp``, ``kd``
+``augmented_pd``   :class:`pardyn.control.feedforward.AugmentedPD` (Briot et al. 2015, Fig. 4)     ``natural_frequency_hz`` (bandwidth), ``damping``, ``feedforward``
+``ctc``            :class:`pardyn.control.computed_torque.ComputedTorque`, actuated space          ``ctc_kp``, ``ctc_kd`` or ``natural_frequency_hz``, ``damping``
+``ctc_task``       the same in task space (Vivas et al. 2003, eqs. 35-37)                          as ``ctc``
+``extended_ctc``   :class:`pardyn.control.computed_torque.ExtendedComputedTorque`                  as ``ctc``
+                   (Zubizarreta et al. 2010, eq. 59: actuated + sensed joints)
+``pfc``            :class:`pardyn.control.pfc.PredictiveFunctionalControl`                         ``pfc_kp``, ``pfc_kv``, ``pfc_response_periods``,
+                   (Vivas & Poignet 2003, section 3)                                               ``pfc_points``, ``pfc_degree``, ``pfc_error_window``
+=================  ==============================================================================  ==================
+
 Every law also takes the control period and the per-actuator torque ``limits`` (empty: the
 URDF's; :class:`.registry.LawCommon`) and, but the PD, the dynamic parameters of its model (None:
 the robot's nominal ones).
