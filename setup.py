@@ -117,7 +117,7 @@ setup(
         "dev": ["ruff>=0.17,<0.18", "mypy>=2.4,<2.5", "pre-commit"],
         # make docs: the site in doc/ (Sphinx + MyST Markdown pages + furo; rosdoc2 reads the same doc/conf.py)
         "docs": ["sphinx>=7", "myst-parser>=3", "furo"],
-        # Studies, sweeps and fleets on more than one process or machine (pardyn.parallel);
+        # Studies, sweeps and fleets on more than one process or machine (pardyn.distributed);
         # dask-jobqueue (not installed) starts the workers on SLURM/PBS clusters.
         "distributed": ["dask[distributed]>=2024.1"],
         # make bench: FIGAROH's own identification of the Staubli TX40 beside pardyn's (bench/tx40.py), MuJoCo's

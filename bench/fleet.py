@@ -28,7 +28,7 @@ from pardyn.fleet.identify import identify_fleet, identify_run
 from pardyn.fleet.layout import scan
 from pardyn.fleet.simulate import FleetSpec, FrictionStep, simulate_fleet
 from pardyn.identification.pipeline import IdentificationSettings
-from pardyn.parallel import Engine
+from pardyn.distributed import Engine
 
 ROOT = Path(__file__).resolve().parents[1] / "out" / "bench"
 DATA = ROOT / "fleet"

@@ -29,7 +29,7 @@ import numpy as np
 import pinocchio as pin
 
 import pardyn
-from pardyn.closedloop.identification_runs import record_runs, standard_runs
+from pardyn.simulation.identification_runs import record_runs, standard_runs
 from pardyn.identification.pipeline import IdentificationSettings, identify
 
 DATA = Path(__file__).resolve().parents[1] / "out" / "bench" / "dualv"

@@ -2,7 +2,7 @@
 """Peers side by side: MuJoCo's own system identification (``mujoco.sysid``) and pardyn on the same bags.
 
 Data: the DualV and the Delta recorded from the MuJoCo plant as built
-(:mod:`pardyn.closedloop.identification_runs`: every body scaled by up to 15 %,
+(:mod:`pardyn.simulation.identification_runs`: every body scaled by up to 15 %,
 drive terms by up to 30 %; 1 kHz, 2**17 counts/rev, 1 % torque noise): a run
 without payload, one with the robot's reference load (:data:`PAYLOADS`) and a
 held-out run, recorded once into ``out/bench/peers/<robot>`` and reused.
@@ -44,7 +44,7 @@ import numpy as np
 import pardyn
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.regressor import Regressor
-from pardyn.closedloop.identification_runs import PAYLOADS, Run, record_runs
+from pardyn.simulation.identification_runs import PAYLOADS, Run, record_runs
 from pardyn.identification.pipeline import IdentificationSettings, identify, prepare_bag
 from pardyn.plants.mujoco_plant import MujocoPlant
 
@@ -64,7 +64,7 @@ def recorded(name: str) -> tuple[dict[str, Path], object]:
         print(f"recording the {name} runs into {folder} (once) ...", file=sys.stderr)
         recording = record_runs(name, runs, folder, show_progress=False)
         return recording.bags, recording.truth
-    from pardyn.closedloop.identification_runs import as_built_parameters  # noqa: PLC0415
+    from pardyn.simulation.identification_runs import as_built_parameters  # noqa: PLC0415
 
     robot = pardyn.load_robot(name)
     return {run.name: folder / run.name for run in runs}, as_built_parameters(robot.nominal_parameters, seed=7)

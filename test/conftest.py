@@ -69,11 +69,11 @@ SLOW_TESTS = frozenset({
     "identification/test_essential_ur5e.py::test_pipeline_refuses_to_write_the_collapsed_essential_model",
     "identification/test_estimators.py::test_iv_and_didim_recover_the_mujoco_plant",
     "identification/test_estimators.py::test_maximum_likelihood_through_the_pipeline_on_the_mujoco_plant",
-    "identification/test_exciting.py::test_design_keeps_the_passive_joints_within_their_cones",
-    "identification/test_exciting.py::test_designed_trajectory_is_feasible_and_within_bounds",
-    "identification/test_exciting.py::test_more_candidates_never_excite_worse",
-    "identification/test_exciting.py::test_optimisation_restarts_on_the_cluster_equal_the_serial_ones",
-    "identification/test_exciting.py::test_optimised_five_bar_trajectory_respects_the_limits_and_excites_better",
+    "excitation/test_design.py::test_design_keeps_the_passive_joints_within_their_cones",
+    "excitation/test_design.py::test_designed_trajectory_is_feasible_and_within_bounds",
+    "excitation/test_design.py::test_more_candidates_never_excite_worse",
+    "excitation/test_design.py::test_optimisation_restarts_on_the_cluster_equal_the_serial_ones",
+    "excitation/test_design.py::test_optimised_five_bar_trajectory_respects_the_limits_and_excites_better",
     "identification/test_log_formats.py::test_a_log_without_header_is_read_by_column_index",
     "identification/test_log_formats.py::test_currents_with_the_drive_gains_identify_the_torques",
     "identification/test_log_formats.py::test_matlab_files_v5_and_v73_read_as_the_csv",
@@ -146,7 +146,7 @@ SLOW_TESTS = frozenset({
     "test_cli.py::test_spatial_kinematics_through_the_cli",
     "test_package.py::test_identification_never_imports_experiments_or_nodes",
     "test_package.py::test_pure_core_never_imports_rclpy",
-    "test_parallel.py::test_a_killed_worker_loses_nothing",
+    "test_distributed.py::test_a_killed_worker_loses_nothing",
     "test_docs_commands.py",
     "test_docs_site.py",
     "test_small_workspace.py",
@@ -286,9 +286,9 @@ def mujoco_inverse():
 
 @pytest.fixture(scope="session", autouse=True)
 def _session_engine():
-    """One engine for every parallel map of the session (pardyn.parallel): a ``LocalCluster`` of two worker
+    """One engine for every parallel map of the session (pardyn.distributed): a ``LocalCluster`` of two worker
     processes (loopback, no dashboard, quiet logs), started by the first map that needs it, not per call."""
-    from pardyn.parallel import Engine
+    from pardyn.distributed import Engine
 
     with Engine(2) as engine:
         yield engine

@@ -45,7 +45,7 @@ NOT_RUN_HERE = {
         "12 MuJoCo runs (minutes); test/fleet/test_fleet.py simulates a smaller fleet and runs `pardyn fleet "
         "identify` on it",
     "dask scheduler --port 8786                            # on one machine":
-        "needs a cluster of machines; test/test_parallel.py runs the same engine on a local Dask cluster",
+        "needs a cluster of machines; test/test_distributed.py runs the same engine on a local Dask cluster",
     "pardyn identify --robot ur5e --run log.csv --time-unit samples --rate 1000 \\":
         "needs a user's log; test/identification/test_log_formats.py writes such logs and runs these options",
     "pardyn identify --robot ur5e --run logs/ --validate held_out.csv \\":

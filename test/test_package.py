@@ -130,13 +130,35 @@ def test_identification_never_imports_experiments_or_nodes():
     assert not offenders, "identification reaches up:\n" + "\n".join(offenders)
 
 
-def test_the_closed_loop_runner_sits_below_identification():
-    """identification may host its model in :mod:`pardyn.closedloop.runner`, nothing else of closedloop; the
-    runner never imports identification."""
+def test_the_simulation_runner_sits_below_identification():
+    """identification may host its model in :mod:`pardyn.simulation.runner`, nothing else of the simulation;
+    the runner never imports identification."""
     offenders = _violations(lambda importer, imported: (
-        _inside(importer, "pardyn.identification") and _inside(imported, "pardyn.closedloop")
-        and imported != "pardyn.closedloop.runner") or (
-        importer == "pardyn.closedloop.runner" and _inside(imported, "pardyn.identification")))
+        _inside(importer, "pardyn.identification") and _inside(imported, "pardyn.simulation")
+        and imported != "pardyn.simulation.runner") or (
+        importer == "pardyn.simulation.runner" and _inside(imported, "pardyn.identification")))
+    assert not offenders, "\n".join(offenders)
+
+
+EXCITATION_BELOW_IDENTIFICATION = ("pardyn.excitation.fourier", "pardyn.excitation.bounds")
+"""The excitation room's lower half: the series and the bounds (identification reads the bounds)."""
+
+
+def test_the_excitation_design_sits_above_identification_and_the_rest_below():
+    """:mod:`pardyn.excitation.design` ranks by identification's base parameters; the series and the bounds
+    never import identification, and identification imports only them of the room."""
+    offenders = _violations(lambda importer, imported: (
+        importer in EXCITATION_BELOW_IDENTIFICATION and _inside(imported, "pardyn.identification")) or (
+        _inside(importer, "pardyn.identification") and _inside(imported, "pardyn.excitation")
+        and imported not in EXCITATION_BELOW_IDENTIFICATION))
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_distributed_engine_stands_on_nothing_of_the_robots():
+    """:mod:`pardyn.distributed` (Dask scheduling) is infrastructure: it imports only the errors and the progress
+    display, so every room may run its tasks on it."""
+    offenders = _violations(lambda importer, imported: importer == "pardyn.distributed"
+                            and imported not in {"pardyn.errors", "pardyn.progress"})
     assert not offenders, "\n".join(offenders)
 
 

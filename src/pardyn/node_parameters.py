@@ -338,7 +338,7 @@ TRAJECTORY = (
           low=0.0, high=1e6),
     _spec("seed", "integer", 0, "exciting: seed of the random Fourier coefficients", low=0, high=2**31 - 1),
     _spec("base_frequency", "double", 0.0, "exciting: fundamental frequency (Hz); 0: the robot's default "
-          "(pardyn.trajectories.excitation)", low=0.0, high=1e3),
+          "(pardyn.excitation.bounds)", low=0.0, high=1e3),
     _spec("harmonics", "integer", 5, "exciting: number of harmonics", low=1, high=100),
     _spec("amplitude", "double_array", (),
           "exciting: largest deviation per task coordinate (m, rad); empty: the robot's default"),

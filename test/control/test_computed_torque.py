@@ -27,7 +27,7 @@ from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorqu
 from pardyn.dynamics.forward import ForwardDynamics, simulate
 from pardyn.dynamics.inverse import null_space_projector
 from pardyn.errors import InputError
-from pardyn.closedloop.runner import run_closed_loop
+from pardyn.simulation.runner import run_closed_loop
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.pinocchio_plant import PinocchioPlant
 

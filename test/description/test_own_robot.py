@@ -118,7 +118,7 @@ def test_derived_excitation_drawings_and_units(biglide, tmp_path):
     """Derived bounds against the hand figures: size 0.4 m (slider to slider) -> amplitude 0.04 m; the slider
     speed |dq/dx| v + |dq/dy| v (dq/dy = y / sqrt(L^2 - y^2)) held to half the 2 m/s limit."""
     from pardyn.cli.demo import _plot, _unit, circle
-    from pardyn.trajectories.excitation import derived_excitation
+    from pardyn.excitation.bounds import derived_excitation
     from pardyn.visualization import plane_axes
 
     robot = pardyn.load_robot(biglide)

@@ -14,7 +14,7 @@ import pardyn
 from pardyn.description import load_description
 from pardyn.errors import DescriptionError
 from pardyn.resources import robots_directory
-from pardyn.trajectories.excitation import excitation_settings
+from pardyn.excitation.bounds import excitation_settings
 
 def _write(tmp_path: Path, name: str, edit) -> Path:
     data = yaml.safe_load((robots_directory() / f"{name}.yaml").read_text())

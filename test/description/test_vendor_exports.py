@@ -312,7 +312,7 @@ def test_revolutes_without_limits_are_unbounded_with_one_note(files):
     its size, the largest distance between joint origins at home: |B1 B2| = 0.18 m by construction)."""
     import warnings
 
-    from pardyn.trajectories.excitation import derived_excitation
+    from pardyn.excitation.bounds import derived_excitation
 
     path = files / "unbounded.urdf"
     path.write_text(five_bar_urdf(limits=False, transmissions=True))

@@ -201,7 +201,7 @@ def test_the_advice_without_a_yaml_names_a_yaml_around_the_file(finger):
     """A bare MJCF with its home on a limit: the advice names a pardyn YAML around the file, not keys to write into
     the MJCF (was: "set them in .../hand.xml: excitation: ...")."""
     from pardyn.errors import InputError
-    from pardyn.trajectories.excitation import derived_excitation
+    from pardyn.excitation.bounds import derived_excitation
 
     _, folder = finger
     (folder / "at_limit.xml").write_text(FINGER.replace('range="-1 1"', 'range="0 1"'))

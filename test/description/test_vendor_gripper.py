@@ -276,7 +276,7 @@ def test_a_home_on_the_joint_limit_says_to_move_it(gripper):
     """MuJoCo's qpos0 puts the driver on its lower limit (0): no room to excite, and the error says to give a
     home inside the limits (was: only the excitation: keys)."""
     from pardyn.errors import InputError
-    from pardyn.trajectories.excitation import derived_excitation
+    from pardyn.excitation.bounds import derived_excitation
 
     _, folder = gripper
     (folder / "at_limit.yaml").write_text(YAML.replace("home:\n  task: {left_driver_joint: 0.4}\n", ""))

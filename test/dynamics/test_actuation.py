@@ -160,7 +160,7 @@ def test_regressor_of_one_state_is_the_batch_of_one(load, name, projection):
 
 @pytest.mark.parametrize("name", ["five_bar", "delta"])
 def test_a_pickled_copy_still_matches_the_frame_jacobians(load, name):
-    """Copies sent to other processes (pardyn.parallel's workers) rebind their views of pinocchio's data: a copy that
+    """Copies sent to other processes (pardyn.distributed's workers) rebind their views of pinocchio's data: a copy that
     read the placements of its original's data would answer the home configuration's map everywhere."""
     import pickle  # noqa: PLC0415
 

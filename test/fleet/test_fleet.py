@@ -16,7 +16,7 @@ from pardyn.cli import main
 from pardyn.fleet.identify import identify_fleet
 from pardyn.fleet.simulate import FleetSpec, FrictionStep, simulate_fleet
 from pardyn.fleet.summary import summarize, write_summary
-from pardyn.parallel import Engine
+from pardyn.distributed import Engine
 
 SPEC = FleetSpec(model="five_bar", robots=2, nights=3, duration_s=6.0, growth=0.0,
                  step=FrictionStep(robot=1, night=2, drive=0, added=0.02))

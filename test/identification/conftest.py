@@ -68,7 +68,7 @@ def vendor_truth(robot):
 def vendor_motion(nv: int, duration_s: float, seed: int, *, still: tuple[int, ...] = ()):
     """q, qdot, qddot (N, nv) at VENDOR_RATE_HZ: four harmonics of 0.25 Hz per joint around a random pose
     (a Fourier series, exact derivatives); the joints of ``still`` (indices) hold their first position."""
-    from pardyn.trajectories.fourier import FourierTrajectory  # noqa: PLC0415
+    from pardyn.excitation.fourier import FourierTrajectory  # noqa: PLC0415
 
     rng = np.random.default_rng(seed)
     t = np.arange(int(round(duration_s * VENDOR_RATE_HZ))) / VENDOR_RATE_HZ

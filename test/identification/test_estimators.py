@@ -17,12 +17,12 @@ import pytest
 from pardyn.bags.joint_states import write_joint_states
 from pardyn.cli import main
 from pardyn.errors import InputError
-from pardyn.closedloop.identification_runs import Run, record_runs
+from pardyn.simulation.identification_runs import Run, record_runs
 from pardyn.identification.errors import MissingRecordingError
 from pardyn.identification.least_squares import LinearSystem, ols
 from pardyn.identification.estimators import EstimatorContext, IterationOptions, estimate, instrumental_variables
 from pardyn.identification.pipeline import IdentificationSettings, identify
-from pardyn.identification.simulation import ClosedLoopSetup
+from pardyn.identification.model_simulation import ClosedLoopSetup
 
 CHI = np.array([2.0, -1.0, 0.5])
 

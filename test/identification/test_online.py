@@ -14,9 +14,9 @@ import pytest
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.parameters import read_parameter_file, write_parameter_file
 from pardyn.errors import InputError
-from pardyn.trajectories.excitation import excitation_settings
+from pardyn.excitation.bounds import excitation_settings
 from pardyn.identification.online import OnlineIdentifier, check_estimate_file
-from pardyn.identification.exciting import design_exciting_trajectory
+from pardyn.excitation.design import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 
 RATE = 200.0

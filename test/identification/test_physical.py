@@ -16,7 +16,7 @@ from scipy import optimize
 import pardyn
 from pardyn.dynamics.parameters import inertia_from_standard, read_parameter_file
 from pardyn.dynamics.regressor import Regressor
-from pardyn.closedloop.identification_runs import Run, as_built_parameters, record_runs
+from pardyn.simulation.identification_runs import Run, as_built_parameters, record_runs
 from pardyn.identification import base_parameters, relative_error_norm, stack_equations, symmetric_order, wls
 from pardyn.identification.physical import physical_estimate, pseudo_inertia
 from pardyn.identification.pipeline import IdentificationSettings, identify

@@ -1,7 +1,7 @@
 """Identification end to end, on bags recorded from the MuJoCo plant (not from the model itself).
 
 The plant is the robot *as built*: its parameters differ from the nominal
-(YAML, "CAD") ones by a seeded draw (pardyn.closedloop.identification_runs),
+(YAML, "CAD") ones by a seeded draw (pardyn.simulation.identification_runs),
 so the tests know the truth and the nominal model is a genuine baseline.
 """
 
@@ -18,7 +18,7 @@ import pardyn
 from pardyn.bags import BagError, write_joint_states
 from pardyn.errors import InputError
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.closedloop.identification_runs import DUALV_PAYLOAD, Run, record_runs, standard_runs
+from pardyn.simulation.identification_runs import DUALV_PAYLOAD, Run, record_runs, standard_runs
 from pardyn.identification.pipeline import IdentificationSettings, identify
 
 

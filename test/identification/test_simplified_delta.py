@@ -13,7 +13,7 @@ import pytest
 
 import pardyn
 from pardyn.errors import InputError
-from pardyn.closedloop.identification_runs import PAYLOADS, Run, record_runs
+from pardyn.simulation.identification_runs import PAYLOADS, Run, record_runs
 from pardyn.identification.pipeline import IdentificationSettings, identify
 
 CODOUREY = [name for i in (1, 2, 3) for name in (f"yy_arm{i}R", f"mx_arm{i}", f"mz_arm{i}")] + ["m_platform"] + [

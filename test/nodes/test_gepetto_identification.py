@@ -26,7 +26,7 @@ import pytest
 from pardyn import load_robot
 from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.dynamics.parameters import write_parameter_file
-from pardyn.closedloop.identification_runs import as_built_parameters
+from pardyn.simulation.identification_runs import as_built_parameters
 from pardyn.identification.pipeline import identify
 from pardyn.nodes.bringup import load_bringup, run_nodes
 

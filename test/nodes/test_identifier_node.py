@@ -15,9 +15,9 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 from pardyn.dynamics.inverse import InverseDynamics
-from pardyn.trajectories.excitation import excitation_settings
+from pardyn.excitation.bounds import excitation_settings
 from pardyn.robot import load_robot
-from pardyn.identification.exciting import design_exciting_trajectory
+from pardyn.excitation.design import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 
 CONFIG = Path(__file__).resolve().parents[2] / "config" / "identifier.yaml"

@@ -32,8 +32,8 @@ from pardyn.control.computed_torque import ComputedTorque
 from pardyn.dynamics.parameters import read_parameter_file, write_parameter_file
 from pardyn.nodes.common import LATCHED_QOS
 from pardyn.nodes.messages import reference_from_message, trajectory_message
-from pardyn.trajectories.excitation import excitation_settings
-from pardyn.identification.exciting import design_exciting_trajectory
+from pardyn.excitation.bounds import excitation_settings
+from pardyn.excitation.design import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 from pardyn.trajectories.task import Circle
 

@@ -9,7 +9,7 @@
 2. **Identification through the ROS 2 system** (``config/bringup/identification.yaml``,
    the nodes ``sim`` (MuJoCo plant, lockstep), ``controller`` (PD + eq. 50),
    ``trajectory`` (exciting) and ``recorder`` in one process): the robot *as
-   built* (nominal parameters perturbed, :mod:`pardyn.closedloop.identification_runs`)
+   built* (nominal parameters perturbed, :mod:`pardyn.simulation.identification_runs`)
    follows an exciting trajectory without, then with a payload (DualV: the
    paper's 5.37 kg; Delta 1 kg, hexapod 2 kg: ``PAYLOADS``; any other robot with ``--loaded``: 20 % of its
    moving mass on its task frame, :func:`sized_payload`), then a validation trajectory, each recorded to a bag;
@@ -251,7 +251,7 @@ def identification_demo(robot_name: str, *, duration_s: float, out: Path, loaded
     its ``payload`` link or task frame, said once); ``None``: when the robot has a known load. ``truth_seed``:
     the as-built perturbation's seed (studies of the demo's spread).
     """
-    from pardyn.closedloop.identification_runs import PAYLOADS, Run  # noqa: PLC0415
+    from pardyn.simulation.identification_runs import PAYLOADS, Run  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
     from pardyn.identification.report import write_report  # noqa: PLC0415
     from pardyn.nodes.identification_runs import record_through_nodes  # noqa: PLC0415 - imports rclpy

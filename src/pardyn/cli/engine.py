@@ -1,11 +1,11 @@
-"""The engine options of every command that runs many tasks (:mod:`pardyn.parallel`)."""
+"""The engine options of every command that runs many tasks (:mod:`pardyn.distributed`)."""
 
 from __future__ import annotations
 
 import argparse
 
 from pardyn.cli.options import number
-from pardyn.parallel import Engine
+from pardyn.distributed import Engine
 
 __all__ = ["add_engine_arguments", "engine_from_arguments"]
 

@@ -1,7 +1,7 @@
 """``pardyn fleet identify DIR`` and ``pardyn fleet simulate DIR``: every robot of a cell, night after night.
 
 ``identify``: one folder per robot in DIR, runs inside (:mod:`pardyn.fleet.layout`); the
-runs not identified before are identified in parallel (:mod:`pardyn.parallel`), each
+runs not identified before are identified in parallel (:mod:`pardyn.distributed`), each
 writing RESULT.json and its report; then the fleet's summary (fleet.md, fleet.html,
 fleet.json: base parameters per robot and date with sigma, drift, outliers, unusable runs).
 

@@ -151,7 +151,7 @@ def _controller_law(robot, files: list[Path]):
 def _closed_loop_setups(robot, bags: list[Path], args: argparse.Namespace) -> list:
     """The controller and reference of every bag, for IV and DIDIM (one clear error when missing)."""
     from pardyn.identification.errors import MissingRecordingError  # noqa: PLC0415
-    from pardyn.identification.simulation import ClosedLoopSetup  # noqa: PLC0415
+    from pardyn.identification.model_simulation import ClosedLoopSetup  # noqa: PLC0415
 
     if not args.controller:
         raise MissingRecordingError(

@@ -1,7 +1,7 @@
 """One control step: a law's saturated torques, projected on actuation-redundant robots (eq. 50).
 
 Both hosts of a control law, the ``controller`` node (:mod:`pardyn.nodes.controller`) and the
-in-process loop (:func:`pardyn.closedloop.runner.run_closed_loop`), answer a measured state with
+in-process loop (:func:`pardyn.simulation.runner.run_closed_loop`), answer a measured state with
 
     tau = sat(law(q_j, qdot_j, reference))                                   # (n_a,)
     tau = sat(tau - P tau),  P = I - J (J^T J)^-1 J^T at q(q_a, q_s)         # eq. (50), redundant robots

@@ -1,9 +1,9 @@
 """The ``excitation:`` section of a robot YAML: defaults of its exciting trajectories, typed.
 
 Optional. The bounds of the Fourier trajectories that
-:func:`pardyn.identification.exciting.design_exciting_trajectory` draws around home,
+:func:`pardyn.excitation.design.design_exciting_trajectory` draws around home,
 one value per task coordinate (all of them); without it, the defaults of
-:mod:`pardyn.trajectories.excitation` for the shipped robots::
+:mod:`pardyn.excitation.bounds` for the shipped robots::
 
     excitation:
       amplitude: {x: 0.08, y: 0.06, phi: 0.3}            # m, rad: largest deviation from the centre
@@ -59,7 +59,7 @@ class ExcitationSettings:
             raise InputError(f"excitation: base_frequency_hz must be positive (Hz), got {self.base_frequency_hz}")
 
     def design_options(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`~pardyn.identification.exciting.design_exciting_trajectory`."""
+        """The keyword arguments of :func:`~pardyn.excitation.design.design_exciting_trajectory`."""
         return {field.name: getattr(self, field.name) for field in fields(self)}
 
 

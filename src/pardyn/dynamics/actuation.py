@@ -170,7 +170,7 @@ class ActuationMaps:
         self._point_origins = [self._placement_owners[joint].translation for joint in self._point_joints]
 
     def __getstate__(self) -> dict:
-        # views of this process's data: a copy would read a stale placement (workers of pardyn.parallel)
+        # views of this process's data: a copy would read a stale placement (workers of pardyn.distributed)
         return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
 
     def __setstate__(self, state: dict) -> None:

@@ -41,8 +41,8 @@ from pardyn.control.pd import JointPD
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.lumped import split_bar_masses
 from pardyn.experiments.plots import joint_panels, write_json
-from pardyn.closedloop.runner import run_closed_loop
-from pardyn.parallel import parallel_map
+from pardyn.simulation.runner import run_closed_loop
+from pardyn.distributed import parallel_map
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.plants.payload import Payload

@@ -8,7 +8,7 @@ a closed-loop, actuation-redundant robot (the DualV, case 1 model) and a serial
 one (the UR5e):
 
 1. **Runs.** For each robot, the MuJoCo plant *as built* (nominal parameters
-   perturbed, :func:`pardyn.closedloop.identification_runs.as_built_parameters`)
+   perturbed, :func:`pardyn.simulation.identification_runs.as_built_parameters`)
    runs an exciting trajectory under the identification runs' joint PD, with
    relative torque noise ``noise_levels`` (1 %, 5 %, 20 %; seeded), and one
    held-out run at the lowest level.
@@ -40,13 +40,13 @@ from typing import Any
 
 import numpy as np
 
-from pardyn.closedloop.identification_runs import Run, record_runs
+from pardyn.simulation.identification_runs import Run, record_runs
 from pardyn.experiments.plots import line_plot, write_json
 from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS
 from pardyn.identification.pipeline import identify
 from pardyn.identification.settings import IdentificationSettings
-from pardyn.identification.simulation import ClosedLoopSetup
-from pardyn.parallel import parallel_map
+from pardyn.identification.model_simulation import ClosedLoopSetup
+from pardyn.distributed import parallel_map
 from pardyn.robot import load_robot
 
 __all__ = ["EstimatorsOptions", "estimators_study"]

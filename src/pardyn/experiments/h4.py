@@ -55,8 +55,8 @@ from pardyn.control.laws import make_law
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import joint_panels, write_json
-from pardyn.closedloop.runner import run_closed_loop
-from pardyn.parallel import parallel_map
+from pardyn.simulation.runner import run_closed_loop
+from pardyn.distributed import parallel_map
 from pardyn.plants import Plant, PlantState
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant

@@ -1,15 +1,15 @@
 """``hexapod_identification``: record, identify, validate, then computed torque with the nominal vs identified model.
 
 Protocol (the hexapod as built: the MuJoCo plant with its nominal parameters perturbed,
-:func:`pardyn.closedloop.identification_runs.as_built_parameters`; 1 kHz, quantized
+:func:`pardyn.simulation.identification_runs.as_built_parameters`; 1 kHz, quantized
 encoders, 1 % torque noise; bags written as a robot's recorder would):
 
 1. **Record** through the ROS 2 nodes (:func:`pardyn.nodes.identification_runs.record_through_nodes`:
    the ``sim``, ``controller`` (a joint PD tuned for 15 Hz), ``trajectory`` and ``recorder`` nodes of
    ``config/bringup/identification.yaml``; ``through_nodes=False``: in process with the same law,
-   :func:`pardyn.closedloop.identification_runs.record_runs`): an exciting run without payload, one with the known payload
+   :func:`pardyn.simulation.identification_runs.record_runs`): an exciting run without payload, one with the known payload
    (``PAYLOADS["hexapod"]``, 2 kg), and a held-out validation run, each on its own
-   optimised-by-draw Fourier trajectory (:mod:`~pardyn.trajectories.excitation`, the ``excitation:`` section of ``hexapod.yaml``:
+   optimised-by-draw Fourier trajectory (:mod:`~pardyn.excitation.bounds`, the ``excitation:`` section of ``hexapod.yaml``:
    within the working range, the closure-Jacobian condition bound keeping it off
    singularities; the condition number of the base observation matrix is reported).
 2. **Identify** (:func:`pardyn.identification.pipeline.identify`): base parameters from the
@@ -31,8 +31,8 @@ import numpy as np
 
 from pardyn.errors import KinematicsError
 from pardyn.experiments.plots import joint_panels, write_json
-from pardyn.closedloop.runner import run_closed_loop
-from pardyn.parallel import parallel_map
+from pardyn.simulation.runner import run_closed_loop
+from pardyn.distributed import parallel_map
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.robot import load_robot
@@ -91,10 +91,10 @@ def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None =
     """Run the experiment of the module docstring; writes ``out_dir/hexapod_identification.json`` and PNGs."""
     from pardyn.control.computed_torque import ComputedTorque  # noqa: PLC0415
     from pardyn.control.gains import ctc_gains  # noqa: PLC0415
-    from pardyn.closedloop.identification_runs import PAYLOADS, Run, as_built_parameters, record_runs  # noqa: PLC0415
+    from pardyn.simulation.identification_runs import PAYLOADS, Run, as_built_parameters, record_runs  # noqa: PLC0415
     from pardyn.identification.pipeline import IdentificationSettings, identify  # noqa: PLC0415
-    from pardyn.identification.exciting import design_exciting_trajectory  # noqa: PLC0415
-    from pardyn.trajectories.excitation import excitation_settings  # noqa: PLC0415
+    from pardyn.excitation.design import design_exciting_trajectory  # noqa: PLC0415
+    from pardyn.excitation.bounds import excitation_settings  # noqa: PLC0415
     from pardyn.trajectories.joint import joint_trajectory  # noqa: PLC0415
 
     options = options or HexapodOptions()

@@ -36,16 +36,16 @@ from pardyn.control.computed_torque import ComputedTorque
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.control.gains import ctc_gains
 from pardyn.control.model_swap import ModelSwap
-from pardyn.closedloop.identification_runs import DUALV_PAYLOAD, as_built_parameters
+from pardyn.simulation.identification_runs import DUALV_PAYLOAD, as_built_parameters
 from pardyn.experiments.plots import line_plot, write_json
-from pardyn.closedloop.runner import run_closed_loop
+from pardyn.simulation.runner import run_closed_loop
 from pardyn.identification.online import OnlineIdentifier
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.plants.payload import Payload
 from pardyn.robot import load_robot
-from pardyn.trajectories.excitation import excitation_settings
-from pardyn.identification.exciting import design_exciting_trajectory
+from pardyn.excitation.bounds import excitation_settings
+from pardyn.excitation.design import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 
 __all__ = ["OnlineOptions", "online_identification", "platform_mass_parameter"]

@@ -58,8 +58,8 @@ from pardyn.dynamics.parameters import (
 from pardyn.errors import InputError, KinematicsError
 from pardyn.control.gains import gains_from_step_response
 from pardyn.experiments.plots import error_indices, law_joints, line_plot, write_json
-from pardyn.closedloop.runner import run_closed_loop
-from pardyn.parallel import parallel_map
+from pardyn.simulation.runner import run_closed_loop
+from pardyn.distributed import parallel_map
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.robot import Robot, load_robot

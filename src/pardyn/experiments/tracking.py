@@ -3,12 +3,12 @@
 Protocol (the paper's, on the MuJoCo plant standing for the real robot):
 
 1. **The robot as built.** The plant is the DualV with the as-built parameters of
-   :func:`pardyn.closedloop.identification_runs.as_built_parameters` (nominal
+   :func:`pardyn.simulation.identification_runs.as_built_parameters` (nominal
    inertias scaled per body by up to 15 %, drive friction and rotor inertia by up
    to 30 %, seed ``truth_seed``): the nominal (YAML) model is the "CAD" model.
 2. **Identification.** One exciting run (Fourier trajectory, joint PD, encoder
    quantization and torque noise) is recorded from the plant
-   (:func:`~pardyn.closedloop.identification_runs.record_runs`) and identified
+   (:func:`~pardyn.simulation.identification_runs.record_runs`) and identified
    (:func:`pardyn.identification.pipeline.identify`: case 1 model, base parameters).
 3. **Tracking** on two trajectories different from the identification one
    (the paper's Fig. 7 shows two free-form paths; here, documented and rest to rest,
@@ -55,8 +55,8 @@ from pardyn.control.laws import make_law
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import law_joints, line_plot, write_json
-from pardyn.closedloop.runner import run_closed_loop
-from pardyn.parallel import parallel_map
+from pardyn.simulation.runner import run_closed_loop
+from pardyn.distributed import parallel_map
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.robot import Robot, load_robot
@@ -83,7 +83,7 @@ class TrackingOptions:
         seed: measurement noise seed.
         cases: the laws run (subset of ``CASES``); ``ctc_identified`` needs the identification.
         pd_gain_scale: factor on the PD gains (tests: 0 gives an uncontrolled robot).
-        workers: parallel runs (:mod:`pardyn.parallel`; default one per core).
+        workers: parallel runs (:mod:`pardyn.distributed`; default one per core).
         show_progress: progress lines on stderr.
     """
 
@@ -193,7 +193,7 @@ def dualv_tracking(out_dir: Path | str, options: TrackingOptions | None = None) 
         raise InputError(f"dualv_tracking: unknown cases {unknown}; expected a subset of {list(CASES)}")
     clock = time.perf_counter()
     robot = load_robot("dualv")
-    from pardyn.closedloop.identification_runs import Run, as_built_parameters, record_runs  # noqa: PLC0415
+    from pardyn.simulation.identification_runs import Run, as_built_parameters, record_runs  # noqa: PLC0415
 
     nominal = robot.nominal_parameters
     identification: dict[str, Any] | None = None

@@ -8,14 +8,14 @@ Protocol (the paper's, on the flexible-joint plant standing for the real UR5e):
    drive columns of the link regressor (ia, fv, fs, offset per joint).
 2. **The robot as built.** :class:`pardyn.plants.flexible_joint.FlexibleJointPlant`
    with the CAD inertials of ``config/robots/ur5e.yaml`` scaled per body by up to
-   ``inertia_spread`` (:func:`pardyn.closedloop.identification_runs.as_built_parameters`,
+   ``inertia_spread`` (:func:`pardyn.simulation.identification_runs.as_built_parameters`,
    seed ``truth_seed``), and a drive side (rotor inertia, nonlinear friction,
    transmission) that differs from the YAML rotor model "of previous works" by
    ``rotor_errors`` (the compensation is good, not perfect). The CAD model ignores
    rotors and friction.
 3. **Runs** at ``rate_hz`` (1 kHz): a joint PD on the *motor-side* encoders with
    the CAD + nominal-rotor feedforward tracks an exciting Fourier trajectory
-   (:func:`pardyn.identification.exciting.design_exciting_trajectory`, best condition
+   (:func:`pardyn.excitation.design.design_exciting_trajectory`, best condition
    number of ``candidates`` draws, ``identification_s`` = 31 s) and ``validations``
    held-out Fourier trajectories (other seeds). Published (bag per run):
    ``joint_states`` = link encoders ``q`` (quantized) + effort = current-based torque
@@ -60,7 +60,7 @@ from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.dynamics.regressor import Regressor
 from pardyn.dynamics.rotor import RotorModel, load_rotor_model
-from pardyn.closedloop.identification_runs import as_built_parameters
+from pardyn.simulation.identification_runs import as_built_parameters
 from pardyn.experiments.plots import joint_panels, write_json
 from pardyn.identification.base_parameters import base_parameters
 from pardyn.identification.filtering import decimation_cutoff_hz, zero_phase_lowpass
@@ -70,12 +70,12 @@ from pardyn.identification.preparation import prepare_bag
 from pardyn.identification.result import IdentificationResult
 from pardyn.identification.settings import IdentificationSettings
 from pardyn.identification.rotor_compensation import MOTOR_TOPIC
-from pardyn.parallel import parallel_map
+from pardyn.distributed import parallel_map
 from pardyn.plants.flexible_joint import FlexibleJointPlant
 from pardyn.progress import progress
 from pardyn.robot import Robot, load_robot
-from pardyn.identification.exciting import design_exciting_trajectory
-from pardyn.trajectories.fourier import FourierTrajectory
+from pardyn.excitation.design import design_exciting_trajectory
+from pardyn.excitation.fourier import FourierTrajectory
 
 __all__ = ["CalibrationOptions", "FlexibleRun", "base_parameter_counts", "record_run", "ur5e_calibration"]
 
@@ -95,7 +95,7 @@ class CalibrationOptions:
             the Fourier trajectories (design_exciting_trajectory).
         optimize_iterations: SLSQP iterations optimising the exciting trajectory's coefficients for the
             condition number of the observation matrix within the limits (the paper's future-work point 2;
-            :func:`pardyn.identification.exciting.optimize_fourier_coefficients`); 0: the best random draw.
+            :func:`pardyn.excitation.design.optimize_fourier_coefficients`); 0: the best random draw.
         physical: also estimate physically consistent parameters (the paper's future-work point 3;
             :mod:`pardyn.identification.physical`) from the compensated data, reported beside them.
         truth_seed: seed of the as-built inertials; inertia_spread: their spread.

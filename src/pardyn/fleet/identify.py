@@ -1,7 +1,7 @@
 """Identify every new run of a fleet, in parallel, and write what each found.
 
 Every run of :func:`pardyn.fleet.layout.scan` is one task of the engine
-(:mod:`pardyn.parallel`): :func:`pardyn.identification.pipeline.identify` on its bag
+(:mod:`pardyn.distributed`): :func:`pardyn.identification.pipeline.identify` on its bag
 or CSV files, one run per identification (the night's parameters). A task writes,
 in ``out/<robot>/<date>/``:
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from pardyn.fleet.layout import FleetRun, Layout, scan
 from pardyn.identification.pipeline import IdentificationSettings, identify
-from pardyn.parallel import Engine, TaskFailure
+from pardyn.distributed import Engine, TaskFailure
 
 __all__ = ["RUN_FILE", "FleetIdentification", "identify_fleet", "identify_run", "read_records"]
 

@@ -1,16 +1,16 @@
 """A simulated fleet to try ``pardyn fleet identify`` on: robots of one model, recorded night after night.
 
-Robot ``r`` is its model as built (:func:`pardyn.closedloop.identification_runs.as_built_parameters`,
+Robot ``r`` is its model as built (:func:`pardyn.simulation.identification_runs.as_built_parameters`,
 seed ``seed + r``: every body scaled by up to 15 %, rotor inertia and friction by up to
 30 %). Every night its drives' viscous friction grows by ``growth`` (relative, wear), and
 the ``step`` (robot, night, drive, added viscous friction in N m s/rad) is a fault that
 appears on one night and stays: what drift detection should flag from that night on.
 
 Each night is one identification run recorded in closed loop on the MuJoCo plant
-(:func:`pardyn.closedloop.identification_runs.record_runs`: its own exciting trajectory,
+(:func:`pardyn.simulation.identification_runs.record_runs`: its own exciting trajectory,
 encoder quantization, torque noise), written as ``<root>/<robot>_NN/<date>/`` (a bag)
 with the truth behind it in ``<root>/_truth/<robot>_NN/<date>/truth.json``. The runs
-are tasks of the engine (:mod:`pardyn.parallel`).
+are tasks of the engine (:mod:`pardyn.distributed`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pardyn.dynamics.parameters import DynamicParameters
-from pardyn.closedloop.identification_runs import Run, as_built_parameters, record_runs
+from pardyn.simulation.identification_runs import Run, as_built_parameters, record_runs
 from pardyn.fleet.layout import ROBOT_FILE
-from pardyn.parallel import Engine
+from pardyn.distributed import Engine
 
 __all__ = ["FleetSpec", "FrictionStep", "night_parameters", "simulate_fleet"]
 

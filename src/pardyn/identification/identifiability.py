@@ -121,7 +121,7 @@ def random_states(robot, *, samples: int = 60, seed: int = 0,
     home (a 7-joint arm straight up) columns regroup that regroup nowhere else. A chain without loops:
     the measured joints drawn over their ranges (a continuous joint's over a turn). A closed loop: the task
     coordinates drawn in the excitation box around home (the YAML's ``excitation: amplitude``, else the
-    derived one, :func:`pardyn.trajectories.excitation.excitation_settings`), each reached from the previous
+    derived one, :func:`pardyn.excitation.bounds.excitation_settings`), each reached from the previous
     state by continuation (:data:`SPAN_STEPS`), so that the loops stay on home's branch. Random measured
     rates and accelerations. ``samples`` draws, or more when ``columns`` (the observation matrix's) needs
     them: twice as many equations as columns, one per actuated joint and draw.
@@ -168,7 +168,7 @@ def _serial_draws(robot, rng: np.random.Generator, samples: int):
 def _closed_draws(robot, rng: np.random.Generator, samples: int):
     """A closed loop's states: task targets uniform in the excitation box, each reached by continuation."""
     from pardyn.errors import PardynError  # noqa: PLC0415
-    from pardyn.trajectories.excitation import excitation_settings  # noqa: PLC0415
+    from pardyn.excitation.bounds import excitation_settings  # noqa: PLC0415
 
     home_task = robot.task_values(robot.home)
     box = np.asarray(excitation_settings(robot).amplitude, dtype=float)

@@ -60,7 +60,7 @@ from pardyn.dynamics.regressor import Regressor
 from pardyn.errors import InputError
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
 from pardyn.identification.identifiability import random_states
-from pardyn.identification.simulation import standard_from_base
+from pardyn.identification.model_simulation import standard_from_base
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot

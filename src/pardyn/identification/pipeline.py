@@ -118,7 +118,7 @@ from pardyn.identification.least_squares import (
 from pardyn.identification.preparation import BagData, decimated_system, model_names, prepare_all, prepare_bag
 from pardyn.identification.result import IdentificationResult, Validation
 from pardyn.identification.settings import MODELS, FitSettings, IdentificationSettings
-from pardyn.identification.simulation import ClosedLoopSetup, ModelSimulator
+from pardyn.identification.model_simulation import ClosedLoopSetup, ModelSimulator
 from pardyn.identification.sources import Source
 from pardyn.identification.truth import TruthComparison, compare_with_truth
 from pardyn.identification.validation import validate

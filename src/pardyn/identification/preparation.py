@@ -43,7 +43,7 @@ from pardyn.identification.settings import DataSettings, FilterSettings, Identif
 from pardyn.identification.sources import Source, joint_side_series
 from pardyn.kernels import CompiledSolver
 from pardyn.kinematics import batch as closed_loop_batch
-from pardyn.parallel import parallel_map
+from pardyn.distributed import parallel_map
 from pardyn.progress import progress
 
 if TYPE_CHECKING:
@@ -371,7 +371,7 @@ def prepare_all(
     robot: Robot, regressor: Regressor, paths: Sequence[Source], settings: IdentificationSettings, *,
     show_progress: bool,
 ) -> list[BagData]:
-    """:func:`prepare_bag` on every bag, as tasks of :mod:`pardyn.parallel` (``settings.data.workers``).
+    """:func:`prepare_bag` on every bag, as tasks of :mod:`pardyn.distributed` (``settings.data.workers``).
 
     ``workers=None`` or 1: in this process. Preparing a bag takes a fraction of a second to a few seconds;
     shipping the robot and its regressor to workers (and starting a cluster, 1-2 s) does not pay for a few

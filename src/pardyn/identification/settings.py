@@ -65,7 +65,7 @@ class DataSettings:
             ``K_tau i - B thetaddot - tau_f`` from the motor encoders of ``motor_topic``
             (:mod:`pardyn.identification.rotor_compensation`); ``None``: efforts used as recorded.
         motor_topic: JointState topic of the motor-side encoders (rotor positions reflected).
-        workers: bags prepared in parallel (:mod:`pardyn.parallel`: worker processes, or the enclosing
+        workers: bags prepared in parallel (:mod:`pardyn.distributed`: worker processes, or the enclosing
             engine); ``None`` or 1: in this process.
     """
 

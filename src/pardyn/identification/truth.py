@@ -9,7 +9,7 @@ friction near zero speed). The true parameters' own held-out error is the floor 
 identification can reach with this model on these data (noise, filtering, the
 friction model): an identified model near that floor is as good as the model allows.
 
-``truth.json`` (written by :func:`pardyn.closedloop.identification_runs.record_runs`
+``truth.json`` (written by :func:`pardyn.simulation.identification_runs.record_runs`
 and ``pardyn demo``): ``standard_parameters`` by name.
 """
 

@@ -131,7 +131,7 @@ class BatchClosures:
         self._rotations = [placements[f].rotation for f in self._frames]
 
     def __getstate__(self) -> dict:
-        # views of this process's data: a copy would read stale placements (workers of pardyn.parallel)
+        # views of this process's data: a copy would read stale placements (workers of pardyn.distributed)
         return {k: v for k, v in self.__dict__.items() if k not in ("_placements", "_positions", "_rotations")}
 
     def __setstate__(self, state: dict) -> None:

@@ -10,7 +10,7 @@ frame, from its direction at home::
 
 the angle a U joint's cross or an S joint's socket has to allow (a spin about the link
 axis does not count). The exciting-trajectory design keeps every angle within its group's
-``max`` (:mod:`pardyn.identification.exciting`).
+``max`` (:mod:`pardyn.excitation.design`).
 """
 
 from __future__ import annotations

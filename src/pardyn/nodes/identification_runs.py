@@ -1,10 +1,10 @@
 """Identification runs recorded through the ROS 2 nodes of ``config/bringup/identification.yaml``.
 
-The in-process :func:`pardyn.closedloop.identification_runs.record_runs` simulates the
+The in-process :func:`pardyn.simulation.identification_runs.record_runs` simulates the
 same protocol without ROS; here each run is what a user of a real robot does: the ``sim``
-node (MuJoCo, the robot *as built*: :func:`~pardyn.closedloop.identification_runs.as_built_parameters`,
+node (MuJoCo, the robot *as built*: :func:`~pardyn.simulation.identification_runs.as_built_parameters`,
 quantized encoders, torque noise, lockstep at 1 kHz), the ``controller`` node (the joint
-PD of :func:`~pardyn.closedloop.identification_runs.controller`: 15 Hz, damping 0.7),
+PD of :func:`~pardyn.simulation.identification_runs.controller`: 15 Hz, damping 0.7),
 the ``trajectory`` node (an exciting trajectory, seeded) and the ``recorder`` node
 (``joint_states`` to a rosbag2 MCAP bag), run in one process by
 :func:`pardyn.nodes.bringup.run_nodes` until the simulated clock passes the end of the
@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pardyn.closedloop.identification_runs import RecordedRuns, Run, as_built_parameters, controller
+from pardyn.simulation.identification_runs import RecordedRuns, Run, as_built_parameters, controller
 from pardyn.robot import load_robot
 
 __all__ = ["record_through_nodes"]

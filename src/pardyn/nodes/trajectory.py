@@ -38,7 +38,7 @@ from pardyn.nodes.messages import trajectory_message
 from pardyn.node_parameters import TRAJECTORY_KINDS
 from pardyn.robot import load_robot
 from pardyn.trajectories import Circle, PointToPoint, TaskTrajectory, joint_trajectory
-from pardyn.trajectories.excitation import excitation_settings
+from pardyn.excitation.bounds import excitation_settings
 
 __all__ = ["TOPIC", "TrajectoryNode", "main"]
 
@@ -51,7 +51,7 @@ class TrajectoryNode(Node):
 
     Parameters: :data:`pardyn.node_parameters.TRAJECTORY` (all read-only; defaults in
     ``config/trajectory.yaml``); those of the ``exciting`` kind go to
-    :func:`pardyn.identification.exciting.design_exciting_trajectory` (``optimize_iterations`` > 0
+    :func:`pardyn.excitation.design.design_exciting_trajectory` (``optimize_iterations`` > 0
     optimises the best draw's coefficients by SLSQP, 0 keeps the best draw).
 
     Raises:
@@ -92,8 +92,8 @@ class TrajectoryNode(Node):
         )
 
     def _exciting(self, robot, center, duration: float, options: dict) -> TaskTrajectory:
-        """A Fourier exciting trajectory (pardyn.identification.exciting) around ``center``."""
-        from pardyn.identification.exciting import design_exciting_trajectory  # noqa: PLC0415 - heavy, on demand
+        """A Fourier exciting trajectory (pardyn.excitation.design) around ``center``."""
+        from pardyn.excitation.design import design_exciting_trajectory  # noqa: PLC0415 - heavy, on demand
 
         settings = excitation_settings(robot, amplitude=options["amplitude"], max_velocity=options["max_velocity"],
                                        max_acceleration=options["max_acceleration"],

@@ -31,9 +31,9 @@ TRIES = 16
 
 def excitation_box(robot: Robot) -> np.ndarray:
     """Half-widths (n,) of the excitation box around home (m, rad): the YAML's ``excitation: amplitude``, else
-    the amplitudes derived from the robot's size and limits (:func:`~pardyn.trajectories.excitation.derived_excitation`,
+    the amplitudes derived from the robot's size and limits (:func:`~pardyn.excitation.bounds.derived_excitation`,
     its warning left to the identification, which says it)."""
-    from pardyn.trajectories.excitation import derived_excitation  # noqa: PLC0415 - imports the dynamics
+    from pardyn.excitation.bounds import derived_excitation  # noqa: PLC0415 - imports the dynamics
 
     settings = robot.description.excitation
     if settings is None:

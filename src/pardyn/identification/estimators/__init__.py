@@ -13,7 +13,7 @@ derivative filter into ``W``:
 * :mod:`.wls`: IDIM-WLS (eq. 48), the default;
 * :mod:`.ols`: IDIM-OLS (eqs. 44-47);
 * :mod:`.iv`: IDIM-IV (Janot, Vandanjon, Gautier 2014): instruments from the closed-loop
-  simulation of the model (:mod:`pardyn.identification.simulation`);
+  simulation of the model (:mod:`pardyn.identification.model_simulation`);
 * :mod:`.didim`: DIDIM (Gautier, Janot, Vandanjon 2013): closed-loop output error on the torques;
 * :mod:`.cloe`: CLOE (Landau and Karimi 1997; Brunot et al. 2017): closed-loop output error on the
   positions, Levenberg-Marquardt on finite-difference sensitivities;

@@ -1,7 +1,7 @@
 """Output error on the positions: what CLOE and maximum likelihood share.
 
 The model with base parameters ``chi`` (n_b,), simulated in closed loop with the recorded controller
-and reference (:mod:`pardyn.identification.simulation`), gives the actuated positions ``q_s(chi)``
+and reference (:mod:`pardyn.identification.model_simulation`), gives the actuated positions ``q_s(chi)``
 (N, n_a) at the data's sample times. The output error is
 
     e(chi) = vec(q_m - q_s(chi)) (N n_a,)                                       # Leboutet et al. 2021, eq. (38)

@@ -2,7 +2,7 @@
 
 Instruments ``Z = W(q_s, qdot_s, qddot_s)`` from the closed-loop simulation of the model with the
 previous estimate, driven by the recorded reference through the robot's own controller
-(:mod:`pardyn.identification.simulation`): noise-free and correlated with ``W``. Iterated from the
+(:mod:`pardyn.identification.model_simulation`): noise-free and correlated with ``W``. Iterated from the
 WLS estimate,
 
     chi_k = (Z_k^T W)^-1 Z_k^T Y,                       Z_k = W(sim(chi_{k-1}))

@@ -84,7 +84,7 @@ class Recording:
         With ``reference`` (the actuated reference the law tracked, time 0 = the first sample) the bag
         also holds it as the ``trajectory`` node publishes it: one ``reference/trajectory``
         (trajectory_msgs/msg/JointTrajectory) message stamped at the first sample, what IDIM-IV
-        and DIDIM need to simulate the run (:mod:`pardyn.identification.simulation`).
+        and DIDIM need to simulate the run (:mod:`pardyn.identification.model_simulation`).
         """
         from pardyn.bags.joint_states import joint_state_message, seconds_to_ns  # noqa: PLC0415 - rosbags
         from pardyn.bags.writer import BagWriter  # noqa: PLC0415

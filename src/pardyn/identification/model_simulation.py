@@ -11,7 +11,7 @@ is a valid instrument (IV) or the output-error Jacobian (DIDIM).
 The model is pardyn's closed-loop forward dynamics
 (:class:`pardyn.plants.pinocchio_plant.PinocchioPlant`: reduced form, RK4 and
 projection on the closures, so the closed-loop robots are simulated as such) in
-the loop of :func:`pardyn.closedloop.runner.run_closed_loop` (the in-process
+the loop of :func:`pardyn.simulation.runner.run_closed_loop` (the in-process
 twin of the ``sim`` and ``controller`` nodes: the same law, velocity filter,
 eq. 50 projection, saturation) with perfect encoders.
 
@@ -129,7 +129,7 @@ class ModelSimulator:
             InputError: the model with these parameters cannot be simulated (no inertia
                 on some motion, the loops cannot be closed): the message names the estimate.
         """
-        from pardyn.closedloop.runner import run_closed_loop  # noqa: PLC0415 - the host loop
+        from pardyn.simulation.runner import run_closed_loop  # noqa: PLC0415 - the host loop
         from pardyn.plants.measurement import MeasurementModel  # noqa: PLC0415
         from pardyn.plants.pinocchio_plant import PinocchioPlant  # noqa: PLC0415
 

@@ -1,4 +1,4 @@
-"""The engine of every multi-run job (pardyn.parallel): serial and Dask results alike, failures named, lost workers."""
+"""The engine of every multi-run job (pardyn.distributed): serial and Dask results alike, failures named, lost workers."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pardyn.parallel import Engine, TaskError, TaskFailure, parallel_map
+from pardyn.distributed import Engine, TaskError, TaskFailure, parallel_map
 
 
 def _draw(scale: float, seed: int) -> np.ndarray:

@@ -13,7 +13,7 @@ law of :func:`pardyn.trajectories.task.quintic_time_law` and falling back at
 the end. Velocities and accelerations are exact (product rule).
 
 Designed (coefficients chosen for the excitation of the dynamic parameters) by
-:func:`pardyn.identification.exciting.design_exciting_trajectory`.
+:func:`pardyn.excitation.design.design_exciting_trajectory`.
 """
 
 from __future__ import annotations

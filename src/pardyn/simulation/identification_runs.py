@@ -8,8 +8,8 @@ coefficients by up to ``friction_spread``). Identification recovers the
 as-built values, which the tests know; the nominal model is the "CAD" baseline
 of the validation.
 
-Each run follows its own exciting trajectory (:mod:`pardyn.identification.exciting`,
-seeded, within the robot's bounds of :mod:`pardyn.trajectories.excitation`) under a joint PD tuned from a bandwidth (:mod:`pardyn.control.gains`)
+Each run follows its own exciting trajectory (:mod:`pardyn.excitation.design`,
+seeded, within the robot's bounds of :mod:`pardyn.excitation.bounds`) under a joint PD tuned from a bandwidth (:mod:`pardyn.control.gains`)
 with the internal-stress projection on redundant robots, with encoder
 quantization and torque noise (:class:`pardyn.plants.measurement.MeasurementModel`),
 and is written as a rosbag2 MCAP bag with ``joint_states``.
@@ -28,14 +28,14 @@ from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.control.pd import JointPD
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
-from pardyn.parallel import parallel_map
-from pardyn.closedloop.runner import run_closed_loop
+from pardyn.distributed import parallel_map
+from pardyn.simulation.runner import run_closed_loop
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.plants.payload import Payload
 from pardyn.robot import Robot, load_robot
-from pardyn.trajectories.excitation import excitation_settings
-from pardyn.identification.exciting import design_exciting_trajectory
+from pardyn.excitation.bounds import excitation_settings
+from pardyn.excitation.design import design_exciting_trajectory
 from pardyn.trajectories.joint import joint_trajectory
 
 __all__ = [
@@ -174,7 +174,7 @@ def record_runs(
 
     Writes ``out_dir/<run>/`` bags and ``out_dir/truth.json`` (as-built parameters
     and payloads, for comparison). Existing bags are not overwritten (BagError).
-    Runs are simulated ``workers`` at a time (:mod:`pardyn.parallel`; one per core by default).
+    Runs are simulated ``workers`` at a time (:mod:`pardyn.distributed`; one per core by default).
     ``truth``: the plant's parameters (default: :func:`as_built_parameters` of ``truth_seed``).
     """
     out_dir = Path(out_dir)

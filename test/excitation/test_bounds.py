@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pardyn.errors import InputError
-from pardyn.trajectories.excitation import ExcitationSettings, excitation_settings
+from pardyn.excitation.bounds import ExcitationSettings, excitation_settings
 
 
 def test_shipped_bounds_live_in_the_robot_yamls_and_are_overridden_value_by_value(load):

@@ -1,6 +1,6 @@
 """Exciting trajectories for identification: the design of finite Fourier series in task coordinates.
 
-The trajectories are :class:`pardyn.trajectories.fourier.FourierTrajectory` (Swevers et al.'s
+The trajectories are :class:`pardyn.excitation.fourier.FourierTrajectory` (Swevers et al.'s
 classical parametrization, faded in and out). They are chosen for identification: the criterion is
 the condition number of the base-parameter observation matrix (DualV paper eqs. 41-43), so the
 design lives here, with the base parameters it ranks by.
@@ -54,8 +54,8 @@ from scipy import optimize
 from pardyn.errors import InputError, KinematicsError
 from pardyn.identification.base_parameters import base_parameters, symmetric_order
 from pardyn.identification.filtering import stack_equations
-from pardyn.parallel import parallel_map
-from pardyn.trajectories.fourier import FourierTrajectory
+from pardyn.distributed import parallel_map
+from pardyn.excitation.fourier import FourierTrajectory
 from pardyn.trajectories.task import _vector
 
 if TYPE_CHECKING:
@@ -323,7 +323,7 @@ def _period_observation(
 
 
 def _optimize_start(shared: tuple, start: FourierTrajectory) -> FourierOptimization:
-    """One restart of the optimisation (a task of :mod:`pardyn.parallel`): SLSQP from ``start``."""
+    """One restart of the optimisation (a task of :mod:`pardyn.distributed`): SLSQP from ``start``."""
     robot, regressor, columns, times, max_condition, cones, bounds, max_iterations = shared
     warm: list[np.ndarray | None] = [None]  # the last feasible evaluation's states: finite
     # differences move the coefficients by ~1e-8, so Newton starts next to the solution
@@ -430,7 +430,7 @@ def design_exciting_trajectory(
             and keep the best result; ``max_condition`` and the cones are then SLSQP constraints.
         joint_cones: keep the passive U/S joints within the robot YAML's ``limits: cones:``
             (:class:`pardyn.kinematics.cones.ConeAngles`), for the draws and the optimisation.
-        workers: the ``optimize_starts`` restarts run as tasks of :mod:`pardyn.parallel` (``None``: one
+        workers: the ``optimize_starts`` restarts run as tasks of :mod:`pardyn.distributed` (``None``: one
             worker per core, or the enclosing engine; 1: one after the other in this process).
 
     Raises:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from pardyn.errors import KinematicsError
-from pardyn.identification.exciting import design_exciting_trajectory, optimize_fourier_coefficients
-from pardyn.trajectories.fourier import FourierTrajectory
+from pardyn.excitation.design import design_exciting_trajectory, optimize_fourier_coefficients
+from pardyn.excitation.fourier import FourierTrajectory
 
 BOUNDS = {
     "dualv": dict(amplitude=[0.06, 0.05, 0.25], max_velocity=[0.4, 0.4, 1.5], max_acceleration=[4.0, 4.0, 15.0]),
@@ -165,7 +165,7 @@ def test_design_keeps_the_passive_joints_within_their_cones(load, tmp_path):
     from pardyn.kinematics.cones import ConeAngles
     from pardyn.resources import robots_directory
     from pardyn.robot import load_robot
-    from pardyn.trajectories.excitation import excitation_settings
+    from pardyn.excitation.bounds import excitation_settings
     from pardyn.trajectories.joint import joint_trajectory
 
     text = (robots_directory() / "delta.yaml").read_text()
@@ -189,7 +189,7 @@ def test_design_keeps_the_passive_joints_within_their_cones(load, tmp_path):
 
 
 def test_optimisation_restarts_on_the_cluster_equal_the_serial_ones(load, dask_engine):
-    """The ``optimize_starts`` restarts are tasks of pardyn.parallel: a two-process LocalCluster gives the serial
+    """The ``optimize_starts`` restarts are tasks of pardyn.distributed: a two-process LocalCluster gives the serial
     restarts bit for bit, and the design keeps the best of them."""
     robot = load("five_bar")
     options = dict(amplitude=[0.05, 0.05], max_velocity=[0.3, 0.3], max_acceleration=[3.0, 3.0], duration_s=6.0,

@@ -2,7 +2,7 @@
 
 :class:`ExcitationSettings` (the typed ``excitation:`` section of a robot YAML,
 :mod:`pardyn.description.excitation`) holds what
-:func:`pardyn.identification.exciting.design_exciting_trajectory` needs to know about a
+:func:`pardyn.excitation.design.design_exciting_trajectory` needs to know about a
 robot: the largest deviation from the centre, the velocity and acceleration bounds per
 task coordinate, and the fundamental frequency. A robot's defaults are its YAML's
 section (every shipped robot that is identified has one), else derived from its limits
