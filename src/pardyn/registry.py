@@ -11,8 +11,8 @@
 The registries: control laws (:mod:`pardyn.control.laws`), estimators
 (:mod:`pardyn.identification.estimators`), plants (:mod:`pardyn.plants.registry`), closed-form
 kinematics (:mod:`pardyn.kinematics.analytic`), description formats
-(:mod:`pardyn.description.formats`), export formats (:mod:`pardyn.export`), nodes
-(:mod:`pardyn.nodes.registry`) and experiments (:mod:`pardyn.cli.experiment`). Where each
+(:mod:`pardyn.description.formats`), export formats (:mod:`pardyn.export`), recording formats
+(:mod:`pardyn.recordings`), nodes (:mod:`pardyn.nodes.registry`) and experiments (:mod:`pardyn.cli.experiment`). Where each
 implementation is a module of a package, :func:`import_modules` finds them: adding one is one file.
 
 The plug-in contract (control laws, estimators, plants): a class with a ``name``, an ``Options`` frozen

@@ -123,7 +123,7 @@ def test_time_units_contradicted_by_the_data_are_refused(cli, tmp_path, logs_in_
 @pytest.mark.parametrize("written", ["s", "ms", "epoch_ns"])
 def test_time_units_that_fit_the_data_are_read(written, logs_in_units):
     """The same three logs with their right unit read to the same times (the check refuses only contradictions)."""
-    from pardyn.bags.csv_series import read_csv_series  # noqa: PLC0415
+    from pardyn.recordings.csv_series import read_csv_series  # noqa: PLC0415
 
     unit = {"s": "s", "ms": "ms", "epoch_ns": "ns"}[written]
     series = read_csv_series([logs_in_units[written]], time_unit=unit)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from rosbags.rosbag2.errors import ReaderError
 
-from pardyn.bags.csv_series import read_csv_series
+from pardyn.recordings.csv_series import read_csv_series
 from pardyn.bags import bag_status, repair_bag
 from pardyn.bags.errors import BagError
 from pardyn.bags.gaps import read_gap_records

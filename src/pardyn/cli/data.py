@@ -9,19 +9,17 @@ from pathlib import Path
 
 import numpy as np
 
-from pardyn.bags.csv_series import TIME_UNITS, CsvSource, column_schema, csv_source, read_csv_series
-from pardyn.bags.joint_states import JointStateSeries, read_joint_states
+from pardyn.bags.joint_states import JointStateSeries
 from pardyn.bags.resample import DEFAULT_MAX_GAP
 from pardyn.cli.options import number
 from pardyn.errors import InputError
+from pardyn.recordings import READERS, ReadOptions, read_series, reader_for
+from pardyn.recordings.csv_series import TIME_UNITS, column_schema, csv_source
 from pardyn.textio import load_yaml
 
 __all__ = ["add_data_arguments", "apply_drive_gains", "csv_options", "drive_gains", "joint_map", "known_payload",
            "read_runs", "split_holdout"]
 
-BAG_SUFFIXES = (".mcap", ".db3")
-TABLE_SUFFIXES = (".csv", ".mat")
-"""Files read as tables of columns (:func:`~pardyn.bags.csv_series.read_csv_series`): CSV and MATLAB."""
 
 
 def add_data_arguments(parser: argparse.ArgumentParser, *, runs: bool = False) -> None:
@@ -152,8 +150,7 @@ def apply_drive_gains(runs: list, gains: dict[str, float], *, topic: str, what: 
         return runs
     out = []
     for run in runs:
-        series = run if isinstance(run, JointStateSeries) else read_joint_states(run, topic, drop_resent=True,
-                                                                                period_tolerance=None)
+        series = read_series(run, ReadOptions(topic=topic))
         missing = [name for name in series.names if name not in gains]
         unknown = sorted(set(gains) - set(series.names))
         if missing or unknown:
@@ -168,7 +165,7 @@ def apply_drive_gains(runs: list, gains: dict[str, float], *, topic: str, what: 
 
 
 def csv_options(args: argparse.Namespace, joints: tuple[str, ...] = ()) -> dict:
-    """Keyword arguments of :func:`~pardyn.bags.csv_series.read_csv_series` from the data options.
+    """Keyword arguments of :func:`~pardyn.recordings.csv_series.read_csv_series` from the data options.
 
     ``joints``: what a ``--columns`` schema without its own joint list indexes ({i} = 1 is the first).
     """
@@ -182,14 +179,10 @@ def csv_options(args: argparse.Namespace, joints: tuple[str, ...] = ()) -> dict:
             "max_gap": getattr(args, "max_gap", DEFAULT_MAX_GAP)}
 
 
-def _is_bag(path: Path) -> bool:
-    return path.suffix in BAG_SUFFIXES or (path.is_dir() and (
-        (path / "metadata.yaml").exists() or any(p.suffix in BAG_SUFFIXES for p in path.iterdir())))
-
-
 def read_runs(paths: list[Path], options: dict) -> list:
-    """Runs from paths: a CSV file (every field in it) is read into a series, a bag stays a path, a folder
-    of runs gives each CSV file and bag in it (name order).
+    """Runs from paths, each by the reader of its format (:func:`pardyn.recordings.reader_for`): a table (CSV,
+    MATLAB: every field in it) is read into a series, a bag stays a path (read with the topic setting), a folder
+    of runs gives each recording in it (name order).
 
     Raises:
         InputError: a path that does not exist, or a folder without runs.
@@ -199,15 +192,16 @@ def read_runs(paths: list[Path], options: dict) -> list:
     for path in paths:
         if not path.exists():
             raise InputError(f"{path}: no such file or folder (a run is a CSV file, a bag or a folder of runs)")
-        if _is_bag(path):
-            out.append(path)
-        elif path.is_dir():
-            inside = sorted(p for p in path.iterdir() if p.suffix.lower() in TABLE_SUFFIXES or _is_bag(p))
+        reader = reader_for(path)
+        if reader is None:  # a folder of runs
+            inside = sorted(p for p in path.iterdir() if reader_for(p, default=False) is not None)
             if not inside:
-                raise InputError(f"{path}: a folder without runs (no CSV or MATLAB file, no bag in it)")
+                raise InputError(f"{path}: a folder without runs (no recording of {list(READERS)} in it)")
             out += read_runs(inside, options)
+        elif reader.by_topic:
+            out.append(path)
         else:
-            out.append(read_csv_series([CsvSource(path)], **options))
+            out.append(reader.read(path, ReadOptions(**options)))
     return out
 
 
@@ -223,8 +217,7 @@ def split_holdout(runs: list, fraction: float, *, topic: str) -> tuple[list[Join
         raise InputError(f"--holdout: a fraction between 0 and 0.9, got {fraction}")
     fitted, held = [], []
     for run in runs:
-        series = run if isinstance(run, JointStateSeries) else read_joint_states(run, topic, drop_resent=True,
-                                                                                  period_tolerance=None)
+        series = read_series(run, ReadOptions(topic=topic))
         split = series.t[0] + (1.0 - fraction) * (series.t[-1] - series.t[0])
         first = series.t < split
         fitted.append(_cut(series, first, " (first part)"))

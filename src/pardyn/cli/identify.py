@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from pardyn.bags.csv_series import read_csv_series
+from pardyn.recordings.csv_series import read_csv_series
 from pardyn.bags.joint_states import JointStateSeries
 from pardyn.bags.resample import DEFAULT_MAX_GAP
 from pardyn.cli.data import (

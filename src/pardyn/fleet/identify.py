@@ -66,7 +66,7 @@ def identify_run(shared: tuple[IdentificationSettings, Path, bool, float | None]
     settings, out, report, rate_hz = shared
     robot = _robot(run.description)
     if run.kind == "csv":
-        from pardyn.bags.csv_series import read_csv_series  # noqa: PLC0415
+        from pardyn.recordings.csv_series import read_csv_series  # noqa: PLC0415
 
         source = read_csv_series(run.sources, rate_hz=rate_hz, max_gap=settings.data.max_gap)
         if settings.data.effort_delay_s is None:  # logged torques are instantaneous (as pardyn identify --csv)

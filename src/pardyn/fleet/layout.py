@@ -8,7 +8,7 @@
         robot.yaml              optional: this robot's own description (wins over the fleet's)
         2026-11-01/             a rosbag2 bag (directory with metadata.yaml, or .mcap / .db3 file)
         2026-11-02.mcap
-        2026-11-03.csv          a CSV log (pardyn.bags.csv_series conventions)
+        2026-11-03.csv          a CSV log (pardyn.recordings.csv_series conventions)
         2026-11-04/             a directory of CSV files (one field each: positions.csv, efforts.csv)
       delta_02/
         ...

@@ -156,7 +156,7 @@ def identify(
     Args:
         robot: the robot (its YAML's nominal parameters give the parameter layout).
         bags: bags recorded without payload, or joint-state series (CSV files,
-            :func:`pardyn.bags.csv_series.read_csv_series`).
+            :func:`pardyn.recordings.csv_series.read_csv_series`).
         loaded_bags: bags (series) recorded with the payload fixed to the platform (eq. 49): the robot's
             ``payload`` body, else one on its task frame (:meth:`~pardyn.robot.Robot.with_payload_body`).
         validate_bags: held-out bags (series) without payload, for cross-validation.

@@ -3,11 +3,11 @@
 :func:`joint_side_series` turns one source into the joint-state series the
 pipeline uses:
 
-1. read it: a bag path through :func:`pardyn.bags.joint_states.read_joint_states`
-   (MCAP or sqlite3, the JointState topic of the user's choice, joints in any
-   order, other joints and topics ignored), or a
-   :class:`~pardyn.bags.joint_states.JointStateSeries` already read (CSV files,
-   :func:`pardyn.bags.csv_series.read_csv_series`);
+1. read it: a path by the reader of its format (:func:`pardyn.recordings.read_series`: a rosbag2 bag,
+   MCAP or sqlite3, the JointState topic of the user's choice, joints in any order, other joints and
+   topics ignored; a CSV or MATLAB table), or a
+   :class:`~pardyn.bags.joint_states.JointStateSeries` already read (tables with the command's layout
+   options, :func:`pardyn.recordings.csv_series.read_csv_series`);
 2. non-uniform stamps resampled onto a uniform grid, or refused when a gap is
    too long (:func:`pardyn.bags.resample.resample_uniform`);
 3. names mapped to the robot's (``joint_map``);
@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pardyn.bags.errors import BagError
-from pardyn.bags.joint_states import JointStateSeries, read_joint_states
+from pardyn.bags.joint_states import JointStateSeries
 from pardyn.bags.resample import DEFAULT_MAX_GAP, resample_uniform
 from pardyn.dynamics.transmission import Transmission
+from pardyn.recordings import ReadOptions, read_series
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["LIMIT_MARGIN", "Source", "check_efforts", "check_units", "joint_side_series", "rename_joints", "source_label"]
 
 Source = Path | str | JointStateSeries
-"""A bag path or a series already read (CSV)."""
+"""A recording's path (any format of :data:`pardyn.recordings.READERS`) or a series already read."""
 
 LIMIT_MARGIN = 0.25
 """Positions beyond the URDF limits by more than this fraction of the joint's range are a units error."""
@@ -188,11 +189,7 @@ def joint_side_series(
     Raises:
         BagError: naming the bag (topic) or file, and what is wrong.
     """
-    if isinstance(source, JointStateSeries):
-        series = source
-    else:
-        series = read_joint_states(source, topic, drop_resent=True, period_tolerance=None)
-    series = resample_uniform(series, max_gap=max_gap)
+    series = resample_uniform(read_series(source, ReadOptions(topic=topic, max_gap=max_gap)), max_gap=max_gap)
     series = rename_joints(series, joint_map)
     driven = transmission.motors if transmission is not None else robot.actuated_names
     check_efforts(series, [name for name in driven if name in series.names])

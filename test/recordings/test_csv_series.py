@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pardyn.bags.csv_series import column_schema, csv_source, read_csv_series
+from pardyn.recordings.csv_series import column_schema, csv_source, read_csv_series
 from pardyn.bags.errors import BagError
 
 
