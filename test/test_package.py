@@ -162,6 +162,17 @@ def test_the_distributed_engine_stands_on_nothing_of_the_robots():
     assert not offenders, "\n".join(offenders)
 
 
+def test_the_recordings_sit_between_the_bags_and_identification():
+    """:mod:`pardyn.recordings` reads bags (:mod:`pardyn.bags`) and tables for identification: it imports neither
+    identification nor anything above it, and the bags never import it."""
+    above = ("pardyn.identification", "pardyn.simulation", "pardyn.experiments", "pardyn.nodes", "pardyn.cli",
+             "pardyn.fleet", "pardyn.robot")
+    offenders = _violations(lambda importer, imported: (
+        _inside(importer, "pardyn.recordings") and any(_inside(imported, package) for package in above)) or (
+        _inside(importer, "pardyn.bags") and _inside(imported, "pardyn.recordings")))
+    assert not offenders, "\n".join(offenders)
+
+
 CLI_RUNS_NODES = {
     ("pardyn.cli.bringup", "pardyn.nodes.bringup"),  # pardyn bringup: the nodes in one process
     ("pardyn.cli.bringup", "pardyn.nodes.launcher"),  # pardyn bringup --processes: one process per node
@@ -253,3 +264,45 @@ def test_the_mechanism_stands_below_what_the_robot_assembles():
                 reached.add(target)
                 todo.append(target)
     assert not [name for name in reached if any(_inside(name, package) for package in above)], sorted(reached)
+
+
+LONG_FUNCTION = 80
+"""Functions longer than this (lines from the ``def`` to the end) have a row in doc/architecture.md saying why."""
+
+
+def _long_functions() -> dict[str, int]:
+    """``{"dir/module.py: Class.function": lines}`` of every function of the package over :data:`LONG_FUNCTION` lines."""
+    import ast  # noqa: PLC0415
+
+    found: dict[str, int] = {}
+
+    def visit(node: ast.AST, where: str, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = child.end_lineno - child.lineno + 1
+                if lines > LONG_FUNCTION:
+                    found[f"{where}: {prefix}{child.name}"] = lines
+                visit(child, where, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, where, f"{prefix}{child.name}.")
+
+    for path in sorted(PACKAGE.rglob("*.py")):
+        visit(ast.parse(path.read_text()), path.relative_to(PACKAGE).as_posix(), "")
+    return found
+
+
+def test_every_function_over_80_lines_has_its_reason_here():
+    """doc/architecture.md's table of long functions is the sources' (counted with ast), both ways: no function over
+    80 lines without its row and reason, no row for a function that is shorter or gone, every count current."""
+    import re  # noqa: PLC0415
+
+    text = (ROOT / "doc" / "architecture.md").read_text()
+    table = text[text.index("**Functions over 80 lines, and why**"):]
+    rows = {match[1]: (int(match[2]), match[3]) for match in re.finditer(r"^\| `([^`]+)` \| (\d+) \| (.+) \|$", table,
+                                                                          re.MULTILINE)}
+    measured = _long_functions()
+    wrong = [f"| `{name}` | {lines} | {rows[name][1] if name in rows else 'WHY?'} |"
+             for name, lines in sorted(measured.items()) if rows.get(name, (None,))[0] != lines]
+    gone = sorted(set(rows) - set(measured))
+    assert not wrong and not gone, ("doc/architecture.md, functions over 80 lines: set these rows\n" + "\n".join(wrong)
+                                    + "\nand remove these (now shorter or gone): " + ", ".join(gone))
