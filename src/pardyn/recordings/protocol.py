@@ -61,8 +61,15 @@ class SeriesReader(Protocol):
     with the settings' topic; a table is read as soon as it is named (its layout options are the command's).
     """
 
-    name: str
-    by_topic: bool
+    @property
+    def name(self) -> str:
+        """The format's name in :data:`READERS`."""
+        ...
+
+    @property
+    def by_topic(self) -> bool:
+        """Whether the format holds several topics (read with the settings' topic)."""
+        ...
 
     def accepts(self, path: Path) -> bool:
         """Whether ``path`` (a file or a folder) is a recording of this format."""
