@@ -25,7 +25,7 @@ def test_tiny_benchmark_against_the_plant(tmp_path):
     assert abs(ekf["median"] - wls["median"]) < 1e-6
     assert {rows["wls"]["rank"], rows["ekf"]["rank"]} == {1, 2}
     assert set(rows["wls"]["per_parameter"]) == set(rows["ekf"]["per_parameter"])
-    assert "| five_bar | mid | ekf |" in report["table"]
+    assert "| five_bar | mid | ekf |" in report["table"] and report["claim_held"] is True
     saved = json.loads((tmp_path / "estimator_benchmark.json").read_text())
     assert len(saved["draws"]) == 2 and saved["survey_ranking"]["source"].startswith("Q. Leboutet")
     assert (tmp_path / "estimator_benchmark.md").exists() and len(report["plots"]) == 2

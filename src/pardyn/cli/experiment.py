@@ -221,8 +221,7 @@ def _estimator_benchmark(args: argparse.Namespace) -> dict:
     report = estimator_benchmark(args.out, BenchmarkOptions(**given))
     print(report["table"])
     print(f"survey ranking (serial robots): {report['survey_ranking']['ranking'] or report['survey_ranking']['note']}")
-    print(f"wrote {args.out / 'estimator_benchmark.json'}, {args.out / 'estimator_benchmark.md'} and "
-          f"{len(report['plots'])} plots in {report['time_s']:.0f} s")
+    print(f"table: {args.out / 'estimator_benchmark.md'} ({report['time_s']:.0f} s)")
     return report
 
 
