@@ -14,7 +14,11 @@ Kalman filter of the model, as the EKF (:mod:`.ekf`) does, in covariance form. T
 a diffuse prior to round-off (``P_{k+1}`` is a difference of terms ``prior^2`` times larger), so the
 prior is moderate (``min(prior, 1e3)``) and the record is filtered ``passes`` times, each pass
 restarting from the previous pass's estimate with the prior covariance (iterated filtering): the
-prior's pull ``~ cond / prior^2`` contracts geometrically from pass to pass. Reported covariance:
+prior's pull ``~ kappa / prior^2`` (``kappa`` the condition number of the Jacobi-scaled information
+``W^T R^-1 W``) contracts geometrically from pass to pass. Where ``kappa`` reaches ``prior^2 = 1e6``
+(poorly excited directions: the Delta's and the UR5e's exciting runs of the estimator benchmark) it
+does not: the UKF then ends between the WLS estimate and its start, a ridge-like shrinkage of the
+poorly excited directions, which the EKF (diffuse prior, exact) does not have. Reported covariance:
 the last pass's ``P`` scaled by ``sigma_rho^2`` (eq. 46).
 
 Not done: a physically consistent variant (sigma points on a log-Cholesky parameterisation of each
