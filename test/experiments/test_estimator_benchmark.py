@@ -1,7 +1,7 @@
 """``pardyn experiment estimator_benchmark`` in a tiny configuration: the five-bar, two draws, one level.
 
 The truth is the MuJoCo plant's as-built parameters (independent of every estimator): at 5 % torque
-noise and 2^14 counts the WLS estimate of the base parameters is within 30 % of it in norm; the EKF
+noise and 2^15 counts the WLS estimate of the base parameters is within 30 % of it in norm; the EKF
 with constant parameters is the Kalman filter of the same model and ends at the WLS estimate
 (Gautier and Poignet 2001), so its median error equals WLS's to 1e-6; the table ranks both.
 """

@@ -9,9 +9,10 @@ actuation-redundant ones included:
    exciting trajectory (designed once, ``trajectory_seed``) under the identification runs' joint PD.
    Each **draw** re-runs it with new measurement noise (``seed = draw``): encoder quantization
    (``counts_per_revolution``, the controller sees it too) and relative torque noise, at three
-   **noise levels** (:data:`LEVELS`: 2^17 counts and 1 %, 2^14 and 5 %, 2^12 and 20 %: the
+   **noise levels** (:data:`LEVELS`: 2^17 counts and 1 %, 2^15 and 5 %, 2^14 and 20 %: the
    torque levels of the ``estimators`` study, after the UR5e paper's noise discussion; the
-   encoder resolutions of a 17-bit absolute encoder down to a 12-bit one). One held-out run (another
+   encoder resolutions of a 17-bit absolute encoder down to a 14-bit one). A draw whose run cannot
+   be recorded counts as a failure of every estimator. One held-out run (another
    trajectory, the lowest level) per robot.
 2. **Estimators.** every registered one (:data:`pardyn.identification.estimators.ESTIMATORS`) or
    those named, each through :func:`pardyn.identification.pipeline.identify` on the draw's bag (the
@@ -64,8 +65,10 @@ class NoiseLevel:
     torque_noise: float
 
 
-LEVELS = (NoiseLevel("low", 2**17, 0.01), NoiseLevel("mid", 2**14, 0.05), NoiseLevel("high", 2**12, 0.20))
-"""The three noise levels of the benchmark (module docstring)."""
+LEVELS = (NoiseLevel("low", 2**17, 0.01), NoiseLevel("mid", 2**15, 0.05), NoiseLevel("high", 2**14, 0.20))
+"""The three noise levels of the benchmark (module docstring). Coarser encoders stop the DualV's runs: at 2^12
+counts per revolution its closed-loop forward kinematics from the quantized actuated readings leaves the loops
+open by 1.35e-4 m, beyond the solver's 1e-4 tolerance (ConvergenceError in the recording, measured)."""
 
 SURVEY_RANKING: dict[str, Any] = {
     "source": "Q. Leboutet, J. Roux, A. Janot, J. R. Guadarrama-Olvera, G. Cheng, 'Inertial parameter "
@@ -154,8 +157,14 @@ def _draw_job(shared: tuple, job: tuple[str, int, int]) -> dict[str, Any]:
         shutil.rmtree(path)
     entry: dict[str, Any] = {"robot": robot_name, "level": level.name, "draw": draw}
     clock = time.perf_counter()
-    bag = _record(robot_name, setup["truth_parameters"], setup["reference"], setup["start"],
-                  options.duration(robot_name), level, 1000 + draw, path)
+    try:
+        bag = _record(robot_name, setup["truth_parameters"], setup["reference"], setup["start"],
+                      options.duration(robot_name), level, 1000 + draw, path)
+    except Exception as error:  # noqa: BLE001 - a run the noise makes impossible is a finding, counted as failures
+        message = f"recording failed: {type(error).__name__}: {error}"
+        entry.update({name: {"failed": message} for name in options.names()})
+        shutil.rmtree(path, ignore_errors=True)
+        return entry
     entry["record_s"] = time.perf_counter() - clock
     truth = setup["truth"]
     closed_loop = [ClosedLoopSetup(controller(robot), setup["reference"])]
