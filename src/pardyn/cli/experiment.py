@@ -13,6 +13,9 @@
   flexible-joint plant, NMSE of CAD vs calibrated models on three held-out trajectories.
 * ``estimators`` (:mod:`pardyn.experiments.estimator_comparison`): the registered estimators (IDIM-WLS, -OLS, -IV, DIDIM) on the DualV and
   the UR5e as the torque noise grows and the derivative filter is mistuned (UR5e paper, section 1).
+* ``estimator_benchmark`` (:mod:`pardyn.experiments.estimator_benchmark`): Monte Carlo draws of the
+  measurement noise at three levels on the DualV, the Delta and the UR5e; every estimator's
+  parameter error against the plant's truth, held-out torque error, failures and time, ranked.
 * ``online_identification`` (:mod:`pardyn.experiments.online_identification`): the windowed online
   estimate follows a payload attached mid-run on the DualV; the CTC takes the estimate (blended swap).
 * ``delta_pick_and_place`` (:mod:`pardyn.experiments.delta_pick_and_place`): the standard
@@ -57,7 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default 6)")
     parser.add_argument("--in-process", action="store_true",
                         help="hexapod_identification: record in process (no rclpy) instead of through the ROS 2 nodes")
-    parser.add_argument("--robots", help="estimators: comma-separated robots (default dualv,ur5e)")
+    parser.add_argument("--robots", help="estimators: comma-separated robots (default dualv,ur5e); "
+                                         "estimator_benchmark: (default dualv,delta,ur5e)")
+    parser.add_argument("--draws", type=number(1, 100_000, integer=True),
+                        help="estimator_benchmark: noise draws per level and robot (default 50)")
+    parser.add_argument("--estimators", help="estimator_benchmark: comma-separated estimators (default every "
+                                             "registered one)")
+    parser.add_argument("--levels", help="estimator_benchmark: comma-separated noise levels among low,mid,high "
+                                         "(default all three)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
     add_verbose_argument(parser)
 
@@ -179,6 +189,39 @@ def _estimators(args: argparse.Namespace) -> dict:
               + " ".join(figure(n, "parameter_error") for n in names) + " | "
               + " ".join(figure(n, "torque_error") for n in names) + " | "
               + " ".join(str(entry[n].get("iterations", "-")) for n in closed_loop))
+    return report
+
+
+@EXPERIMENTS.register("estimator_benchmark")
+def _estimator_benchmark(args: argparse.Namespace) -> dict:
+    from pardyn.errors import InputError  # noqa: PLC0415
+    from pardyn.experiments.estimator_benchmark import LEVELS, BenchmarkOptions, estimator_benchmark  # noqa: PLC0415
+    from pardyn.identification.estimators import ESTIMATORS  # noqa: PLC0415
+
+    given: dict = {"workers": args.workers, "show_progress": not args.quiet}
+    if args.robots:
+        given["robots"] = tuple(name.strip() for name in args.robots.split(","))
+    if args.draws is not None:
+        given["draws"] = args.draws
+    if args.estimators:
+        given["estimators"] = tuple(name.strip() for name in args.estimators.split(","))
+        for name in given["estimators"]:
+            ESTIMATORS.get(name)  # InputError naming the known ones
+    if args.levels:
+        known = {level.name: level for level in LEVELS}
+        wanted = [name.strip() for name in args.levels.split(",")]
+        unknown = [name for name in wanted if name not in known]
+        if unknown:
+            raise InputError(f"unknown noise levels {unknown}, expected some of {list(known)}")
+        given["levels"] = tuple(known[name] for name in wanted)
+    if args.identification_s is not None:
+        given["identification_s"] = args.identification_s
+    if args.validation_s is not None:
+        given["validation_s"] = args.validation_s
+    report = estimator_benchmark(args.out, BenchmarkOptions(**given))
+    print(report["table"])
+    print(f"survey ranking (serial robots): {report['survey_ranking']['ranking'] or report['survey_ranking']['note']}")
+    print(f"table: {args.out / 'estimator_benchmark.md'} ({report['time_s']:.0f} s)")
     return report
 
 

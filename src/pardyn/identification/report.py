@@ -107,6 +107,13 @@ def _table(result: IdentificationResult) -> Block:
     return ("table", ["parameter", "value", "std", "%sigma", "essential"], rows)
 
 
+def _estimator_summary(name: str) -> str:
+    """`` (what the estimator is)``: its registered one-line summary, empty for a name no longer registered."""
+    from pardyn.identification.estimators import ESTIMATORS  # noqa: PLC0415 - the registry, filled at import
+
+    return f" ({ESTIMATORS.get(name).summary})" if name in ESTIMATORS else ""
+
+
 def _blocks(result: IdentificationResult, plots: list[str]) -> list[Block]:
     """The report's content, in order, for both renderings."""
     data = result.as_json()
@@ -124,7 +131,7 @@ def _blocks(result: IdentificationResult, plots: list[str]) -> list[Block]:
         f"essential parameters: r_sigma = {result.settings.fit.r_sigma:g}, fit tolerance "
         f"{100 * result.settings.fit.essential_tolerance:g} %, {len(result.essential.estimate.names)} of "
         f"{len(result.estimate.names)} kept (stopped by {result.essential.stopped_by})",
-        f"estimator: {data['estimator']['name']}"
+        f"estimator: {data['estimator']['name']}{_estimator_summary(data['estimator']['name'])}"
         + ("" if not data["estimator"]["iterations"] else
            f", {data['estimator']['iterations']} closed-loop simulations from {data['estimator']['start']}, "
            f"{'converged' if data['estimator']['converged'] else 'NOT converged'} (steps: "

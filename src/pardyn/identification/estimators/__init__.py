@@ -18,7 +18,10 @@ derivative filter into ``W``:
 * :mod:`.cloe`: CLOE (Landau and Karimi 1997; Brunot et al. 2017): closed-loop output error on the
   positions, Levenberg-Marquardt on finite-difference sensitivities;
 * :mod:`.ml`: maximum likelihood: the same output error with the noise covariance of the joints
-  estimated (Goodwin and Payne 1977; Brunot et al. 2017).
+  estimated (Goodwin and Payne 1977; Brunot et al. 2017);
+* :mod:`.ekf`, :mod:`.ukf`: extended and unscented Kalman filters with the base parameters as
+  random-walk states over the recorded data, observed through ``y_k = W_k chi_k`` (Gautier and
+  Poignet 2001; :mod:`._kalman`).
 
 The closed-loop iterations (``iv``, ``didim``) stop when the step moves the
 model's torques by less than ``tolerance`` of their norm,
@@ -58,7 +61,7 @@ from pardyn.identification.estimators.protocol import (
 from pardyn.identification.least_squares import LinearSystem
 from pardyn.registry import import_modules
 
-import_modules(__name__, first=("wls", "iv", "didim", "cloe", "ml"))  # the papers' estimators first, then the others
+import_modules(__name__, first=("wls", "iv", "didim", "cloe", "ml", "ekf", "ukf"))  # the papers' estimators first, then the others
 
 from pardyn.identification.estimators.iv import instrumental_variables  # noqa: E402 - after the registration
 
