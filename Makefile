@@ -20,10 +20,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	@pkg-config --exists sdformat12 2>/dev/null || echo "note: test/export needs libsdformat (Gazebo's SDF parser): apt-get install libsdformat-dev g++ pkg-config (as root; .ci/run does it)"
-	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile  # one BLAS thread: small SVDs/QRs are many times faster on 2 cores
+	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder  # one BLAS thread: small SVDs/QRs are many times faster on 2 cores
 
 test-fast: $(STAMP)  # the core's unit tests: no ROS node or process, no C compiler, nothing marked slow (setup.cfg)
-	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow and not ros and not compiled"
+	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow and not ros and not compiled"
 
 lint: $(STAMP)  # ruff and mypy, settings in pyproject.toml (the same hooks as .pre-commit-config.yaml)
 	$(VENV)/bin/ruff check .

@@ -212,7 +212,8 @@ MODULE_WALL_S = {
 }
 """Wall seconds of the modules that took over 12 s (the whole suite in two pytest-xdist workers on 2 cores, 28 Nov
 2026, a per-test wall/CPU hook). `make test` runs them first, longest first, each module on one worker
-(``--dist loadfile``: a module's fixtures are built once): the short modules fill in at the end. Before, the
+(``--dist loadfile --no-loadscope-reorder``: a module's fixtures are built once, in this order rather than
+xdist's default of the modules with the most tests first): the short modules fill in at the end. Before, the
 alphabetical order left the docs tests (~5 min) to run alone on one worker while the other had finished."""
 
 
