@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-TEST_WORKERS ?= 2  # pytest-xdist processes of make test (one per core; 1: serial, ~33 min); the longest modules first, a module per worker (test/conftest.py MODULE_WALL_S)
+TEST_WORKERS ?= 1  # pytest-xdist processes of make test; 2: 17 min 55 s (28 Nov) but two lockstep node tests failed under that load (test_launcher random orders: trajectory hung in rclpy destroy_node; test_model_swap_nodes: a command off the nominal law before the swap)
 
 .PHONY: demo test test-fast test-compiled lint bench docs install clean
 
