@@ -28,6 +28,7 @@ NODES_WITHOUT_ROS = frozenset({"test_parameters.py", "test_launch_files.py"})
 ROS_TESTS = frozenset({
     "test_demo.py",  # pardyn demo: the sim, controller, recorder and identifier nodes
     "test_cli.py::test_two_demos_in_one_ros_domain_keep_to_their_own_nodes",
+    "plants/test_nonphysical_inertia.py::test_the_demo_runs_on_it_and_says_which_body_was_corrected_and_by_how_much",
 })
 """Tests outside test/nodes that start nodes without a fixture saying so (module or module::function)."""
 COMPILED_FIXTURES = frozenset({"sdf_check", "libsdformat"})
@@ -190,10 +191,38 @@ def markers_of(item: pytest.Item) -> set[str]:
     return found
 
 
+MODULE_WALL_S = {
+    "identification/test_pipeline.py": 214, "test_cli.py": 200, "test_docs_commands.py": 178,
+    "description/test_own_robot.py": 122, "experiments/test_hexapod_identification.py": 95, "test_demo.py": 95,
+    "nodes/test_gepetto_identification.py": 83, "identification/test_estimators.py": 74,
+    "nodes/test_launcher.py": 54, "kinematics/test_couplings.py": 53, "fleet/test_fleet.py": 53,
+    "plants/test_nonphysical_inertia.py": 52, "test_markers.py": 45, "experiments/test_tracking.py": 43,
+    "nodes/test_model_swap_nodes.py": 39, "nodes/test_multi_robot.py": 37, "nodes/test_bringup.py": 36,
+    "reliability/test_new_surfaces.py": 33, "scene/test_view_browser.py": 33, "nodes/test_recorder.py": 32,
+    "nodes/test_sim_controller.py": 30, "identification/test_simplified_delta.py": 27,
+    "experiments/test_robustness.py": 27, "identification/test_report_html.py": 26,
+    "experiments/test_ur5e_calibration.py": 26, "excitation/test_design.py": 23,
+    "export/test_sdf_dynamics.py": 23, "reliability/test_fuzz.py": 23, "nodes/test_closure_solver.py": 22,
+    "identification/test_output_error_estimators.py": 22, "identification/test_real_logs.py": 21,
+    "control/test_computed_torque.py": 21, "nodes/test_stopping.py": 20, "nodes/test_reliability.py": 19,
+    "test_docs_site.py": 19, "plants/test_mujoco_plant.py": 18, "nodes/test_start_up.py": 18,
+    "experiments/test_h4.py": 16, "identification/test_sources.py": 15, "test_install.py": 15,
+    "export/test_ros2_control.py": 15, "nodes/test_spatial_control_nodes.py": 15, "kernels/test_kernels.py": 14,
+    "identification/test_vendor_logs.py": 14, "dynamics/test_inverse.py": 12,
+}
+"""Wall seconds of the modules that took over 12 s (the whole suite in two pytest-xdist workers on 2 cores, 28 Nov
+2026, a per-test wall/CPU hook). `make test` runs them first, longest first, each module on one worker
+(``--dist loadfile --no-loadscope-reorder``: a module's fixtures are built once, in this order rather than
+xdist's default of the modules with the most tests first): the short modules fill in at the end. Before, the
+alphabetical order left the docs tests (~5 min) to run alone on one worker while the other had finished."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         for name in sorted(markers_of(item)):
             item.add_marker(name)
+    # longest modules first (stable: a module's tests stay together and in their order)
+    items.sort(key=lambda item: -MODULE_WALL_S.get(_relative(item)[0], 0))
 
 
 def _private_ros_domain(low: int = 1, high: int = 100) -> int:
@@ -288,8 +317,17 @@ def mujoco_inverse():
 def _session_engine():
     """One engine for every parallel map of the session (pardyn.distributed): a ``LocalCluster`` of two worker
     processes (loopback, no dashboard, quiet logs), started by the first map that needs it, not per call."""
+    import dask
+
     from pardyn.distributed import Engine
 
+    # Idle, the cluster's processes cost 2.7 CPU-s per 20 s (its workers' 10 ms profiler and the scheduler's
+    # 20 ms tick): ~150 CPU-s over a run that starts it in its first minutes. These settings: 0.36 CPU-s per
+    # 20 s (measured, 2 idle workers); what the tasks compute is unchanged. The workers get them from the nanny.
+    dask.config.set({"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
+                     "distributed.admin.system-monitor.interval": "2s",
+                     "distributed.worker.memory.monitor-interval": "2s",
+                     "distributed.scheduler.work-stealing-interval": "1s"})
     with Engine(2) as engine:
         yield engine
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -17,20 +18,25 @@ from pardyn.robot import load_robot
 
 
 def test_demo_identifies_the_dualv_through_the_ros_nodes(tmp_path):
-    """Output to pipes (not a terminal) beside a CPU hog (issue 41 item 8: 4-39 "[ERROR] no command for step" lines
-    per demo under load and 46-149 progress lines): no [ERROR] line, no progress line but each run's summary, late
-    commands counted there as a warning."""
+    """Output to pipes (not a terminal) on a loaded machine (issue 41 item 8: 4-39 "[ERROR] no command for step"
+    lines per demo under load and 46-149 progress lines): no [ERROR] line, no progress line but each run's summary,
+    late commands counted there as a warning. The load: a CPU hog beside the demo, unless the machine is loaded
+    already (load average at its core count: `make test`'s other worker), where the hog only took ~90 CPU-s from
+    the other tests."""
     out = tmp_path / "demo"
     (out / "bags").mkdir(parents=True)  # an earlier demo's output: kept, the demo moves to demo-2
-    hog = subprocess.Popen([sys.executable, "-c", "import os\nos.nice(5)\nwhile True: pass"])  # a loaded machine
+    hog = None
+    if os.getloadavg()[0] < (os.cpu_count() or 1):
+        hog = subprocess.Popen([sys.executable, "-c", "import os\nos.nice(5)\nwhile True: pass"])
     try:
         completed = subprocess.run(
             [sys.executable, "-m", "pardyn.cli", "demo", "--duration", "5", "--out", str(out)],
             capture_output=True, text=True, timeout=600,
         )
     finally:
-        hog.kill()
-        hog.wait()
+        if hog is not None:
+            hog.kill()
+            hog.wait()
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     assert "[ERROR]" not in completed.stdout + completed.stderr, completed.stderr[-3000:]
     assert "x real time" not in completed.stdout  # progress lines: on a terminal only

@@ -91,7 +91,8 @@ def test_tests_on_the_shared_datasets_are_marked_shared_data(collected):
 def test_every_listed_test_exists(collected):
     """A renamed or deleted test leaves no stale entry in the lists of test/conftest.py."""
     modules = {node.split("::")[0] for node in collected}
-    for entry in sorted(rules.ROS_TESTS | rules.COMPILED_MODULES | rules.SLOW_TESTS | rules.NODES_WITHOUT_ROS):
+    for entry in sorted(rules.ROS_TESTS | rules.COMPILED_MODULES | rules.SLOW_TESTS | rules.NODES_WITHOUT_ROS
+                        | set(rules.MODULE_WALL_S)):
         if "::" in entry:
             assert _items(collected, *entry.split("::")), entry
         else:

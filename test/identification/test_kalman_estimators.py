@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pardyn.closedloop.identification_runs import as_built_parameters
+from pardyn.simulation.identification_runs import as_built_parameters
 from pardyn.dynamics.forward import ForwardDynamics, simulate
 from pardyn.dynamics.regressor import Regressor
 from pardyn.identification.base_parameters import base_parameters, symmetric_order

@@ -13,8 +13,11 @@ It serves until Ctrl-C at the address it prints (``--host``, ``--port``).
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from pardyn.cli.options import number
 from pardyn.errors import InputError
@@ -65,10 +68,12 @@ def run(args: argparse.Namespace) -> int:
         recording = (recording_from_demo(robot, args.source, args.run) if demo
                      else recording_from_bag(robot, args.source))
     server = start_server(args.host, args.port)
+    replay = None
+    stop = _StopSignals()
     try:
         view = SceneView(server, robot)
         if recording is not None:
-            add_replay(view, recording)
+            replay = add_replay(view, recording)
             what = f"replaying {args.source}" + (f" (run {args.run})" if (args.source / "bags").is_dir() else "")
         elif args.live:
             what = f"live joint_states of {args.namespace}"
@@ -76,15 +81,46 @@ def run(args: argparse.Namespace) -> int:
             add_sliders(view)
             what = "sliders on the actuated joints"
         shown = "127.0.0.1" if args.host in ("0.0.0.0", "") else args.host
-        print(f"{robot.name}: {what} at http://{shown}:{server.get_port()} (Ctrl-C to stop)", flush=True)
         if args.live:
+            stop.restore()  # the node's run takes the signals (pardyn.nodes.stopping)
+            print(f"{robot.name}: {what} at http://{shown}:{server.get_port()} (Ctrl-C to stop)", flush=True)
             from pardyn.nodes.visualizer import run_live_view  # noqa: PLC0415 - runs a node
 
             return run_live_view(view, args.namespace)
-        try:
-            while True:
-                time.sleep(1.0)
-        except KeyboardInterrupt:
-            return 0
+        print(f"{robot.name}: {what} at http://{shown}:{server.get_port()} (Ctrl-C to stop)", flush=True)
+        while not stop.received:
+            time.sleep(0.1)
+        return 0
     finally:
+        if replay is not None:
+            replay.close()  # its thread stops moving the scene before the server goes
         stop_server(server)
+        stop.restore()
+
+
+class _StopSignals:
+    """SIGINT (Ctrl-C) and SIGTERM recorded in :attr:`received` until :meth:`restore` gives the handlers back.
+
+    Handlers of our own rather than Python's KeyboardInterrupt: a process started with SIGINT ignored (a job put
+    in the background by a non-interactive shell: ``cmd &`` in a script, as the test suite's runs were) inherits
+    that, Python then never raises KeyboardInterrupt, and the view served on after Ctrl-C; SIGTERM (kill, a
+    service manager) stops it as cleanly; a second signal while the server stops is one more request, not a
+    traceback.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self._previous: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():  # elsewhere Python refuses handlers
+            self._previous = {sig: signal.signal(sig, self._handle) for sig in self.SIGNALS}
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, self.SIGNALS)
+
+    def _handle(self, number: int, _frame) -> None:
+        self.received.append(number)
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()

@@ -5,7 +5,7 @@ noise on simulated serial robots. This is the same protocol on pardyn's robots, 
 actuation-redundant ones included:
 
 1. **Plant and runs.** Per robot, the MuJoCo plant *as built* (nominal parameters perturbed,
-   :func:`pardyn.closedloop.identification_runs.as_built_parameters`, ``truth_seed``) tracks one
+   :func:`pardyn.simulation.identification_runs.as_built_parameters`, ``truth_seed``) tracks one
    exciting trajectory (designed once, ``trajectory_seed``) under the identification runs' joint PD.
    Each **draw** re-runs it with new measurement noise (``seed = draw``): encoder quantization
    (``counts_per_revolution``, the controller sees it too) and relative torque noise, at three
@@ -27,7 +27,7 @@ actuation-redundant ones included:
    reports for serial robots (:data:`SURVEY_RANKING`).
 
 Jobs (one per robot, level and draw: record, then every estimator) run on the Dask engine
-(:func:`pardyn.parallel.parallel_map`); ``<out>/estimator_benchmark.json`` holds every draw's
+(:func:`pardyn.distributed.parallel_map`); ``<out>/estimator_benchmark.json`` holds every draw's
 figures and the summary, plots ``estimator_benchmark_<robot>_<figure>.png``.
 """
 
@@ -41,16 +41,16 @@ from typing import Any
 
 import numpy as np
 
-from pardyn.closedloop.identification_runs import as_built_parameters, controller
+from pardyn.simulation.identification_runs import as_built_parameters, controller
 from pardyn.experiments.plots import line_plot, write_json
 from pardyn.identification.estimators import ESTIMATORS
-from pardyn.identification.exciting import design_exciting_trajectory
+from pardyn.excitation.design import design_exciting_trajectory
 from pardyn.identification.pipeline import identify
 from pardyn.identification.settings import IdentificationSettings
-from pardyn.identification.simulation import ClosedLoopSetup
-from pardyn.parallel import parallel_map
+from pardyn.identification.model_simulation import ClosedLoopSetup
+from pardyn.distributed import parallel_map
 from pardyn.robot import load_robot
-from pardyn.trajectories.excitation import excitation_settings
+from pardyn.excitation.bounds import excitation_settings
 from pardyn.trajectories.joint import joint_trajectory
 
 __all__ = ["LEVELS", "SURVEY_RANKING", "BenchmarkOptions", "NoiseLevel", "estimator_benchmark", "table"]
@@ -132,7 +132,7 @@ def _design(robot_name: str, duration_s: float, seed: int) -> tuple[Any, np.ndar
 def _record(robot_name: str, truth: Any, reference: Any, start: np.ndarray, duration_s: float, level: NoiseLevel,
             seed: int, path: Path) -> Path:
     """One closed-loop run of the MuJoCo plant with the level's noise (``seed``), written as a bag at ``path``."""
-    from pardyn.closedloop.runner import run_closed_loop  # noqa: PLC0415 - the host loop
+    from pardyn.simulation.runner import run_closed_loop  # noqa: PLC0415 - the host loop
     from pardyn.plants.measurement import MeasurementModel  # noqa: PLC0415
     from pardyn.plants.mujoco_plant import MujocoPlant  # noqa: PLC0415
 

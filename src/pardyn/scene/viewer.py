@@ -250,6 +250,7 @@ class Replay:
     status: Any
     shown: int = -1
     _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
 
     def seek(self, time_s: float) -> int:
         """Show the frame at ``time_s`` (s from the start); its index."""
@@ -271,7 +272,10 @@ class Replay:
             last = now
 
     def close(self) -> None:
+        """Stop the playing thread (waits up to 2 s for it)."""
         self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=2.0)
 
 
 def _plot(gui, title: str, t: np.ndarray, values: np.ndarray, names, unit: str, points: int = 1500):
@@ -303,7 +307,8 @@ def add_replay(view: SceneView, recording: Recording, *, play: bool = True) -> R
         _plot(gui, "identification residuals", recording.residual_t, recording.residual, recording.joints, unit)
         gui.add_markdown(f"residuals: {recording.residual_note}")
     replay.seek(0.0)
-    threading.Thread(target=replay._run, name="pardyn-replay", daemon=True).start()  # noqa: SLF001
+    replay._thread = threading.Thread(target=replay._run, name="pardyn-replay", daemon=True)  # noqa: SLF001
+    replay._thread.start()  # noqa: SLF001
     return replay
 
 
