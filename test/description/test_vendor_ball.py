@@ -289,3 +289,20 @@ def test_a_ball_joint_driven_by_an_actuator_is_refused_in_one_line(tmp_path):
         warnings.simplefilter("ignore")
         with pytest.raises(DescriptionError, match=r"actuator 'm' drives ball joint 'rod'"):
             read_mjcf(tmp_path / "leg.xml", base="qpos0")
+
+
+def test_describe_animate_and_export_c_of_the_ball_leg(leg, tmp_path, capsys):
+    """The CLI paths: ``describe`` and ``animate`` work; ``export c`` says in one line why it cannot (the rod's spin
+    is an internal motion, which the C kernels do not solve)."""
+    from pardyn.cli import main
+
+    _, folder = leg
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["robots", "--describe", str(folder / "leg.yaml")]) == 0
+        assert main(["animate", "--robot", str(folder / "leg.yaml"), "--frames", "3", "--duration", "0.3",
+                     "--out", str(tmp_path / "animate")]) == 0
+        capsys.readouterr()
+        assert main(["export", "c", "--robot", str(folder / "leg.yaml"), "--out", str(tmp_path / "c")]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "warning" not in line]
+    assert err == ["pardyn export: leg: no C kernels: internal motions (minimum-norm Newton steps)"]
