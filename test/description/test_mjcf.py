@@ -330,14 +330,15 @@ def _write(tmp_path: Path, text: str, name: str = "robot.xml") -> Path:
     return path
 
 
-def test_ball_joints_are_refused_and_free_joints_say_how_to_hold_them(tmp_path):
-    """A free joint (a floating base) is held by a YAML's ``base:`` (issue 41; test_vendor_exports.py); bare, the
-    refusal says so (it advised writing a spherical joint as three hinges)."""
+def test_ball_joints_are_three_hinges_and_free_joints_say_how_to_hold_them(tmp_path):
+    """A ball joint is read as three hinges (issue 41; test_vendor_ball.py: it was refused); a free joint (a floating
+    base) is held by a YAML's ``base:`` (test_vendor_exports.py); bare, the refusal says so (it advised writing a
+    spherical joint as three hinges)."""
     path = _write(tmp_path, """<mujoco><worldbody><body name="b"><joint name="knee" type="ball"/>
         <geom size="0.1"/></body></worldbody></mujoco>""")
-    with pytest.raises(DescriptionError, match=rf"{re.escape(str(path))}: joint 'knee' of body 'b' is a ball joint; "
-                       "pardyn supports one-degree-of-freedom joints only"):
-        read_mjcf(path)
+    with pytest.warns(UserWarning, match=r"ball joints \['knee'\] read as three hinges"):
+        robot = read_mjcf(path)
+    assert [robot.model.names[j] for j in range(1, robot.model.njoints)] == ["knee_x", "knee_y", "knee_z"]
     path = _write(tmp_path, """<mujoco><worldbody><body name="b"><joint name="root" type="free"/>
         <geom size="0.1"/></body></worldbody></mujoco>""", "free.xml")
     with pytest.raises(DescriptionError, match=rf"{re.escape(str(path))}: joint 'root' is a free joint \(a floating "

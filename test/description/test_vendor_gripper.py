@@ -266,7 +266,7 @@ def test_the_unlocked_adaptive_gripper_is_refused_with_the_remedy(gripper):
     """Loaded alone, the file leaves the two couplers free (3 degrees of freedom for one motor): the one-line error
     says how to lock them without editing the file (was: no remedy)."""
     _, folder = gripper
-    remedy = (r"3 degrees of freedom .* lock 2 of these joints there with locked: \{<joint>: lower or upper\}: "
+    remedy = (r"3 degrees of freedom .* lock 2 of these joints there with locked: \{<joint>: lower, upper or a value\}: "
               r"write a pardyn YAML around gripper.xml")
     with pytest.warns(UserWarning, match="mesh geoms skipped"), pytest.raises(DescriptionError, match=remedy):
         pardyn.load_robot(folder / "gripper.xml")

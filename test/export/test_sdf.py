@@ -345,11 +345,20 @@ def _foreign_robots(folder: Path) -> dict[str, Path]:
     (folder / "gripper.xml").write_text(gripper.GRIPPER)
     (folder / "gripper.yaml").write_text(gripper.YAML)
     robots = {"mjcf_four_bar": folder / "four_bar.yaml", "mjcf_gripper": folder / "gripper.yaml"}
+    ball = _module(DESCRIPTION / "test_vendor_ball.py")  # a Cassie-style leg: ball joint, free joint, loop
+    (folder / "leg.xml").write_text(ball.leg_mjcf())
+    (folder / "leg.yaml").write_text(ball.YAML)
+    robots["mjcf_ball_leg"] = folder / "leg.yaml"
+    vendor = _module(DESCRIPTION / "test_vendor_exports.py")  # joints named like links (body:/joint: in pardyn)
+    for suffix, text in (("urdf", vendor.five_bar_urdf(joint_names=vendor.CLASH, ring=True)),
+                         ("xml", vendor.five_bar_mjcf(joint_names=vendor.CLASH, ring=True))):
+        (folder / f"clash.{suffix}").write_text(text)
+        robots[f"{'urdf' if suffix == 'urdf' else 'mjcf'}_name_clash"] = vendor._clash_yaml(folder, f"clash.{suffix}")
     robots.update({f"gepetto_{path.parent.name}": path for path in sorted(GEPETTO.glob("*/robot.yaml"))})
     return robots
 
 
-FOREIGN = ["mjcf_four_bar", "mjcf_gripper", *(f"gepetto_{p.parent.name}" for p in sorted(GEPETTO.glob("*/robot.yaml")))]
+FOREIGN = ["mjcf_four_bar", "mjcf_gripper", "mjcf_ball_leg", "urdf_name_clash", "mjcf_name_clash", *(f"gepetto_{p.parent.name}" for p in sorted(GEPETTO.glob("*/robot.yaml")))]
 
 
 @pytest.fixture(scope="module")

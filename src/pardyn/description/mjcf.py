@@ -58,7 +58,8 @@ so ``r = p_a - p_b`` in world coordinates. The compiler fills the body2 side
 where body-based constraints therefore hold. Joint, tendon and flex
 equalities are refused when active (pardyn's closures are frame pairs) and
 skipped with a warning when inactive; inactive connect/weld are skipped with
-a note. Ball joints are refused: pardyn handles one-dof joints only. A free joint (a floating base) is fixed where
+a note. A ball joint is read as three hinges about its body's x, y, z axes (:func:`_expand_ball_joints`:
+pardyn's coordinates are one angle per joint). A free joint (a floating base) is fixed where
 the YAML's ``base:`` says (the file's pose or a keyframe's), else refused with that remedy. Texture files that are
 absent and materials that are not defined are skipped with one note (they only colour the bodies).
 
@@ -86,6 +87,7 @@ this module, so the URDF path works without it.
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 import xml.etree.ElementTree as ElementTree
@@ -179,7 +181,7 @@ def read_mjcf(path: str | Path, inertials: Sequence[BodyValues] = (), *, yaml: P
     (:func:`_fix_free_joints`).
 
     Raises :class:`DescriptionError` naming the file and the element at fault:
-    missing file, not MJCF, MuJoCo's compile error, ball joints, a free joint without ``base``, active
+    missing file, not MJCF, MuJoCo's compile error, a ball joint driven or coupled, a free joint without ``base``, active
     joint/tendon/flex equalities, an ``inertials`` body the file does not have.
     """
     source = Path(path)
@@ -238,7 +240,108 @@ def _spec(source: Path, inertials: tuple[BodyValues, ...], yaml: Path | None, ba
     set_mjcf_inertials(spec, inertials, source, yaml)
     _skip_absent_looks(spec, source)
     _fix_free_joints(spec, source, base, yaml)
+    _expand_ball_joints(spec, source)
     return spec
+
+
+def _layout(spec: mujoco.MjSpec) -> mujoco.MjModel:
+    """A compiled copy of ``spec`` for its ``qpos`` layout and keyframes only: mesh geoms and meshes removed and
+    every body given a unit explicit inertia, so that absent mesh files (a vendor's assets left out) do not stop it."""
+    copy = spec.copy()
+    for geom in [g for g in copy.geoms if g.type == mujoco.mjtGeom.mjGEOM_MESH]:
+        copy.delete(geom)
+    for mesh in list(copy.meshes):
+        copy.delete(mesh)
+    for body in copy.bodies:
+        if body.name != "world":
+            body.explicitinertial, body.mass, body.ipos = True, 1.0, [0.0, 0.0, 0.0]
+            body.fullinertia, body.inertia = [np.nan] * 6, [1.0, 1.0, 1.0]  # NaN: fullinertia unset
+    try:
+        return copy.compile()
+    except ValueError as error:
+        raise DescriptionError(f"{spec.modelfiledir or ''}: MuJoCo cannot compile this MJCF: "
+                               f"{' '.join(str(error).split())}") from error
+
+
+BALL_AXES = ("x", "y", "z")
+"""A ball joint ``NAME`` is read as three hinges ``NAME_x``, ``NAME_y``, ``NAME_z`` (:func:`_expand_ball_joints`)."""
+
+
+def ball_angles(quaternion: Sequence[float]) -> np.ndarray:
+    """The hinge angles ``(a, b, c)`` of a ball joint's orientation ``R = Rx(a) Ry(b) Rz(c)`` (MuJoCo quaternion
+    ``(w, x, y, z)``, normalised here), ``b`` in [-pi/2, pi/2]."""
+    quat = np.asarray(quaternion, dtype=float)
+    rotation = _rotation(quat / np.linalg.norm(quat))
+    return np.array([math.atan2(-rotation[1, 2], rotation[2, 2]), math.asin(float(np.clip(rotation[0, 2], -1, 1))),
+                     math.atan2(-rotation[0, 1], rotation[0, 0])])
+
+
+def _expand_ball_joints(spec: mujoco.MjSpec, source: Path) -> None:
+    """Each ball joint replaced by three hinges about its body's x, y and z axes at its position, in that order
+    (MuJoCo composes a body's joints in order: ``R = Rx(a) Ry(b) Rz(c)``, the same rotation group), so that every
+    coordinate stays one angle (pardyn's ``q`` and ``v`` share indices). The bodies between the hinges are massless:
+    the dynamics are the ball joint's, in the chart of these three angles, singular where ``b = +-pi/2`` (a ball
+    at rest at the reference orientation has ``b = 0``). Keyframe quaternions become these angles
+    (:func:`ball_angles`). The ball's damping, armature, frictionloss and stiffness go to each hinge: MuJoCo applies
+    them to the ball's angular velocity and rotation, equal at the reference orientation only; a ball's cone limit
+    (``range``) is not kept. An actuator, joint equality or sensor on a ball joint is refused (sensors: dropped)."""
+    balls = [joint for joint in spec.joints if joint.type == mujoco.mjtJoint.mjJNT_BALL]
+    if not balls:
+        return
+    model = _layout(spec)
+    compiled = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL]  # spec's order
+    taken = {joint.name for joint in spec.joints}
+    names, limited, dropped, addresses = [], [], [], []
+    for joint, index in zip(balls, compiled):
+        body = joint.parent
+        name = joint.name or f"{body.name or 'body'}_ball"
+        if len(body.joints) > 1:
+            raise DescriptionError(f"{source}: ball joint {name!r} shares body {body.name!r} with other joints; "
+                                   "pardyn reads a ball joint alone in its body: give the others a body of their own")
+        for actuator in spec.actuators:
+            if joint.name and actuator.target == joint.name:
+                raise DescriptionError(f"{source}: actuator {actuator.name!r} drives ball joint {name!r}; pardyn's "
+                                       "actuated joints are hinges and slides: drive three hinges instead")
+        for equality in spec.equalities:
+            if joint.name and equality.type == mujoco.mjtEq.mjEQ_JOINT and joint.name in (equality.name1,
+                                                                                         equality.name2):
+                raise DescriptionError(f"{source}: joint equality {equality.name!r} couples ball joint {name!r}: "
+                                       "pardyn couples hinges and slides only")
+        for sensor in list(spec.sensors):
+            if joint.name and sensor.objtype == mujoco.mjtObj.mjOBJ_JOINT and sensor.objname == joint.name:
+                dropped.append(sensor.name or "(unnamed)")
+                spec.delete(sensor)
+        hinges = [f"{name}_{axis}" for axis in BALL_AXES]
+        clash = [hinge for hinge in hinges if hinge in taken]
+        if clash:
+            raise DescriptionError(f"{source}: ball joint {name!r}: the file already has joints {clash}, the names "
+                                   "pardyn gives its three hinges: rename them in a copy of the file")
+        if joint.limited == mujoco.mjtLimited.mjLIMITED_TRUE or (
+                joint.limited == mujoco.mjtLimited.mjLIMITED_AUTO and joint.range[1] > joint.range[0]):
+            limited.append(name)
+        for axis, hinge in zip(np.eye(3), hinges):
+            added = body.add_joint(name=hinge, type=mujoco.mjtJoint.mjJNT_HINGE, axis=axis, pos=joint.pos)
+            added.damping, added.armature, added.frictionloss = joint.damping, joint.armature, joint.frictionloss
+            added.stiffness, added.limited, added.ref, added.springref = (joint.stiffness,
+                                                                          mujoco.mjtLimited.mjLIMITED_FALSE, 0.0, 0.0)
+        taken.update(hinges)
+        names.append(name)
+        addresses.append(int(model.jnt_qposadr[index]))
+        spec.delete(joint)
+    for key in spec.keys:
+        if len(key.qpos):
+            qpos = list(key.qpos)
+            for address in sorted(addresses, reverse=True):
+                qpos[address:address + 4] = ball_angles(qpos[address:address + 4]).tolist()
+            key.qpos = qpos
+    notes = [f"ball joints {names} read as three hinges each about the body's x, y, z (NAME_x, NAME_y, NAME_z: "
+             "R = Rx Ry Rz, singular at NAME_y = +-90 deg); their damping/armature/frictionloss/stiffness on each "
+             "hinge (MuJoCo's at the reference orientation)"]
+    if limited:
+        notes.append(f"the cone limits (range) of {limited} are not kept")
+    if dropped:
+        notes.append(f"sensors {dropped} of the ball joints dropped")
+    warnings.warn(f"{source}: {'; '.join(notes)}", stacklevel=5)
 
 
 def _skip_absent_looks(spec: mujoco.MjSpec, source: Path) -> None:
@@ -281,7 +384,7 @@ def _fix_free_joints(spec: mujoco.MjSpec, source: Path, base: str | None, yaml: 
             f"{source}: joint {names[0]!r} is a free joint (a floating base); pardyn studies mechanisms on a fixed "
             "base: fix it in a pardyn YAML around this file with 'base: fixed' (at the file's pose) or "
             "'base: {keyframe: NAME}' (`pardyn robots --init FILE` writes one)")
-    model = spec.compile()  # the qpos layout before the free joints go
+    model = _layout(spec)  # the qpos layout before the free joints go (absent meshes do not matter here)
     keys = {key.name: key for key in spec.keys}
     if base != "qpos0" and base not in keys:
         raise DescriptionError(f"{yaml or source}: base: no keyframe {base!r} in {source.name}; its keyframes: "

@@ -206,6 +206,26 @@ def _rotation_with_x(direction: np.ndarray) -> np.ndarray:
     return np.column_stack([x, y, np.cross(x, y)])
 
 
+def sdf_link_names(model: pin.Model, dropped: set[int] | frozenset[int] = frozenset()) -> list[str]:
+    """:func:`~pardyn.description.tree.link_names`, each differing from every joint name: SDF wants the names of a
+    model's links, joints and frames unique (libsdformat: 'Non-unique name[...] detected in 2 children of type
+    [...]'), URDF and MJCF keep links and joints apart (a joint named like a link, pardyn's ``body:``/``joint:``;
+    a body of several joints or three hinges of a ball joint, whose massless links take their joints' names).
+    A link named like an exported joint (not one of ``dropped``, the virtual chain's) is ``<name>_link``
+    (``_link2``, ... while taken)."""
+    names = link_names(model)
+    joints = {model.names[j] for j in range(1, model.njoints) if j not in dropped}
+    taken = set(model.names) | set(names)
+    for index, name in enumerate(names[1:], start=1):
+        if name in joints:
+            new, k = f"{name}_link", 2
+            while new in taken:
+                new, k = f"{name}_link{k}", k + 1
+            taken.add(new)
+            names[index] = new
+    return names
+
+
 class _Builder:
     def __init__(self, robot: Robot, params: DynamicParameters, placeholder_mass: float,
                  placeholder_inertia: float) -> None:
@@ -256,12 +276,12 @@ class _Builder:
     def tree(self, virtual: list[int], free: bool) -> dict[int, str]:
         """Links and joints of the pinocchio tree; returns the link name of each joint id (0: world)."""
         model, data = self.model, self.data
-        names = link_names(model)
         lumped = self.params.joint_parameters()
         drives = {drive.joint: drive for drive in self.params.drives}
         springs = {spring.joint: spring for spring in self.params.springs}
         link_of = {0: "world"}
         dropped = set(virtual) if free else set()
+        names = sdf_link_names(model, dropped)
         for joint_id in range(1, model.njoints):
             name = model.names[joint_id]
             pose = data.oMi[joint_id].copy()

@@ -210,11 +210,12 @@ def _select_rows(
     return tuple(selected), notes
 
 
-def _moving_bodies(model: pin.Model, q: np.ndarray, motions: np.ndarray) -> list[str]:
-    """Joints whose body (with mass) has its centre of mass moved by ``motions`` (nv, k)."""
+def _centre_of_mass_velocities(model: pin.Model, q: np.ndarray, motions: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """Per joint whose body has mass: its name and the velocity of its centre of mass under each of ``motions``
+    (nv, k), shape (3, k)."""
     data = model.createData()
     pin.computeJointJacobians(model, data, q)
-    moving = []
+    velocities = []
     for joint in range(1, model.njoints):
         inertia = model.inertias[joint]
         if inertia.mass <= 0.0:
@@ -222,9 +223,26 @@ def _moving_bodies(model: pin.Model, q: np.ndarray, motions: np.ndarray) -> list
         jacobian = pin.getJointJacobian(model, data, joint, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED).reshape(6, model.nv)
         lever = data.oMi[joint].rotation @ inertia.lever
         velocity = jacobian[:3] - np.cross(lever, jacobian[3:].T).T  # v_com = v - (R c) x w
-        if np.abs(velocity @ motions).max() > 1e-7:
-            moving.append(model.names[joint])
-    return moving
+        velocities.append((model.names[joint], velocity @ motions))
+    return velocities
+
+
+def _moving_bodies(model: pin.Model, q: np.ndarray, motions: np.ndarray) -> list[str]:
+    """Joints whose body (with mass) has its centre of mass moved by ``motions`` (nv, k)."""
+    return [name for name, velocity in _centre_of_mass_velocities(model, q, motions) if np.abs(velocity).max() > 1e-7]
+
+
+def _moving_count(model: pin.Model, q: np.ndarray, motions: np.ndarray) -> int:
+    """How many independent combinations of ``motions`` (nv, k) move a centre of mass: ``k`` less the motions
+    that move none (a rod spinning about its own axis between two ball joints, kept as an internal coordinate).
+    So many joints must be locked for the rest to be internal motions."""
+    velocities = _centre_of_mass_velocities(model, q, motions)
+    if not velocities:
+        return 0
+    stacked = np.vstack([velocity for _, velocity in velocities])
+    scale = max(1.0, float(np.abs(stacked).max()))
+    singular = np.linalg.svd(stacked, compute_uv=False)
+    return int(np.sum(singular > 1e-7 * scale))
 
 
 def _frame_task(description: RobotDescription, model: pin.Model, q: np.ndarray, free: np.ndarray) -> FrameTask | None:
@@ -274,7 +292,7 @@ def _check_mobility(
     )
     moving = _moving_bodies(model, q, internal) if internal.shape[1] else []
     if moving:
-        count = internal.shape[1]
+        count = _moving_count(model, q, internal)  # not internal.shape[1]: a spinning rod moves no centre of mass
         where = (f"add it to {description.source.name}" if description.description_format == "pardyn" else
                  f"write a pardyn YAML around {description.source.name} (urdf: {description.source.name}, actuated:, "
                  "task:)")
@@ -283,8 +301,8 @@ def _check_mobility(
             f"{head} for {n_task} task coordinates {list(description.task_names)}: the actuated joints "
             f"{list(description.actuated)} do not determine the configuration (with them held, "
             f"{count} motion(s) remain that move the bodies of {moving}); an adaptive mechanism rests on joint "
-            f"limits (a finger's coupler): lock {count} of these joints there with locked: {{<joint>: lower or "
-            f"upper}}: {where}",
+            f"limits (a finger's coupler), a spring on its rest value: lock {count} of these joints there with "
+            f"locked: {{<joint>: lower, upper or a value}}: {where}",
         )
     if n_task + internal.shape[1] != mobility:
         raise _fail(
