@@ -384,3 +384,31 @@ def test_a_publisher_the_graph_names_late_is_accepted_once_named(ros_client, in_
         executor.shutdown()
         controller.destroy_node()
         sim.destroy_node()
+
+
+def test_a_lockstep_sim_with_an_end_time_stops_at_its_step_and_holds():
+    """pardyn demo's runs end at a simulated time: the sim's command thread steps between the run's checks, so the
+    sim stops there itself (end_time). The last step is the first whose k * period reaches end_time, the predicate
+    the run's end checks (``sim.step * sim.period_s >= end_s``), so the bags end where they did."""
+    from pardyn.nodes.sim import _end_step
+
+    for end_s, period_s in [(2.8, 1e-3), (3.8, 1e-3), (5.8, 1e-3), (0.05, 1e-3), (1.0, 1 / 3), (0.7, 2.5e-4)]:
+        step = _end_step(end_s, period_s)
+        assert step * period_s >= end_s > (step - 1) * period_s
+
+
+def test_the_sim_stops_at_end_time_and_sends_nothing_more(ros_client, in_process):
+    from pardyn.nodes.sim import SimNode
+
+    sim = in_process(SimNode, ros_client, "end_time", "--params-file", str(SIM_CONFIG), "-p", "publish_clock:=false",
+                     "-p", "end_time:=0.05", "-p", "watchdog_periods:=5")
+    controller, executor = setpoint_loop(ros_client, in_process, sim, "end_time")
+    try:
+        assert spin_until(executor, lambda: sim.ended), sim.summary()
+        resends = sim.resends
+        spin_until(executor, lambda: False, 0.3)  # 0.3 s: many watchdog periods of 5 ms
+        assert sim.step == 50 and sim.commands_applied == 50 and sim.resends == resends, sim.summary()
+    finally:
+        executor.shutdown()
+        controller.destroy_node()
+        sim.destroy_node()
