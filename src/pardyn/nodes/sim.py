@@ -41,6 +41,11 @@ While it waits, the sim re-sends state ``k`` every half watchdog period
 (DDS discovery of a controller that starts later, a lost message); a
 controller answers again with the same tag, and the duplicate is dropped.
 
+The commands are taken on a thread of the sim's own (:class:`pardyn.nodes.realtime.StateLoop`, with each
+message's publisher for ``command_sources``), which steps the plant; the timer's re-sends and stalls run on the
+executor, under one lock. ``end_time`` (simulated s, 0: never) ends a lockstep run at that step: the sim then
+holds, drops later commands and re-sends nothing (``pardyn demo`` records its runs so).
+
 **Free-running** (``lockstep: false``): a steady-clock timer steps the plant
 one period per tick (sim time follows the wall clock as long as the host
 keeps up) with the latest valid command, whatever its tag.
