@@ -88,7 +88,8 @@ def test_a_runaway_command_is_refused_and_the_lockstep_loop_keeps_running(ros_cl
         assert spin_until(executor, lambda: sim.step >= 800), sim.summary()
         assert sim.rejected["implausible"] > 0, sim.summary()
         assert sim.stalls == 0 and controller.safe_answers == 0, sim.summary()
-        assert sim.commands_applied == sim.step
+        with sim._lock:  # the sim's command thread steps meanwhile: both counts of one moment
+            assert sim.commands_applied == sim.step
         q = sim.plant.state().q
         assert closure_violation(robot, q) < 1e-6
         q_set = robot.solve_inverse(SETPOINT_TASK).q
@@ -127,7 +128,8 @@ def test_commands_of_another_publisher_are_rejected_when_the_source_is_named(ros
             intruder.publish(plausible)
             executor.spin_once(timeout_sec=0.01)
         assert sim.rejected["source"] > 0, sim.summary()
-        assert sim.commands_applied == sim.step  # every step took the controller's command, none the intruder's
+        with sim._lock:  # the sim's command thread steps meanwhile: both counts of one moment
+            assert sim.commands_applied == sim.step  # every step took the controller's command, none the intruder's
         q_set = sim.robot.solve_inverse(SETPOINT_TASK).q[sim.robot.actuated_indices]
         q = sim.plant.state().q[sim.robot.actuated_indices]
         assert np.abs(q - q_set).max() < 0.5 * np.abs(sim.robot.home[sim.robot.actuated_indices] - q_set).max()
@@ -379,7 +381,8 @@ def test_a_publisher_the_graph_names_late_is_accepted_once_named(ros_client, in_
         assert unnamed["left"] == 0 and sim.rejected["unnamed source"] >= 1, sim.summary()
         assert sim.rejected["source"] == 0 and sim.stalls == 0, sim.summary()
         assert "before the graph named it" in sim.summary(), sim.summary()
-        assert sim.commands_applied == sim.step
+        with sim._lock:  # the sim's command thread steps meanwhile: both counts of one moment
+            assert sim.commands_applied == sim.step
     finally:
         executor.shutdown()
         controller.destroy_node()
