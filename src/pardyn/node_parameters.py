@@ -284,6 +284,9 @@ def _sim() -> tuple[ParameterSpec, ...]:
               "control periods without a command before zero torque (free) or an error (lockstep)", low=1, high=1_000_000),
         _spec("stall_timeout", "double", 2.0, "lockstep: wall-clock seconds without the command of a step before zero "
               "torque is applied over it and the sim advances (a stalled step)", low=1e-3, high=1e9),
+        _spec("end_time", "double", 0.0, "lockstep: simulated time (s) at which the sim stops advancing: the state "
+              "of that step is the last, later commands are dropped and it holds without re-sending (a run of a fixed "
+              "length whatever the wall clock, as pardyn demo records its runs); 0: never", low=0.0, high=1e9),
         _spec("effort_limits", "double_array", (), "per-actuator torque limits (N m, N); empty: the robot YAML's "
               "limits.effort, else the URDF <limit effort>", low=0.0),
         _spec("implausible_factor", "double", 10.0, "commands beyond this multiple of the effort limits are refused",

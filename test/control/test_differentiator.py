@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from pardyn.control.differentiator import FilteredDifferentiator
+from pardyn.control.differentiator import SMALL, FilteredDifferentiator
 from pardyn.control.joint_state import JointStateFilter
 
 T = 1e-3  # s
@@ -38,12 +38,18 @@ def differentiator_output(cutoff_hz: float, q: np.ndarray) -> np.ndarray:
     return np.array([filter_.update([value])[0] for value in q])
 
 
+def wide_differentiator_output(cutoff_hz: float, q: np.ndarray) -> np.ndarray:
+    """The numpy path: more signals than SMALL (the same sinusoid in each), the first one's output."""
+    filter_ = FilteredDifferentiator(SMALL + 1, period_s=T, cutoff_hz=cutoff_hz)
+    return np.array([filter_.update(np.full(SMALL + 1, value))[0] for value in q])
+
+
 def joint_state_output(cutoff_hz: float, q: np.ndarray) -> np.ndarray:
     filter_ = JointStateFilter(cutoff_hz)
     return np.array([filter_.update(["j"], [value], [], k * 1_000_000, 0).velocities[0] for k, value in enumerate(q)])
 
 
-@pytest.mark.parametrize("host", [differentiator_output, joint_state_output])
+@pytest.mark.parametrize("host", [differentiator_output, wide_differentiator_output, joint_state_output])
 @pytest.mark.parametrize("cutoff_hz, f_hz", [(50.0, 5.0), (50.0, 50.0), (20.0, 120.0)])
 def test_a_filtered_sinusoid_has_the_closed_form_gain_and_phase(host, cutoff_hz, f_hz):
     w = 2 * math.pi * f_hz
@@ -67,3 +73,18 @@ def test_the_raw_difference_and_joints_that_come_and_go():
     held = filter_.update([1e-3, 5.0]).copy()  # its first reading: at rest
     assert held[1] == 0.0 and filter_.known().all()
     assert filter_.update([np.nan, 5.0])[0] == held[0]  # a missing reading keeps the estimate
+
+
+def test_the_float_path_of_a_few_signals_gives_the_bits_of_the_numpy_path():
+    """A 6-joint reading runs on Python floats (SMALL), a wide one on numpy: the same operations in the same order,
+    so the same bits, at a fixed period and at the periods of stamps that jitter."""
+    rng = np.random.default_rng(3)
+    positions = np.cumsum(rng.normal(0.0, 1e-3, (300, 6)), axis=0)
+    periods = T * (1.0 + 0.2 * rng.random(300))
+    few = FilteredDifferentiator(6, period_s=T, cutoff_hz=50.0)
+    wide = FilteredDifferentiator(SMALL + 6, period_s=T, cutoff_hz=50.0)
+    for k, (q, period) in enumerate(zip(positions, periods)):
+        given = None if k % 3 else float(period)
+        fast = few.update(list(q), period_s=given).copy()
+        slow = wide.update(np.concatenate([q, np.zeros(SMALL)]), period_s=given)[:6]
+        assert fast.tobytes() == slow.tobytes(), k

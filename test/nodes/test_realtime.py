@@ -205,3 +205,32 @@ def test_a_node_executable_run_in_process_gives_the_process_back():
         give_back()
     assert sys.getswitchinterval() == interval
     assert "left to the program" in realtime.node_realtime_setup(0, False)[1]
+
+
+def test_the_sim_takes_its_commands_on_its_own_thread_with_their_publisher(ros_client, in_process):
+    """Before: the sim's command subscription took the message info when command_sources was set, which forced the
+    whole process (pardyn demo's four nodes) onto rclpy's Python executor (make_executor cannot give the events
+    executor such a callback). Now the commands come on the sim's own thread with the publisher's gid: no node
+    asks for the message info, and a publisher that is not a command source is still refused, by its gid."""
+    from pardyn.nodes.common import needs_message_info
+    from pardyn.nodes.sim import SimNode
+
+    config = REPO / "config" / "sim.yaml"
+    sim = in_process(SimNode, ros_client, "sim_thread", "--params-file", str(config), "-p", "publish_clock:=false",
+                     "-p", "command_sources:=[controller]")
+    try:
+        assert sim._commands not in list(sim.subscriptions) and not needs_message_info(sim)
+        assert ros_client.node.count_subscribers(sim._commands.topic_name) == 1  # the graph sees it
+        threads: list[str] = []
+        on_command = sim._on_command
+        sim._on_command = lambda message, info: (threads.append(threading.current_thread().name),
+                                                 on_command(message, info))
+        intruder = ros_client.publisher(Float64MultiArray, sim._commands.topic_name)
+        command = Float64MultiArray(data=[0.0] * len(sim.names))  # the right tag: refused only for its publisher
+        # only the client's executor spins: the sim takes the command anyway, with the intruder's gid
+        assert ros_client.publish_until(intruder, command, lambda: sum(sim.rejected.values()) > 0, timeout_s=30.0)
+        assert set(threads) == {"sim commands"}
+        assert set(sim.rejected) <= {"source", "unnamed source"} and sim.commands_applied == 0, sim.summary()
+    finally:
+        sim.destroy_node()
+    assert not sim._commands._thread.is_alive()

@@ -88,7 +88,8 @@ def test_a_runaway_command_is_refused_and_the_lockstep_loop_keeps_running(ros_cl
         assert spin_until(executor, lambda: sim.step >= 800), sim.summary()
         assert sim.rejected["implausible"] > 0, sim.summary()
         assert sim.stalls == 0 and controller.safe_answers == 0, sim.summary()
-        assert sim.commands_applied == sim.step
+        with sim._lock:  # the sim's command thread steps meanwhile: both counts of one moment
+            assert sim.commands_applied == sim.step
         q = sim.plant.state().q
         assert closure_violation(robot, q) < 1e-6
         q_set = robot.solve_inverse(SETPOINT_TASK).q
@@ -127,7 +128,8 @@ def test_commands_of_another_publisher_are_rejected_when_the_source_is_named(ros
             intruder.publish(plausible)
             executor.spin_once(timeout_sec=0.01)
         assert sim.rejected["source"] > 0, sim.summary()
-        assert sim.commands_applied == sim.step  # every step took the controller's command, none the intruder's
+        with sim._lock:  # the sim's command thread steps meanwhile: both counts of one moment
+            assert sim.commands_applied == sim.step  # every step took the controller's command, none the intruder's
         q_set = sim.robot.solve_inverse(SETPOINT_TASK).q[sim.robot.actuated_indices]
         q = sim.plant.state().q[sim.robot.actuated_indices]
         assert np.abs(q - q_set).max() < 0.5 * np.abs(sim.robot.home[sim.robot.actuated_indices] - q_set).max()
@@ -379,7 +381,36 @@ def test_a_publisher_the_graph_names_late_is_accepted_once_named(ros_client, in_
         assert unnamed["left"] == 0 and sim.rejected["unnamed source"] >= 1, sim.summary()
         assert sim.rejected["source"] == 0 and sim.stalls == 0, sim.summary()
         assert "before the graph named it" in sim.summary(), sim.summary()
-        assert sim.commands_applied == sim.step
+        with sim._lock:  # the sim's command thread steps meanwhile: both counts of one moment
+            assert sim.commands_applied == sim.step
+    finally:
+        executor.shutdown()
+        controller.destroy_node()
+        sim.destroy_node()
+
+
+def test_a_lockstep_sim_with_an_end_time_stops_at_its_step_and_holds():
+    """pardyn demo's runs end at a simulated time: the sim's command thread steps between the run's checks, so the
+    sim stops there itself (end_time). The last step is the first whose k * period reaches end_time, the predicate
+    the run's end checks (``sim.step * sim.period_s >= end_s``), so the bags end where they did."""
+    from pardyn.nodes.sim import _end_step
+
+    for end_s, period_s in [(2.8, 1e-3), (3.8, 1e-3), (5.8, 1e-3), (0.05, 1e-3), (1.0, 1 / 3), (0.7, 2.5e-4)]:
+        step = _end_step(end_s, period_s)
+        assert step * period_s >= end_s > (step - 1) * period_s
+
+
+def test_the_sim_stops_at_end_time_and_sends_nothing_more(ros_client, in_process):
+    from pardyn.nodes.sim import SimNode
+
+    sim = in_process(SimNode, ros_client, "end_time", "--params-file", str(SIM_CONFIG), "-p", "publish_clock:=false",
+                     "-p", "end_time:=0.05", "-p", "watchdog_periods:=5")
+    controller, executor = setpoint_loop(ros_client, in_process, sim, "end_time")
+    try:
+        assert spin_until(executor, lambda: sim.ended), sim.summary()
+        resends = sim.resends
+        spin_until(executor, lambda: False, 0.3)  # 0.3 s: many watchdog periods of 5 ms
+        assert sim.step == 50 and sim.commands_applied == 50 and sim.resends == resends, sim.summary()
     finally:
         executor.shutdown()
         controller.destroy_node()

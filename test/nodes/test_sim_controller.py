@@ -453,7 +453,8 @@ def test_pinocchio_plant_lockstep_with_the_controller_in_one_process(ros_client,
         while sim.step < 300 and time.monotonic() < deadline:
             executor.spin_once(timeout_sec=0.01)
         assert sim.step >= 300
-        assert sim.commands_applied == sim.step  # one command per step, no more, no less
+        with sim._lock:  # the sim's command thread steps meanwhile: both counts of one moment
+            assert sim.commands_applied == sim.step  # one command per step, no more, no less
         assert sim.max_closure_violation < 1e-9  # RK4 + projection keeps it at round-off
         assert closure_violation(sim.robot, sim.plant.state().q) < 1e-9
         q_set = sim.robot.solve_inverse(SETPOINT_TASK).q[sim.robot.actuated_indices]

@@ -79,7 +79,9 @@ def test_markers_and_tf_put_the_platform_where_the_inverse_problem_did(name):
     t, joints = _circle(robot, 21)  # 10 Hz over 2 s: a scene at 5 Hz for every other sample
     scenes = 0
     for k, q in enumerate(joints):
+        due = track.due(int(round(t[k] * 1e9)))  # what the recorder asks before it decodes a state
         answer = track.update(robot.actuated_names, q[robot.actuated_indices], int(round(t[k] * 1e9)))
+        assert (answer is not None) == due
         if answer is None:
             continue
         scenes += 1

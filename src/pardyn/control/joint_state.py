@@ -113,7 +113,7 @@ class JointStateFilter:
             stamp_ns: ``header.stamp`` (ns).
             receive_ns: reception time on any steady clock (ns).
         """
-        key = tuple(float(v) for v in positions)
+        key = tuple(map(float, positions))
         last = self._last
         if last is None or stamp_ns > last[0]:
             kind, time_ns = "new", int(stamp_ns)
@@ -124,7 +124,7 @@ class JointStateFilter:
             time_ns = last[2] + max(1, int(receive_ns) - last[1])
         if kind != "resend":
             dt_s = 0.0 if last is None else (time_ns - last[2]) * 1e-9
-            self._estimate(names, positions, dt_s)
+            self._estimate(names, key, dt_s)  # the positions as floats
             self._last = (int(stamp_ns), int(receive_ns), time_ns, key)
         missing: tuple[str, ...] = ()
         nan: list[str] = []
@@ -132,8 +132,9 @@ class JointStateFilter:
             filled = self._estimates(names)
             missing = tuple(names)
         else:
-            filled = [float(v) for v in velocities]
-            nan = [name for name, v in zip(names, filled) if not math.isfinite(v)]
+            filled = list(map(float, velocities))
+            if not all(map(math.isfinite, filled)):
+                nan = [name for name, v in zip(names, filled) if not math.isfinite(v)]
             if nan:
                 estimates = dict(zip(nan, self._estimates(nan)))
                 filled = [estimates.get(name, v) for name, v in zip(names, filled)]

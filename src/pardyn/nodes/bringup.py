@@ -299,7 +299,7 @@ def run_nodes(
 
     from pardyn.errors import PardynError  # noqa: PLC0415
     from pardyn.nodes.common import make_executor, needs_message_info, one_blas_thread  # noqa: PLC0415
-    from pardyn.nodes.realtime import CollectorControl, own_process  # noqa: PLC0415
+    from pardyn.nodes.realtime import SWITCH_INTERVAL_S, CollectorControl, own_process  # noqa: PLC0415
     from pardyn.nodes.registry import node_class  # noqa: PLC0415
 
     own = stop is None
@@ -315,6 +315,10 @@ def run_nodes(
     executor = None
     nodes: dict[str, Any] = {}
     collector = CollectorControl()
+    # the nodes' threads (the controller's states, the sim's commands) hand the interpreter lock to each other once
+    # per step: within SWITCH_INTERVAL_S, not CPython's 5 ms, for the run only (a host program gets its own back)
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(switch_interval, SWITCH_INTERVAL_S))
     try:
         with tempfile.TemporaryDirectory(prefix="pardyn_bringup_") as scratch:
             for spec in bringup.nodes:
@@ -347,6 +351,7 @@ def run_nodes(
     except ExternalShutdownException:
         pass
     finally:
+        sys.setswitchinterval(switch_interval)
         collector.restore()
         if executor is not None:
             executor.shutdown(timeout_sec=1.0)

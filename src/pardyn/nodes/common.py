@@ -261,8 +261,9 @@ def make_executor(context=None, *, message_info: bool = False):
     on the sim + controller loop). Two limits of the events executor of the
     installed rclpy (9.1), measured: it cannot call a subscription callback that
     takes the message info (``SystemError: null argument to internal routine``),
-    hence ``message_info=True`` (a node that needs the publisher of each message:
-    the sim with ``command_sources``) selects the single-threaded one; and its
+    hence ``message_info=True`` (a node whose subscription callback takes the message info)
+    selects the single-threaded one (pardyn's sim takes its commands, with their publisher's gid, on a
+    thread of its own instead: :class:`pardyn.nodes.realtime.StateLoop`); and its
     ``spin()`` runs nothing, so pardyn spins with ``spin_once`` in a loop.
 
     The environment variable ``PARDYN_EXECUTOR`` = ``single`` selects the

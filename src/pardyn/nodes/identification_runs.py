@@ -117,8 +117,10 @@ def record_through_nodes(
         bag = out_dir / run.name
         if bag.exists():
             raise FileExistsError(f"{bag} exists: choose another output directory or remove it")
+        end_s = start_s + run.duration_s + SETTLE_S
+        # the sim stops at end_s itself: its command thread steps between the run's checks of its end
         sim = {**(sim_parameters or {}), "robot": robot.reference, "parameters_file": str(truth_path), "seed": run.seed,
-               "lockstep": True}
+               "lockstep": True, "end_time": end_s}
         if run.payload is not None:
             inertia = run.payload.inertia  # ixx iyy izz ixy ixz iyz
             sim.update(payload_mass=float(run.payload.mass), payload_frame=run.payload.frame,
@@ -130,7 +132,7 @@ def record_through_nodes(
             "trajectory": {"robot": robot.reference, "kind": "exciting", "seed": run.seed, "duration": run.duration_s,
                            "start_time": start_s},
             "recorder": {"bag_path": str(bag), "autostart": True, "robot": robot.reference},
-        }, end_s=start_s + run.duration_s + SETTLE_S, label=run.name, show_progress=show_progress,
+        }, end_s=end_s, label=run.name, show_progress=show_progress,
             namespace=namespace)
         bags[run.name] = bag
         if show_progress:

@@ -146,7 +146,8 @@ def realtime_setup(priority: int, memory: bool) -> tuple[bool, str]:
 class StateLoop:
     """One subscription of ``node`` served by its own thread (module docstring); created stopped.
 
-    ``callback(message)`` runs on that thread for every message taken; it must not raise (it is the
+    ``callback(message)`` (``message_info``: ``callback(message, info)``, the info as rclpy gives it to a
+    subscription callback that takes it, ``publisher_gid`` among it) runs on that thread for every message taken; it must not raise (it is the
     node's loop: an exception is logged once per kind and the loop goes on). :meth:`start` starts the
     thread with ``setup()`` run on it first (the priority: it applies to the calling thread);
     :meth:`stop` ends it (from any thread) and :meth:`destroy` releases the subscription.
@@ -154,8 +155,8 @@ class StateLoop:
     Attributes ``topic_name`` and ``qos_profile``: as a :class:`rclpy.subscription.Subscription` has them.
     """
 
-    def __init__(self, node, msg_type: type, topic: str, qos_profile, callback: Callable[[Any], None],
-                 name: str = "state loop") -> None:
+    def __init__(self, node, msg_type: type, topic: str, qos_profile, callback: Callable[..., None],
+                 name: str = "state loop", *, message_info: bool = False) -> None:
         from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy  # noqa: PLC0415
         from rclpy.type_support import check_is_valid_msg_type  # noqa: PLC0415
 
@@ -167,6 +168,7 @@ class StateLoop:
         self.topic_name: str = self._handle.get_topic_name()
         self.qos_profile = qos_profile
         self._name = name
+        self._message_info = message_info  # callback(message, info): the publisher's gid among the info
         self._thread: threading.Thread | None = None
         self._stopping = False
         self.setup_result: Any = None
@@ -191,6 +193,7 @@ class StateLoop:
 
     def _serve(self) -> None:
         rclpy, handle, guard, msg_type, callback = self._rclpy, self._handle, self._guard, self._msg_type, self._callback
+        with_info = self._message_info
         context, waited, busy = self._node.context, self.waited, self.busy
         wait_set = rclpy.WaitSet(1, 1, 0, 0, 0, 0, context.handle)
         reported: set[str] = set()
@@ -208,7 +211,10 @@ class StateLoop:
             begin_ns = time.time_ns()  # the middleware stamps the reception on the system clock
             waited.add((begin_ns - taken[1]["received_timestamp"]) * 1e-9)
             try:
-                callback(taken[0])
+                if with_info:
+                    callback(taken[0], taken[1])
+                else:
+                    callback(taken[0])
             except Exception as error:  # noqa: BLE001 - a bug on one message must not end the loop
                 kind = type(error).__name__
                 if kind not in reported:

@@ -252,6 +252,9 @@ class RecorderNode(Node):
 
     def _write_scene(self, bag: BagWriter, data: bytes, timestamp_ns: int) -> None:
         """The scene of the joint state ``data`` just written at ``timestamp_ns``, when one is due."""
+        stamp = stamp_ns_from_cdr(data)  # the header's stamp, read without decoding the rest
+        if self.scene_topics[0][0] in bag.topics and not self.scene.due(stamp):
+            return  # no scene for this state: not decoded (the scene's rate of the 1 kHz states are)
         message = deserialize_cdr(self.typestore, data, "sensor_msgs/msg/JointState")
         stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
         if self.scene_topics[0][0] not in bag.topics:

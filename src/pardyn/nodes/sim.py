@@ -41,6 +41,11 @@ While it waits, the sim re-sends state ``k`` every half watchdog period
 (DDS discovery of a controller that starts later, a lost message); a
 controller answers again with the same tag, and the duplicate is dropped.
 
+The commands are taken on a thread of the sim's own (:class:`pardyn.nodes.realtime.StateLoop`, with each
+message's publisher for ``command_sources``), which steps the plant; the timer's re-sends and stalls run on the
+executor, under one lock. ``end_time`` (simulated s, 0: never) ends a lockstep run at that step: the sim then
+holds, drops later commands and re-sends nothing (``pardyn demo`` records its runs so).
+
 **Free-running** (``lockstep: false``): a steady-clock timer steps the plant
 one period per tick (sim time follows the wall clock as long as the host
 keeps up) with the latest valid command, whatever its tag.
@@ -78,6 +83,7 @@ Run: ``ros2 run pardyn sim --ros-args --params-file config/sim.yaml``.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections import Counter
 
@@ -109,6 +115,7 @@ from pardyn.nodes.common import (
     period_ns,
     run_node,
 )
+from pardyn.nodes.realtime import StateLoop
 from pardyn.plants import PlantState
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.registry import make_plant
@@ -145,6 +152,7 @@ class SimNode(Node):
         self.period_s = self.period_ns * 1e-9
         self.watchdog_s = p["watchdog_periods"] * self.period_s
         self.stall_timeout_s = p["stall_timeout"]
+        self.end_step = _end_step(p["end_time"], self.period_s) if p["end_time"] > 0.0 else None  # lockstep only
         self.implausible_factor = p["implausible_factor"]
         self.plant = self._make_plant(p)
         self.measurement = self._make_measurement({key: p[key] for key in MEASUREMENT_PARAMETERS})
@@ -163,6 +171,7 @@ class SimNode(Node):
         self._armed_step: int | None = None  # the step at the first command: rates and freshness count from it
         self.step_time = DurationLog()  # plant step + measurement + publishing, per period
         self._sent: tuple | None = None  # the messages of the current state (None: not published yet)
+        self._lock = threading.Lock()  # the command thread's steps against the executor's timer
 
         self._create_endpoints(p)
         self._gate = self._start_gate(p["wait_for_nodes"], p["start_timeout"])
@@ -175,8 +184,14 @@ class SimNode(Node):
         )
         if self._gate is None:
             self._publish(self.plant.state())
+        self._commands.start()
 
     # ------------------------------------------------------------ protocol figures (tests, summaries)
+    @property
+    def ended(self) -> bool:
+        """Lockstep: the state of ``end_time`` is out: no more steps, nothing re-sent."""
+        return self.lockstep and self.end_step is not None and self.step >= self.end_step
+
     step = property(lambda self: self.protocol.step, doc="index k of the state last published")
     commands_applied = property(lambda self: self.protocol.commands_applied, doc="steps taken with a command")
     stalls = property(lambda self: self.protocol.stalls, doc="lockstep steps taken with zero torque after stall_timeout")
@@ -205,9 +220,12 @@ class SimNode(Node):
         )
         sources = frozenset(self._qualified(name) for name in p["command_sources"])
         self._sources = CommandSources(sources, self._command_publishers) if sources else None
-        self.needs_message_info = self._sources is not None  # the publisher of each command: see make_executor
-        on_command = self._on_command if self._sources else lambda message: self._on_command(message, None)
-        self._commands = self.create_subscription(Float64MultiArray, COMMAND_TOPIC, on_command, CONTROL_QOS)
+        # the commands on a thread of their own (pardyn.nodes.realtime.StateLoop, started at the end of the
+        # constructor): a command steps the plant without the executor's dispatch, and the publisher's gid comes
+        # with each message, so every node of a process spins with the events executor (make_executor), which
+        # cannot call a callback that takes the message info (command_sources once forced rclpy's Python one)
+        self._commands = StateLoop(self, Float64MultiArray, COMMAND_TOPIC, CONTROL_QOS, self._on_command_taken,
+                                   name=f"{NODE_NAME} commands", message_info=True)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         if self.lockstep:
             self._timer = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._lockstep_watch, clock=steady)
@@ -342,6 +360,11 @@ class SimNode(Node):
                 + ("a command source, its commands are applied" if event.accepted
                    else f"not one of command_sources {sources}, its commands stay rejected"))
 
+    def _on_command_taken(self, message: Float64MultiArray, info: dict) -> None:
+        """A command taken by the command thread (``info``: its publisher's gid, read with command_sources)."""
+        with self._lock:
+            self._on_command(message, info if self._sources is not None else None)
+
     def _on_command(self, message: Float64MultiArray, info: dict | None) -> None:  # info: the publisher gid
         if self._sources is not None and not self._from_source(info):
             return
@@ -368,7 +391,7 @@ class SimNode(Node):
                 "tag", f"dropped a command tagged {tag} while waiting for step {self.protocol.expected_tag} "
                 "(do the sim's and the controller's rate parameters agree?)"
             )
-        if verdict != "apply":
+        if verdict != "apply" or self.ended:
             return
         if self.protocol.arm(now):
             self.get_logger().info(f"first command received: lockstep running from step {self.step}")
@@ -426,8 +449,12 @@ class SimNode(Node):
         return bool(own), self._state_publisher.topic_name in subscribed
 
     def _lockstep_watch(self) -> None:
+        with self._lock:
+            self._lockstep_watched()
+
+    def _lockstep_watched(self) -> None:
         self._check_graph()
-        if not self._opened():
+        if not self._opened() or self.ended:
             return
         action, waited = self.protocol.watch(time.monotonic())
         if action == "stall":
@@ -466,6 +493,10 @@ class SimNode(Node):
         self._send(resend=True)
 
     def _free_tick(self) -> None:
+        with self._lock:
+            self._free_ticked()
+
+    def _free_ticked(self) -> None:
         self._check_graph()
         if not self._opened():
             return
@@ -501,11 +532,21 @@ class SimNode(Node):
         )
 
     def destroy_node(self) -> None:
+        if hasattr(self, "_commands"):
+            self._commands.destroy()  # the command thread first: no step after the summary
         if not hasattr(self, "max_closure_violation"):  # the constructor failed: nothing ran
             super().destroy_node()
             return
         log_summary(self, f"sim summary: {self.summary()}")
         super().destroy_node()
+
+
+def _end_step(end_time_s: float, period_s: float) -> int:
+    """The first step ``k`` whose simulated time ``k * period_s`` reaches ``end_time_s`` (as the sim computes it)."""
+    step = max(0, int(end_time_s / period_s) - 1)
+    while step * period_s < end_time_s:
+        step += 1
+    return step
 
 
 def _graph_node_name(namespace: str, name: str) -> str | None:

@@ -97,6 +97,11 @@ class SceneTrack:
         return markers, serialize(self.typestore, tf_message(self.typestore, frame, stamp_ns=stamp_ns,
                                                              frame_id=self.frame_id))
 
+    def due(self, stamp_ns: int) -> bool:
+        """Whether :meth:`update` makes a scene of a joint state stamped ``stamp_ns`` (if it can be solved): a
+        caller that has the state serialized decodes only these (the recorder: ``rate_hz`` of its 1 kHz)."""
+        return not (self._next_ns is not None and self._next_ns - 2 * self.period_ns <= stamp_ns < self._next_ns)
+
     def update(self, names: Sequence[str], positions: Sequence[float], stamp_ns: int) -> tuple[bytes, bytes] | None:
         """``(markers CDR, tf CDR)`` of the joint state at ``stamp_ns``, or None when no scene is due.
 
@@ -104,7 +109,7 @@ class SceneTrack:
         configuration, a period before): a recorder at 1 kHz pays for ``rate_hz`` solves a second. None too
         for a state that cannot be solved (the next state is tried).
         """
-        if self._next_ns is not None and self._next_ns - 2 * self.period_ns <= stamp_ns < self._next_ns:
+        if not self.due(stamp_ns):
             return None
         q = self.solve(names, positions)
         if q is None:
