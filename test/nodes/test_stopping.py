@@ -293,3 +293,33 @@ def test_a_callback_that_runs_on_does_not_keep_the_node_past_1_s():
     run = NodeRun([sys.executable, "-c", GUARDED_CALLBACK])
     run.wait_for(lambda: any("in the callback" in line for line in run.lines), "callback")
     check_prompt_stop(run, "long_callback", signal.SIGTERM, "a callback ran on for")
+
+
+HUNG_TEARDOWN = """
+import os, sys, time
+from pardyn.nodes.stopping import stop_signals
+stop = stop_signals()
+from rclpy.node import Node
+from pardyn.nodes.common import run_node
+
+class HangingNode(Node):
+    def __init__(self):
+        super().__init__("hung_teardown")
+        self.create_timer(0.05, lambda: print("spinning", file=sys.stderr, flush=True))
+
+    def destroy_node(self):  # rclpy's C++ teardown that never returns (seen: 8 s in TypeDescriptionService.destroy)
+        time.sleep(3600.0)
+
+code = run_node(HangingNode, "hung_teardown")
+sys.stderr.flush()
+os._exit(code)
+"""
+
+
+def test_a_teardown_that_hangs_in_rclpy_does_not_keep_the_node_past_1_s(ros_domain):
+    """rclpy's ``destroy_node`` hung 8 s twice under two xdist workers (the trajectory node after a clean SIGINT:
+    faulthandler's exit 1, bringup's SIGTERM at 5 s). The teardown is waited for 0.6 s, then left to the process's
+    exit: exit 0 within 1 s, and the stop line says what was left. Before: 8 s, exit 1 and a stack dump."""
+    run = NodeRun([sys.executable, "-c", HUNG_TEARDOWN])
+    run.wait_for(lambda: any("spinning" in line for line in run.lines), "the node spinning")
+    check_prompt_stop(run, "hung_teardown", signal.SIGINT, "did not return within 0.6 s")
