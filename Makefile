@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-TEST_WORKERS ?= 1  # pytest-xdist processes of make test; 2: 17 min 55 s (28 Nov) but two lockstep node tests failed under that load (test_launcher random orders: trajectory hung in rclpy destroy_node; test_model_swap_nodes: a command off the nominal law before the swap)
+TEST_WORKERS ?= 2  # pytest-xdist processes of make test (1: ~33 min serial; 2: 17 min 55 s on 28 Nov, before the two node flakes it showed were fixed)
 
 .PHONY: demo test test-fast test-compiled lint bench docs install clean
 
