@@ -62,6 +62,14 @@ def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: b
             "watchdog_ms": 1e3 * sim.watchdog_s}
 
 
+def _payload_parameters(payload) -> dict[str, Any]:
+    """The sim node's ``payload_*`` parameters of ``payload`` (inertia as ixx iyy izz ixy ixz iyz)."""
+    inertia = payload.inertia
+    return {"payload_mass": float(payload.mass), "payload_frame": payload.frame,
+            "payload_com": [float(v) for v in payload.com],
+            "payload_inertia": [float(inertia[i, j]) for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))]}
+
+
 def record_through_nodes(
     robot_name: str,
     runs: Sequence[Run],
@@ -122,10 +130,7 @@ def record_through_nodes(
         sim = {**(sim_parameters or {}), "robot": robot.reference, "parameters_file": str(truth_path), "seed": run.seed,
                "lockstep": True, "end_time": end_s}
         if run.payload is not None:
-            inertia = run.payload.inertia  # ixx iyy izz ixy ixz iyz
-            sim.update(payload_mass=float(run.payload.mass), payload_frame=run.payload.frame,
-                       payload_com=[float(v) for v in run.payload.com],
-                       payload_inertia=[float(inertia[i, j]) for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))])
+            sim.update(_payload_parameters(run.payload))
         figures[run.name] = _run(bringup, {
             "sim": sim,
             "controller": {"robot": robot.reference, "kp": [float(k) for k in law.kp], "kd": [float(k) for k in law.kd]},
