@@ -89,13 +89,20 @@ class BenchmarkOptions:
     """Options of :func:`estimator_benchmark` (defaults: the documented benchmark).
 
     Attributes:
-        robots: robots benchmarked; draws: noise draws per level; levels: the noise levels;
-        estimators: the estimators (empty: every registered one); identification_s: exciting run (s),
-        one for every robot (None: :data:`DURATIONS`); validation_s: the held-out run (s);
-        max_iterations: simulations allowed to the closed-loop estimators; trajectory_seed,
-        validation_seed, truth_seed: the fixed trajectory, held-out trajectory and as-built plant;
-        keep_bags: keep every draw's bag (they are deleted once identified otherwise);
-        workers, show_progress.
+        robots: robots benchmarked.
+        draws: noise draws per level.
+        levels: the noise levels.
+        estimators: the estimators (empty: every registered one).
+        identification_s: the exciting run's length (s) for every robot; None: :data:`DURATIONS`.
+        validation_s: the held-out run (s).
+        max_iterations: simulations allowed to the closed-loop estimators.
+        trajectory_seed: the fixed exciting trajectory.
+        validation_seed: the held-out trajectory.
+        truth_seed: the as-built plant.
+        keep_bags: keep every draw's bag (they are deleted once identified otherwise).
+        workers: Dask worker processes.
+        show_progress: progress lines on the terminal.
+        durations: the exciting run's length per robot (s), used where ``identification_s`` is None.
     """
 
     robots: tuple[str, ...] = ("dualv", "delta", "ur5e")

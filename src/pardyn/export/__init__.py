@@ -24,17 +24,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pardyn.errors import InputError
 from pardyn.export.errors import ExportError
-from pardyn.export.mechanism import Mechanism, build_mechanism
+from pardyn.export.mechanism import BodyGraph, build_mechanism
 from pardyn.registry import Registry, option, options_from, shared_options
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
 
-__all__ = ["FORMATS", "ExportError", "Mechanism", "build_mechanism", "claim_files", "export", "format_options",
+__all__ = ["FORMATS", "ExportError", "BodyGraph", "build_mechanism", "claim_files", "export", "format_options",
            "write_sdf"]
 
 
-def _summary(mechanism: Mechanism, robot: Robot) -> dict[str, Any]:
+def _summary(mechanism: BodyGraph, robot: Robot) -> dict[str, Any]:
     return {
         "robot": mechanism.name,
         "platform": mechanism.platform,

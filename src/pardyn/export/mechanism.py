@@ -37,17 +37,17 @@ other components   :class:`~pardyn.export.errors.ExportError`: no joint reproduc
 
 **Masses.** Links pardyn models as massless (leg tips, pins, rods, couplers, guide
 links) need a mass in a simulator: they get ``placeholder_mass`` with the isotropic
-inertia ``placeholder_inertia`` (listed in :attr:`Mechanism.placeholders`). Inertias
+inertia ``placeholder_inertia`` (listed in :attr:`BodyGraph.placeholders`). Inertias
 violating ``A + B >= C`` on a planar mechanism are completed in the plane's normal
 directions (:func:`pardyn.description.tree.physical_inertia`: same planar dynamics).
 The rotor inertia ``ia`` of a revolute drive whose parent is the world becomes a
 massless disk on the child link (``ia`` about the axis, ``ia / 2`` across, at the joint):
 exact, the link turns about that fixed axis only. Other drive terms SDF cannot hold
 (``ia`` of a moving or prismatic joint, e.g. wu3r's counterweights; torque offsets)
-are listed in :attr:`Mechanism.unrepresented`.
+are listed in :attr:`BodyGraph.unrepresented`.
 
 **Joint zero.** SDF measures a joint's position from the pose the model is written in
-(here: home), so a simulator reports ``q - robot.home``; :attr:`Mechanism.home_offsets`
+(here: home), so a simulator reports ``q - robot.home``; :attr:`BodyGraph.home_offsets`
 gives what to add back (the ``gazebo_joint_states`` node does).
 """
 
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.robot import Robot
 
-__all__ = ["Link", "Joint", "Frame", "Mechanism", "build_mechanism"]
+__all__ = ["Link", "Joint", "Frame", "BodyGraph", "build_mechanism"]
 
 _TOLERANCE = 1e-9  # m, rad: frames that must coincide at home
 
@@ -126,8 +126,8 @@ class Frame:
 
 
 @dataclass(frozen=True)
-class Mechanism:
-    """The robot as bodies and joints (module docstring)."""
+class BodyGraph:
+    """The robot as bodies and joints, closures included: what the exporters write (module docstring)."""
 
     name: str
     links: tuple[Link, ...]
@@ -479,7 +479,7 @@ def build_mechanism(
     *,
     placeholder_mass: float = 1e-3,
     placeholder_inertia: float = 1e-6,
-) -> Mechanism:
+) -> BodyGraph:
     """The robot's mechanism at ``robot.home`` (module docstring).
 
     Args:
@@ -512,7 +512,7 @@ def build_mechanism(
     model = robot.model
     dropped = tuple(model.names[j] for j in virtual) if free else ()
     exported = {joint.name for joint in builder.joints}
-    return Mechanism(
+    return BodyGraph(
         name=robot.name,
         links=tuple(builder.links),
         joints=tuple(builder.joints),

@@ -1,6 +1,6 @@
 """SDF (1.9) files of a robot's mechanism, for libsdformat, gz-sim and Gazebo Classic.
 
-Four files from one :class:`~pardyn.export.mechanism.Mechanism` (every pose at home, in
+Four files from one :class:`~pardyn.export.mechanism.BodyGraph` (every pose at home, in
 the model frame = the world frame):
 
 * ``model.sdf``: the model with its **loops as SDF joints**: every closure is a ``fixed``
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from pardyn.export.mechanism import Joint, Link, Mechanism
+from pardyn.export.mechanism import Joint, Link, BodyGraph
 
 __all__ = ["CLASSIC_SDF_VERSION", "SDF_VERSION", "model_element", "model_sdf", "gz_model_sdf", "gz_world_sdf", "classic_world_sdf"]
 
@@ -110,7 +110,7 @@ def _joint(parent: ET.Element, joint: Joint) -> None:
         _axis(element, "axis2", joint, joint.axis2)
 
 
-def model_element(mechanism: Mechanism, *, loops: bool = True) -> ET.Element:
+def model_element(mechanism: BodyGraph, *, loops: bool = True) -> ET.Element:
     """The ``<model>`` element; ``loops``: write the welds as ``fixed`` joints (else leave them out)."""
     model = _sub(ET.Element("root"), "model", name=mechanism.name)
     for link in mechanism.links:
@@ -134,7 +134,7 @@ def _document(*children: ET.Element, comment: str, version: str = SDF_VERSION) -
     return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _summary(mechanism: Mechanism) -> str:
+def _summary(mechanism: BodyGraph) -> str:
     parts = [f" pardyn export of {mechanism.name}: poses at home (SDF joint positions are q - home). "]
     if mechanism.free_platform:
         parts.append(f"Platform {mechanism.platform} free, held by its loops (virtual joints "
@@ -149,7 +149,7 @@ def _summary(mechanism: Mechanism) -> str:
     return "".join(parts)
 
 
-def model_sdf(mechanism: Mechanism) -> str:
+def model_sdf(mechanism: BodyGraph) -> str:
     """``model.sdf``: loops as ``fixed`` SDF joints (libsdformat, Gazebo Classic)."""
     return _document(model_element(mechanism), comment=_summary(mechanism))
 
@@ -161,7 +161,7 @@ def _plugin(parent: ET.Element, filename: str, name: str, **children: str) -> ET
     return plugin
 
 
-def gz_model_sdf(mechanism: Mechanism, controllers: Path) -> str:
+def gz_model_sdf(mechanism: BodyGraph, controllers: Path) -> str:
     """``model.gz.sdf``: the welds as DetachableJoint systems, plus gz_ros2_control (``controllers``: its YAML)."""
     model = model_element(mechanism, loops=False)
     for weld in mechanism.welds:
@@ -172,7 +172,7 @@ def gz_model_sdf(mechanism: Mechanism, controllers: Path) -> str:
     return _document(model, comment=_summary(mechanism) + "Loops closed by DetachableJoint (gz-physics issue 25). ")
 
 
-def _world(name: str, mechanism: Mechanism, engine: str) -> ET.Element:
+def _world(name: str, mechanism: BodyGraph, engine: str) -> ET.Element:
     world = ET.Element("world", name=name)
     physics = _sub(world, "physics", name="1ms", type=engine)
     _sub(physics, "max_step_size", repr(STEP_S))
@@ -194,7 +194,7 @@ def _world(name: str, mechanism: Mechanism, engine: str) -> ET.Element:
     return world
 
 
-def gz_world_sdf(mechanism: Mechanism) -> str:
+def gz_world_sdf(mechanism: BodyGraph) -> str:
     """``world.sdf``: the gz-sim world (DART, PGS solver) the launch file spawns the model into."""
     world = _world("pardyn", mechanism, "dart")
     for filename, name in (("gz-sim-physics-system", "gz::sim::systems::Physics"),
@@ -204,7 +204,7 @@ def gz_world_sdf(mechanism: Mechanism) -> str:
     return _document(world, comment=" gz-sim world for pardyn: DART with PGS (loops closed by DetachableJoint). ")
 
 
-def classic_world_sdf(mechanism: Mechanism) -> str:
+def classic_world_sdf(mechanism: BodyGraph) -> str:
     """``world_classic.sdf``: Gazebo Classic world, ODE (closes SDF loops natively), the model inline."""
     world = _world("pardyn", mechanism, "ode")
     world.append(model_element(mechanism))

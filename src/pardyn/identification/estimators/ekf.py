@@ -5,7 +5,7 @@ identification model of the closed chain, ``y_k = W_k chi_k + v_k``, ``chi_{k+1}
 The observation is linear in the state, so the EKF's Jacobian ``H_k = d y_k / d chi`` is ``W_k``
 itself and the filter is the Kalman filter of that model. It runs in square-root information form
 (Bierman 1977, ch. V; Simon 2006, sec. 6.4), exact to round-off for any prior (a diffuse one
-included), where the covariance form loses the digits the prior has in excess of the data:
+included), where the covariance form loses the digits the prior has in excess of the data::
 
     information pair (R_k, z_k), R_k upper-triangular, R_k chi_k = z_k, P_k = R_k^-1 R_k^-T      (K1)
     prior: R_0 = diag(1 / (prior s_i)), z_0 = R_0 chi_0                                         (K2)

@@ -2,7 +2,7 @@
 
 State, observation and tuning: :mod:`._kalman` and :class:`.ekf.KalmanOptions`. Covariance form with
 the symmetric set of ``2 n`` sigma points (Julier and Uhlmann 2004; Wan and van der Merwe 2000 with
-``alpha = 1, beta = 0, kappa = 0``: equal weights ``1 / 2n``, none negative):
+``alpha = 1, beta = 0, kappa = 0``: equal weights ``1 / 2n``, none negative)::
 
     time update: P_k+ = P_k + Q                                                               (K6)
     sigma points: X_i = chi_k +/- sqrt(n) L_k e_i, L_k L_k^T = P_k+ (Cholesky), i = 1..n      (K7)
