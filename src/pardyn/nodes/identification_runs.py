@@ -59,7 +59,18 @@ def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: b
             "max_closure_violation": sim.max_closure_violation,
             "excitation_condition_number": None if design is None else design.condition_number,
             "commands_rejected": sum(sim.rejected.values()), "missed_periods": sim.missed_periods,
-            "watchdog_ms": 1e3 * sim.watchdog_s}
+            "watchdog_ms": 1e3 * sim.watchdog_s, "stalled_steps": sim.stalls, "stall_timeout_s": sim.stall_timeout_s}
+
+
+def _warnings(numbers: dict) -> str:
+    """The run line's warnings: missed periods (time held, nothing lost) and stalled steps (zero torque)."""
+    late = (f"; warning: {numbers['missed_periods']} missed periods (a command later than the "
+            f"{numbers['watchdog_ms']:g} ms watchdog: simulated time held, nothing lost; a loaded machine)"
+            if numbers["missed_periods"] else "")
+    if numbers["stalled_steps"]:  # zero torque after stall_timeout of wall time: the run depends on the load
+        late += (f"; warning: {numbers['stalled_steps']} stalled steps (no command for "
+                 f"{numbers['stall_timeout_s']:g} s of wall time: stepped with zero torque)")
+    return late
 
 
 def _payload_parameters(payload) -> dict[str, Any]:
@@ -142,9 +153,7 @@ def record_through_nodes(
         bags[run.name] = bag
         if show_progress:
             numbers = figures[run.name]
-            late = (f"; warning: {numbers['missed_periods']} missed periods (a command later than the "
-                    f"{numbers['watchdog_ms']:g} ms watchdog: simulated time held, nothing lost; a loaded machine)"
-                    if numbers["missed_periods"] else "")
+            late = _warnings(numbers)
             print(f"  {run.name}: {numbers['steps']} steps in {numbers['wall_s']:.1f} s, max closure violation "
                   f"{numbers['max_closure_violation']:.1e} m{late} -> {bag}", flush=True)
     payloads = {run.name: run.payload for run in runs if run.payload is not None}
