@@ -373,16 +373,18 @@ def release_rclpy(executor, node, shutdown: Callable[[], Any], wait_s: float | N
     (the console script ends with ``os._exit``, which the operating system
     cleans up after) and this returns False.
     """
+    wait = RELEASE_WAIT_S if wait_s is None else wait_s
+
     def release() -> None:
         if executor is not None:
-            executor.shutdown(timeout_sec=wait_s if wait_s is not None else RELEASE_WAIT_S)
+            executor.shutdown(timeout_sec=wait)
         if node is not None:
             node.destroy_node()
         shutdown()
 
     worker = threading.Thread(target=release, name="rclpy release", daemon=True)
     worker.start()
-    worker.join(wait_s if wait_s is not None else RELEASE_WAIT_S)
+    worker.join(wait)
     return not worker.is_alive()
 
 
