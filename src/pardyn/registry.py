@@ -29,14 +29,14 @@ import dataclasses
 import importlib
 import pkgutil
 import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from pardyn.errors import InputError
 
 __all__ = ["OptionSpec", "Plugin", "Registry", "import_modules", "option", "option_specs", "options_from",
-           "shared_options"]
+           "refuse_unread", "shared_options", "shown_default"]
 
 T = TypeVar("T")
 
@@ -225,12 +225,17 @@ def _check(spec: OptionSpec, value: Any) -> None:
                              f"{high:g}]")
 
 
-def shared_options(plugins: Iterable[tuple[str, type, str]]) -> list[tuple[OptionSpec, tuple[str, ...]]]:
+def shared_options(plugins: Iterable[tuple[str, type, str]], *,
+                   own_defaults: bool = False) -> list[tuple[OptionSpec, tuple[str, ...]]]:
     """The options of several plug-ins ``(name, Options, prefix)``, each parameter once, with the plug-ins using it.
 
     A parameter several plug-ins share must be the same option in each (type, default, range): it is one
     node parameter or flag. Each plug-in's own options stay together: a new one goes right after the one
     before it in its ``Options`` (at the end if it is the first).
+
+    ``own_defaults`` (command-line flags only, absent meaning each plug-in's default: the experiments): plug-ins
+    may give one parameter their own default and description; such an option comes back with the default None and
+    a description naming each plug-in's (``a: what (default 30); b: ...``).
 
     Raises:
         TypeError: two plug-ins declare one parameter differently.
@@ -238,16 +243,48 @@ def shared_options(plugins: Iterable[tuple[str, type, str]]) -> list[tuple[Optio
     order: list[str] = []
     found: dict[str, OptionSpec] = {}
     users: dict[str, list[str]] = {}
+    each: dict[str, list[OptionSpec]] = {}
     for name, options, prefix in plugins:
         previous = None
         for spec in option_specs(options, prefix):
             key = spec.parameter
             if key in found:
-                if dataclasses.replace(found[key], field=spec.field, flag=spec.flag) != spec:
+                loose = {"default": spec.default, "description": spec.description} if own_defaults else {}
+                if dataclasses.replace(found[key], field=spec.field, flag=spec.flag, **loose) != spec:
                     raise TypeError(f"option {key}: plug-in {name} declares it unlike {users[key]}")
             else:
                 found[key] = spec
                 order.insert(order.index(previous) + 1 if previous else len(order), key)
             users.setdefault(key, []).append(name)
+            each.setdefault(key, []).append(spec)
             previous = key
+    for key, specs in each.items():
+        if len({(s.default, s.description) for s in specs}) > 1:
+            found[key] = dataclasses.replace(found[key], default=None, description="; ".join(
+                f"{user}: {s.description}" + ("" if s.default is None else f" (default {shown_default(s)})")
+                for user, s in zip(users[key], specs)))
     return [(found[key], tuple(users[key])) for key in order]
+
+
+def shown_default(spec: OptionSpec) -> str:
+    """An option's default as a user writes it (``a,b`` for an array, ``none`` for an empty one)."""
+    default = ",".join(map(str, spec.default)) if spec.array else str(spec.default)
+    return default if default != "" else "none"
+
+
+def refuse_unread(name: str, given: Iterable[str], options: Iterable[tuple[OptionSpec, Sequence[str]]],
+                  what: str) -> None:
+    """Refuse the options ``given`` (parameter names) that the plug-in ``name`` does not read.
+
+    ``options``: every plug-in's (:func:`shared_options`); ``what``: the kind, for the message.
+
+    Raises:
+        InputError: ``--<flag>: the <name> <what> has no such option (the <users> <what> reads it)``.
+    """
+    options = list(options)
+    for parameter in given:
+        readers = [(spec, users) for spec, users in options if spec.parameter == parameter]
+        if not (readers and name in readers[0][1]):
+            flag = readers[0][0].flag if readers else parameter.replace("_", "-")
+            raise InputError(f"--{flag}: the {name} {what} has no such option"
+                             + (f" (the {'/'.join(readers[0][1])} {what} reads it)" if readers else ""))

@@ -59,7 +59,9 @@ def one_line(message: str, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``pardyn`` parser; ``command``: only that command's options are declared (the one :func:`main` runs;
+    ``pardyn experiment`` imports every experiment, and with it the plants, to declare its flags)."""
     parser = _Parser(
         prog="pardyn",
         description="Dynamics, identification and control of parallel robots and cobots.",
@@ -68,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         module = importlib.import_module(f"pardyn.cli.{name}")
         sub = subparsers.add_parser(name.replace("_", "-"), help=module.HELP, description=module.HELP)
-        module.add_arguments(sub)
+        if command in (None, name):
+            module.add_arguments(sub)
         _accept_negative_lists(sub)
         sub.set_defaults(handler=module.run)
     return parser
@@ -102,8 +105,9 @@ def quiet_warnings() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    if not (sys.argv[1:] if argv is None else list(argv)):  # bare `pardyn`: what it can do, as `--help` says it
+    given = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(given[0] if given and given[0] in COMMANDS else None)
+    if not given:  # bare `pardyn`: what it can do, as `--help` says it
         parser.print_help(sys.stderr)
         return 2
     args = parser.parse_args(argv)

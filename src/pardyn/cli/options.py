@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pardyn.errors import InputError
-from pardyn.registry import OptionSpec
+from pardyn.registry import OptionSpec, shown_default
 from pardyn.textio import shown
 
 __all__ = ["add_option_arguments", "number", "numbers", "option_values"]
@@ -94,14 +94,17 @@ def add_option_arguments(parser: argparse.ArgumentParser,
     """One flag per plug-in option (:func:`pardyn.registry.shared_options`): ``--<flag>``, its type and range
     from the option; absent, the plug-in's default applies (:func:`option_values` leaves it out)."""
     for spec, users in options:
-        default = ",".join(map(str, spec.default)) if spec.array else spec.default
-        help_text = f"{'/'.join(users)}: {spec.description} (default {default if default != '' else 'none'})"
+        if spec.default is not None:
+            help_text = f"{'/'.join(users)}: {spec.description} (default {shown_default(spec)})"
+        else:  # the description says the default (each plug-in's: shared_options(own_defaults=True))
+            help_text = spec.description if len(users) > 1 else f"{users[0]}: {spec.description}"
         if spec.kind == "bool" and not spec.array:
             parser.add_argument(f"--{spec.flag}", dest=spec.parameter, action=argparse.BooleanOptionalAction,
-                                default=None, help=help_text)
-        else:
+                                default=None, help=help_text.replace("%", "%%"))
+        else:  # an array's items are checked against the choices by options_from
+            choices = None if spec.array else spec.choices or None
             parser.add_argument(f"--{spec.flag}", dest=spec.parameter, type=_option_type(spec), default=None,
-                                choices=spec.choices or None, metavar=None if spec.choices else spec.field.upper(),
+                                choices=choices, metavar=spec.field.upper() if choices is None else None,
                                 help=help_text.replace("%", "%%"))
 
 

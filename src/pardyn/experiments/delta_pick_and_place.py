@@ -38,15 +38,16 @@ from pardyn.control import actuator_limits
 from pardyn.control.computed_torque import ComputedTorque
 from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.control.pd import JointPD
+from pardyn.distributed import parallel_map
 from pardyn.dynamics.inverse import InverseDynamics
 from pardyn.dynamics.lumped import split_bar_masses
 from pardyn.experiments.plots import joint_panels, write_json
-from pardyn.simulation.runner import run_closed_loop
-from pardyn.distributed import parallel_map
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon, NoOptions
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.plants.payload import Payload
 from pardyn.robot import Robot, load_robot
+from pardyn.simulation.runner import run_closed_loop
 from pardyn.trajectories import SampledReference
 
 __all__ = ["DeltaOptions", "delta_pick_and_place", "pick_and_place_path", "BARS"]
@@ -250,3 +251,31 @@ def delta_pick_and_place(out_dir: Path | str, options: DeltaOptions | None = Non
     }
     write_json(out_dir / f"{NAME}.json", report)
     return report
+
+
+@EXPERIMENTS.plugin
+class DeltaPickAndPlace:
+    """``pardyn experiment delta_pick_and_place`` (:func:`delta_pick_and_place`)."""
+
+    name = NAME
+    summary = ("the standard 25/305/25 mm cycle on the Delta, PD vs CTC (simplified model), with and without "
+               "payload, peak torques vs limits")
+    Options = NoOptions
+
+    def run(self, out: Path, options: NoOptions, common: ExperimentCommon) -> dict[str, Any]:
+        return delta_pick_and_place(out, DeltaOptions(workers=common.workers, show_progress=common.show_progress))
+
+    def show(self, report: dict[str, Any], out: Path) -> None:
+        cycle = report["cycle"]
+        print(f"cycle {1e3 * cycle['up_m']:.0f}/{1e3 * cycle['across_m']:.0f}/{1e3 * cycle['up_m']:.0f} mm in "
+              f"{cycle['cycle_s']} s: peak {cycle['peak_speed_m_s']:.2f} m/s, {cycle['peak_acceleration_m_s2']:.1f} "
+              f"m/s^2; torque limits {[float(v) for v in report['torque_limits_nm'].values()]} N m")
+        for case, entry in report["results"].items():
+            model = report["model_difference_pct"][case]
+            print(f"{case}: exact vs simplified (Codourey) torques: max {model['max_pct']:.1f} %, RMS "
+                  f"{model['rms_pct']:.1f} %")
+            for law, figures in entry.items():
+                torques = " ".join(f"{v:6.1f}" for v in figures["max_torque_nm"])
+                print(f"  {law:3s} max/RMS position error {figures['max_position_error_mm']:.2f}/"
+                      f"{figures['rms_position_error_mm']:.2f} mm | peak torques {torques} N m | at a limit "
+                      f"{100 * figures['saturation']:.1f} % of samples")

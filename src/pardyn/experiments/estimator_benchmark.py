@@ -41,16 +41,19 @@ from typing import Any
 
 import numpy as np
 
-from pardyn.simulation.identification_runs import as_built_parameters, controller
-from pardyn.experiments.plots import line_plot, write_json
-from pardyn.identification.estimators import ESTIMATORS
+from pardyn.distributed import parallel_map
+from pardyn.errors import InputError
+from pardyn.excitation.bounds import excitation_settings
 from pardyn.excitation.design import design_exciting_trajectory
+from pardyn.experiments.plots import line_plot, write_json
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon
+from pardyn.identification.estimators import ESTIMATORS
+from pardyn.identification.model_simulation import ClosedLoopSetup
 from pardyn.identification.pipeline import identify
 from pardyn.identification.settings import IdentificationSettings
-from pardyn.identification.model_simulation import ClosedLoopSetup
-from pardyn.distributed import parallel_map
+from pardyn.registry import option
 from pardyn.robot import load_robot
-from pardyn.excitation.bounds import excitation_settings
+from pardyn.simulation.identification_runs import as_built_parameters, controller
 from pardyn.trajectories.joint import joint_trajectory
 
 __all__ = ["LEVELS", "SURVEY_RANKING", "BenchmarkOptions", "NoiseLevel", "estimator_benchmark", "table"]
@@ -139,9 +142,9 @@ def _design(robot_name: str, duration_s: float, seed: int) -> tuple[Any, np.ndar
 def _record(robot_name: str, truth: Any, reference: Any, start: np.ndarray, duration_s: float, level: NoiseLevel,
             seed: int, path: Path) -> Path:
     """One closed-loop run of the MuJoCo plant with the level's noise (``seed``), written as a bag at ``path``."""
-    from pardyn.simulation.runner import run_closed_loop  # noqa: PLC0415 - the host loop
     from pardyn.plants.measurement import MeasurementModel  # noqa: PLC0415
     from pardyn.plants.mujoco_plant import MujocoPlant  # noqa: PLC0415
+    from pardyn.simulation.runner import run_closed_loop  # noqa: PLC0415 - the host loop
 
     robot = load_robot(robot_name)
     recording = run_closed_loop(
@@ -336,3 +339,42 @@ def _plots(out: Path, summary: list[dict[str, Any]], options: BenchmarkOptions) 
                                  markers=True)
                 plots.append(str(path))
     return plots
+
+
+@EXPERIMENTS.plugin
+class EstimatorBenchmark:
+    """``pardyn experiment estimator_benchmark`` (:func:`estimator_benchmark`)."""
+
+    name = "estimator_benchmark"
+    summary = ("Monte Carlo draws of the measurement noise at three levels on the DualV, the Delta and the UR5e: "
+               "every estimator's errors, failures and time, ranked")
+
+    @dataclass(frozen=True)
+    class Options:
+        robots: tuple[str, ...] = option(BenchmarkOptions.robots, "comma-separated robots")
+        draws: int = option(BenchmarkOptions.draws, "noise draws per level and robot", low=1, high=100_000)
+        estimators: tuple[str, ...] = option((), "comma-separated estimators (none: every registered one)")
+        levels: tuple[str, ...] = option((), "comma-separated noise levels among low,mid,high (none: all three)")
+        identification_s: float = option(None, "every robot's exciting run in s (default dualv 12, delta 10, ur5e 15)",
+                                         unit="s", low=0.0, high=1e6, low_open=True)
+        validation_s: float = option(BenchmarkOptions.validation_s, "the held-out run in s", unit="s", low=0.0,
+                                     high=1e6, low_open=True)
+
+    def run(self, out: Path, options: Options, common: ExperimentCommon) -> dict[str, Any]:
+        for name in options.estimators:
+            ESTIMATORS.get(name)  # InputError naming the known ones
+        known = {level.name: level for level in LEVELS}
+        unknown = [name for name in options.levels if name not in known]
+        if unknown:
+            raise InputError(f"unknown noise levels {unknown}, expected some of {list(known)}")
+        levels = tuple(known[name] for name in options.levels) or LEVELS
+        return estimator_benchmark(out, BenchmarkOptions(
+            robots=options.robots, draws=options.draws, levels=levels, estimators=options.estimators,
+            identification_s=options.identification_s, validation_s=options.validation_s, workers=common.workers,
+            show_progress=common.show_progress))
+
+    def show(self, report: dict[str, Any], out: Path) -> None:
+        print(report["table"])
+        ranking = report["survey_ranking"]
+        print(f"survey ranking (serial robots): {ranking['ranking'] or ranking['note']}")
+        print(f"table: {out / 'estimator_benchmark.md'} ({report['time_s']:.0f} s)")

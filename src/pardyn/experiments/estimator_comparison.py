@@ -40,14 +40,16 @@ from typing import Any
 
 import numpy as np
 
-from pardyn.simulation.identification_runs import Run, record_runs
+from pardyn.distributed import parallel_map
 from pardyn.experiments.plots import line_plot, write_json
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon
 from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS
+from pardyn.identification.model_simulation import ClosedLoopSetup
 from pardyn.identification.pipeline import identify
 from pardyn.identification.settings import IdentificationSettings
-from pardyn.identification.model_simulation import ClosedLoopSetup
-from pardyn.distributed import parallel_map
+from pardyn.registry import option
 from pardyn.robot import load_robot
+from pardyn.simulation.identification_runs import Run, record_runs
 
 __all__ = ["EstimatorsOptions", "estimators_study"]
 
@@ -196,3 +198,42 @@ def _plots(out: Path, entries: list[dict[str, Any]], options: EstimatorsOptions)
                                  logy=True, markers=True)
                 plots.append(str(path))
     return plots
+
+
+@EXPERIMENTS.plugin
+class Estimators:
+    """``pardyn experiment estimators`` (:func:`estimators_study`)."""
+
+    name = "estimators"
+    summary = ("the registered estimators on the DualV and the UR5e as the torque noise grows and the derivative "
+               "filter is mistuned (UR5e paper, section 1)")
+
+    @dataclass(frozen=True)
+    class Options:
+        robots: tuple[str, ...] = option(EstimatorsOptions.robots, "comma-separated robots")
+        identification_s: float = option(None, "every robot's run in s (default dualv 12, ur5e 15)", unit="s",
+                                         low=0.0, high=1e6, low_open=True)
+        validation_s: float = option(EstimatorsOptions.validation_s, "the held-out run in s", unit="s", low=0.0,
+                                     high=1e6, low_open=True)
+
+    def run(self, out: Path, options: Options, common: ExperimentCommon) -> dict[str, Any]:
+        durations = None if options.identification_s is None else dict.fromkeys(options.robots,
+                                                                                 options.identification_s)
+        return estimators_study(out, EstimatorsOptions(
+            robots=options.robots, identification_s=durations, validation_s=options.validation_s,
+            workers=common.workers, show_progress=common.show_progress))
+
+    def show(self, report: dict[str, Any], out: Path) -> None:
+        names = ESTIMATORS.names
+        closed_loop = [name for name in names if ESTIMATORS.get(name).closed_loop]
+        print(f"robot  noise  cut-off x  | base-parameter error (%) {' '.join(names)} | held-out torque error (%) "
+              f"{' '.join(names)} | iterations {' '.join(closed_loop)}")
+        for entry in report["results"]:
+            def figure(name: str, key: str) -> str:
+                value = entry[name].get(key)
+                return "failed" if value is None else f"{100 * value:.3g}"
+
+            print(f"{entry['robot']:6s} {100 * entry['noise']:4.0f} % {entry['cutoff_factor']:5.2g}     | "
+                  + " ".join(figure(n, "parameter_error") for n in names) + " | "
+                  + " ".join(figure(n, "torque_error") for n in names) + " | "
+                  + " ".join(str(entry[n].get("iterations", "-")) for n in closed_loop))

@@ -52,16 +52,17 @@ from typing import Any
 import numpy as np
 
 from pardyn.control.laws import make_law
+from pardyn.distributed import parallel_map
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import joint_panels, write_json
-from pardyn.simulation.runner import run_closed_loop
-from pardyn.distributed import parallel_map
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon, NoOptions
 from pardyn.plants import Plant, PlantState
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.plants.payload import Payload
 from pardyn.robot import Robot, load_robot
+from pardyn.simulation.runner import run_closed_loop
 from pardyn.trajectories import SampledReference, quintic_time_law
 
 __all__ = ["COMPARED_LAWS", "H4Options", "LoadStep", "h4_pfc_vs_ctc", "joint_quintic", "load_figures", "scaled_parameters"]
@@ -324,3 +325,30 @@ def h4_pfc_vs_ctc(out_dir: Path | str, options: H4Options | None = None) -> dict
     }
     write_json(out_dir / f"{NAME}.json", report)
     return report
+
+
+@EXPERIMENTS.plugin
+class H4PfcVsCtc:
+    """``pardyn experiment h4_pfc_vs_ctc`` (:func:`h4_pfc_vs_ctc`)."""
+
+    name = NAME
+    summary = "Vivas & Poignet 2003, section 5: predictive functional control vs computed torque on the H4"
+    Options = NoOptions
+
+    def run(self, out: Path, options: NoOptions, common: ExperimentCommon) -> dict[str, Any]:
+        return h4_pfc_vs_ctc(out, H4Options(workers=common.workers, show_progress=common.show_progress))
+
+    def show(self, report: dict[str, Any], out: Path) -> None:
+        joints = report["joints"]
+        print(f"max tracking error (1e-3 rad) and max torque (N m), motors {', '.join(joints)}; "
+              f"limits {[float(v) for v in report['torque_limits_nm'].values()]} N m")
+        for case, laws in report["results"].items():
+            for law, entry in laws.items():
+                errors = " ".join(f"{1e3 * v:7.3f}" for v in entry["max_error_rad"].values())
+                torques = " ".join(f"{v:6.2f}" for v in entry["max_torque_nm"].values())
+                extra = "" if "rejection_time_s" not in entry else (
+                    f"  load: peak {1e3 * entry['load_peak_error_rad']:.3f}e-3 rad, static "
+                    f"{1e3 * entry['load_static_error_rad']:.3f}e-3 rad, rejection {entry['rejection_time_s']} s")
+                print(f"  {case:12s} {law:4s} e {errors} | tau {torques} | saturated {100 * entry['saturation']:.1f} %"
+                      + extra)
+        print("claims: " + ", ".join(f"{k} {v}" for k, v in report["claims"].items()))

@@ -29,13 +29,15 @@ from typing import Any
 
 import numpy as np
 
+from pardyn.distributed import parallel_map
 from pardyn.errors import KinematicsError
 from pardyn.experiments.plots import joint_panels, write_json
-from pardyn.simulation.runner import run_closed_loop
-from pardyn.distributed import parallel_map
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
+from pardyn.registry import option
 from pardyn.robot import load_robot
+from pardyn.simulation.runner import run_closed_loop
 
 __all__ = ["HexapodOptions", "hexapod_identification"]
 
@@ -91,10 +93,10 @@ def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None =
     """Run the experiment of the module docstring; writes ``out_dir/hexapod_identification.json`` and PNGs."""
     from pardyn.control.computed_torque import ComputedTorque  # noqa: PLC0415
     from pardyn.control.gains import ctc_gains  # noqa: PLC0415
-    from pardyn.simulation.identification_runs import PAYLOADS, Run, as_built_parameters, record_runs  # noqa: PLC0415
-    from pardyn.identification.pipeline import IdentificationSettings, identify  # noqa: PLC0415
-    from pardyn.excitation.design import design_exciting_trajectory  # noqa: PLC0415
     from pardyn.excitation.bounds import excitation_settings  # noqa: PLC0415
+    from pardyn.excitation.design import design_exciting_trajectory  # noqa: PLC0415
+    from pardyn.identification.pipeline import IdentificationSettings, identify  # noqa: PLC0415
+    from pardyn.simulation.identification_runs import PAYLOADS, Run, as_built_parameters, record_runs  # noqa: PLC0415
     from pardyn.trajectories.joint import joint_trajectory  # noqa: PLC0415
 
     options = options or HexapodOptions()
@@ -184,3 +186,39 @@ def hexapod_identification(out_dir: Path | str, options: HexapodOptions | None =
     }
     write_json(out_dir / f"{NAME}.json", report)
     return report
+
+
+@EXPERIMENTS.plugin
+class HexapodIdentification:
+    """``pardyn experiment hexapod_identification`` (:func:`hexapod_identification`)."""
+
+    name = NAME
+    summary = ("record, identify (known payload), validate on a held-out bag, CTC with the nominal vs identified "
+               "model")
+
+    @dataclass(frozen=True)
+    class Options:
+        identification_s: float = option(HexapodOptions.identification_s, "each exciting run in s", unit="s",
+                                         low=0.0, high=1e6, low_open=True)
+        validation_s: float = option(HexapodOptions.validation_s, "the held-out run in s", unit="s", low=0.0,
+                                     high=1e6, low_open=True)
+        in_process: bool = option(False, "record in process (no rclpy) instead of through the ROS 2 nodes")
+
+    def run(self, out: Path, options: Options, common: ExperimentCommon) -> dict[str, Any]:
+        return hexapod_identification(out, HexapodOptions(
+            identification_s=options.identification_s, validation_s=options.validation_s,
+            through_nodes=not options.in_process, workers=common.workers, show_progress=common.show_progress))
+
+    def show(self, report: dict[str, Any], out: Path) -> None:
+        identification, validation, payload = report["identification"], report["validation"], report["payload"]
+        print(f"identification ({identification['model']}): {identification['base_parameters']} base parameters, "
+              f"cond {identification['condition_number']:.4g}, fit error "
+              f"{100 * identification['fit_relative_error_norm']:.2f} %")
+        print(f"held-out torques: identified {100 * validation['identified_relative_error']:.2f} %, nominal "
+              f"{100 * validation['nominal_relative_error']:.2f} %")
+        if payload["identified_kg"] is not None:
+            print(f"payload: {payload['identified_kg']:.4f} kg (true {payload['true_kg']} kg, "
+                  f"{payload['error_pct']:+.2f} %)")
+        for case, entry in report["control"].items():
+            print(f"{case}: max leg errors (1e-6 m) " + " ".join(f"{1e6 * v:7.2f}" for v in entry["max_error_m"])
+                  + " | RMS " + " ".join(f"{1e6 * v:6.2f}" for v in entry["rms_error_m"]))

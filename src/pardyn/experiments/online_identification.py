@@ -33,19 +33,20 @@ from typing import Any
 import numpy as np
 
 from pardyn.control.computed_torque import ComputedTorque
-from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.control.gains import ctc_gains
 from pardyn.control.model_swap import ModelSwap
-from pardyn.simulation.identification_runs import DUALV_PAYLOAD, as_built_parameters
+from pardyn.dynamics.parameters import DynamicParameters
+from pardyn.excitation.bounds import excitation_settings
+from pardyn.excitation.design import design_exciting_trajectory
 from pardyn.experiments.plots import line_plot, write_json
-from pardyn.simulation.runner import run_closed_loop
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon, NoOptions
 from pardyn.identification.online import OnlineIdentifier
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.plants.payload import Payload
 from pardyn.robot import load_robot
-from pardyn.excitation.bounds import excitation_settings
-from pardyn.excitation.design import design_exciting_trajectory
+from pardyn.simulation.identification_runs import DUALV_PAYLOAD, as_built_parameters
+from pardyn.simulation.runner import run_closed_loop
 from pardyn.trajectories.joint import joint_trajectory
 
 __all__ = ["OnlineOptions", "online_identification", "platform_mass_parameter"]
@@ -232,3 +233,31 @@ def online_identification(out: Path | str | None, options: OnlineOptions | None 
         write_json(out / "online_identification.json", report)
     report["series"] = {"t": t_est, "mass": mass, "mass_pct": mass_pct}
     return report
+
+
+@EXPERIMENTS.plugin
+class OnlineIdentification:
+    """``pardyn experiment online_identification`` (:func:`online_identification`)."""
+
+    name = "online_identification"
+    summary = ("the windowed online estimate follows a payload attached mid-run on the DualV; the CTC takes the "
+               "estimate (blended swap)")
+    Options = NoOptions
+
+    def run(self, out: Path, options: NoOptions, common: ExperimentCommon) -> dict[str, Any]:
+        report = online_identification(out)
+        report.pop("series")
+        return report
+
+    def show(self, report: dict[str, Any], out: Path) -> None:
+        truth = report["truth"]
+        settle = report["settle_within_5pct_s"]
+        print(f"{report['mass_parameter']}: plant {truth['platform_mass_kg']:.4g} kg, + payload "
+              f"{truth['payload_kg']} kg; estimate {report['estimate_before_payload_kg']:.4g} kg before, "
+              f"{report['estimate_end_kg']:.4g} kg at the end (payload error {report['payload_error_pct']:.2f} %), "
+              f"within 5 % after {'-' if settle is None else format(settle, '.3g')} s; "
+              f"changes detected at {[round(t, 3) for t in report['changes_detected_at_s']]} s")
+        errors = report["max_tracking_error_rad"]
+        print("max tracking error (1e-3 rad): " + ", ".join(
+            f"{key} {'-' if value is None else f'{1e3 * value:.3f}'}" for key, value in errors.items()))
+        print(f"swap at {report['swapped_at_s']} s; max command step (N m) {report['max_command_step_nm']}")

@@ -50,19 +50,21 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from pardyn.control.gains import gains_from_step_response
+from pardyn.distributed import parallel_map
 from pardyn.dynamics.parameters import (
     DynamicParameters,
     inertia_from_standard,
     standard_from_inertia,
 )
 from pardyn.errors import InputError, KinematicsError
-from pardyn.control.gains import gains_from_step_response
 from pardyn.experiments.plots import error_indices, law_joints, line_plot, write_json
-from pardyn.simulation.runner import run_closed_loop
-from pardyn.distributed import parallel_map
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
+from pardyn.registry import option
 from pardyn.robot import Robot, load_robot
+from pardyn.simulation.runner import run_closed_loop
 from pardyn.trajectories import Circle, joint_trajectory
 
 __all__ = ["COMPARED_LAWS", "RobustnessOptions", "check_circle", "perturbed_parameters", "rrr3_robustness", "sign_templates"]
@@ -286,3 +288,28 @@ def rrr3_robustness(out_dir: Path | str, options: RobustnessOptions | None = Non
     }
     write_json(out_dir / "rrr3_robustness.json", report)
     return report
+
+
+@EXPERIMENTS.plugin
+class Rrr3Robustness:
+    """``pardyn experiment rrr3_robustness`` (:func:`rrr3_robustness`)."""
+
+    name = "rrr3_robustness"
+    summary = "Zubizarreta et al. 2010, section 4.8: ISE, IAE, ITAE of the classical and extended CTC vs parameter errors"
+
+    @dataclass(frozen=True)
+    class Options:
+        templates: int = option(RobustnessOptions.templates, "sign templates per level", low=1, high=100_000)
+
+    def run(self, out: Path, options: Options, common: ExperimentCommon) -> dict[str, Any]:
+        return rrr3_robustness(out, RobustnessOptions(workers=common.workers, show_progress=common.show_progress,
+                                                      templates=options.templates))
+
+    def show(self, report: dict[str, Any], out: Path) -> None:
+        if not report["centre_reachable"]:
+            print(f"centre {report['centre_requested']} not reachable with margin: using {report['centre_used']}")
+        for kind, entry in report["results"].items():
+            print(f"{kind}: level (%) ISE IAE ITAE (template means)")
+            for level, row in entry["per_level"].items():
+                print(f"  {level:>3s}  {row['ISE']:.4e} {row['IAE']:.4e} {row['ITAE']:.4e}")
+            print("  slope per %: " + " ".join(f"{k} {v:.3e}" for k, v in entry["slope_per_pct"].items()))

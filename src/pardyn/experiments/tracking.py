@@ -52,14 +52,16 @@ import numpy as np
 
 from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.control.laws import make_law
+from pardyn.distributed import parallel_map
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import law_joints, line_plot, write_json
-from pardyn.simulation.runner import run_closed_loop
-from pardyn.distributed import parallel_map
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
+from pardyn.registry import option
 from pardyn.robot import Robot, load_robot
+from pardyn.simulation.runner import run_closed_loop
 from pardyn.trajectories import Circle, JointSamples, PointToPoint, joint_trajectory
 
 __all__ = ["TrackingOptions", "build_law", "dualv_tracking", "star_trajectory", "tracking_trajectories"]
@@ -279,3 +281,28 @@ def dualv_tracking(out_dir: Path | str, options: TrackingOptions | None = None) 
     }
     write_json(out_dir / "dualv_tracking.json", report)
     return report
+
+
+@EXPERIMENTS.plugin
+class DualvTracking:
+    """``pardyn experiment dualv_tracking`` (:func:`dualv_tracking`)."""
+
+    name = "dualv_tracking"
+    summary = "Briot et al. 2015, section 5.4, Table 4: max tracking errors of PD vs computed torque"
+
+    @dataclass(frozen=True)
+    class Options:
+        identification_s: float = option(TrackingOptions.identification_s, "length of the identification run in s",
+                                         unit="s", low=0.0, high=1e6, low_open=True)
+
+    def run(self, out: Path, options: Options, common: ExperimentCommon) -> dict[str, Any]:
+        return dualv_tracking(out, TrackingOptions(workers=common.workers, show_progress=common.show_progress,
+                                                   identification_s=options.identification_s))
+
+    def show(self, report: dict[str, Any], out: Path) -> None:
+        for name, entry in report["results"].items():
+            print(f"{name}: max tracking errors (1e-3 rad), joints {', '.join(report['joints'])}")
+            for case, errors in entry["max_error_rad"].items():
+                print(f"  {case:15s} " + " ".join(f"{1e3 * v:7.3f}" for v in errors.values()))
+            for key, values in entry.get("reduction_pct", {}).items():
+                print(f"  {key + ' (%)':15s} " + " ".join(f"{v:7.1f}" for v in values.values()))

@@ -39,6 +39,7 @@ import numpy as np
 from pardyn.dynamics import InverseDynamics
 from pardyn.dynamics.wu import WuVirtualWork
 from pardyn.experiments.plots import line_plot, write_json
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon, NoOptions
 from pardyn.robot import load_robot
 from pardyn.trajectories import Trapezoidal
 
@@ -164,3 +165,22 @@ def wu_redundancy(out_dir: Path | str, options: WuOptions | None = None) -> dict
     }
     write_json(out_dir / "wu_redundancy.json", report)
     return report
+
+
+@EXPERIMENTS.plugin
+class WuRedundancy:
+    """``pardyn experiment wu_redundancy`` (:func:`wu_redundancy`)."""
+
+    name = "wu_redundancy"
+    summary = "Wu et al. 2009, section 5, Figs. 2-3: driving forces of the redundant and non-redundant machines"
+    Options = NoOptions
+
+    def run(self, out: Path, options: NoOptions, common: ExperimentCommon) -> dict[str, Any]:
+        return wu_redundancy(out)
+
+    def show(self, report: dict[str, Any], out: Path) -> None:
+        for name, entry in report["results"].items():
+            forces = " ".join(f"{label} {value:.0f}" for label, value in entry["max_abs_force_n"].items())
+            print(f"{name}: max |F| (N) {forces}; max|F1-F2|/max|F| {entry['slider_difference']:.3f}; "
+                  f"max|F1|/max|F2| {entry['slider_ratio']:.3f}")
+        print("max|F| of wu3n / wu3r: " + " ".join(f"{k} {v:.3f}" for k, v in report["wu3n_over_wu3r"].items()))

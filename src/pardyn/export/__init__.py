@@ -22,10 +22,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pardyn.errors import InputError
 from pardyn.export.errors import ExportError
 from pardyn.export.mechanism import BodyGraph, build_mechanism
-from pardyn.registry import Registry, option, options_from, shared_options
+from pardyn.registry import Registry, option, options_from, refuse_unread, shared_options
 
 if TYPE_CHECKING:
     from pardyn.robot import Robot
@@ -171,10 +170,5 @@ def export(robot: Robot, fmt: str, out: str | Path, *, overwrite: bool = False, 
     if not str(out).strip():  # Path("") is the current directory
         raise ExportError("--out is empty: give the directory to write into")
     plugin = FORMATS.get(fmt)
-    own = {spec.parameter for spec, users in format_options() if fmt in users}
-    for name in options:
-        if name not in own:
-            readers = [users for spec, users in format_options() if spec.parameter == name]
-            raise InputError(f"--{name.replace('_', '-')}: the {fmt} format has no such option"
-                             + (f" (the {'/'.join(readers[0])} format reads it)" if readers else ""))
+    refuse_unread(fmt, options, format_options(), "format")
     return plugin.build(robot, Path(out), options_from(plugin.Options, options), overwrite)
