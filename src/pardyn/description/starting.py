@@ -184,10 +184,10 @@ def _moving_components(raw: dict[str, Any], path: Path, frame: str) -> tuple[lis
     if description.tree_format == "mjcf":
         from dataclasses import replace  # noqa: PLC0415
 
-        from pardyn.description.formats import _mjcf_closures  # noqa: PLC0415
+        from pardyn.description.formats.mjcf import mjcf_closures  # noqa: PLC0415
         from pardyn.description.mjcf import read_mjcf  # noqa: PLC0415
 
-        description = replace(description, closures=_mjcf_closures(read_mjcf(path, base=description.base)))
+        description = replace(description, closures=mjcf_closures(read_mjcf(path, base=description.base)))
     model = build_model(description)
     closures = LoopClosures(model, description.closures)
     q = pin.neutral(model)
