@@ -65,14 +65,17 @@ def identify_run(shared: tuple[IdentificationSettings, Path, bool, float | None]
     """One task: identify ``run``, write its RESULT.json, report and RUN.json; the RUN.json record."""
     settings, out, report, rate_hz = shared
     robot = _robot(run.description)
-    if run.kind == "csv":
+    if run.kind == "bag":
+        source = run.sources[0]
+    else:  # a log: its format's reader, or a folder of one-field CSV files
+        from pardyn.recordings import READERS, ReadOptions  # noqa: PLC0415
         from pardyn.recordings.csv_series import read_csv_series  # noqa: PLC0415
 
-        source = read_csv_series(run.sources, rate_hz=rate_hz, max_gap=settings.data.max_gap)
+        read = ReadOptions(rate_hz=rate_hz, max_gap=settings.data.max_gap)
+        source = (READERS.get(run.kind).read(run.sources[0], read) if len(run.sources) == 1 else
+                  read_csv_series(run.sources, **read.table_arguments()))
         if settings.data.effort_delay_s is None:  # logged torques are instantaneous (as pardyn identify --csv)
             settings = settings.replace(effort_delay_s=0.0)
-    else:
-        source = run.sources[0]
     result = identify(robot, [source], settings=settings.replace(workers=1), show_progress=False)
     folder = Path(out) / run.robot / run.date
     folder.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,6 @@ __all__ = ["ROBOT_FILE", "FleetRun", "Layout", "Unusable", "scan"]
 ROBOT_FILE = "robot.yaml"
 """The robot description of a robot folder, or of the whole fleet at its top."""
 
-_BAG_SUFFIXES = (".mcap", ".db3")
 _NOTES = (".txt", ".md")
 
 
@@ -92,26 +91,27 @@ def _fingerprint(files: list[Path], description: str) -> str:
 
 
 def _classify(entry: Path) -> tuple[str, tuple[Path, ...]] | str:
-    """``(kind, sources)`` of a run entry, or why it is not one."""
+    """``(kind, sources)`` of a run entry, or why it is not one: the kind is ``bag`` or the name of the table's
+    format (:func:`pardyn.recordings.reader_for`, the one place that knows the formats), or ``csv`` for a folder
+    of CSV files (one field each)."""
+    from pardyn.recordings import READERS, reader_for  # noqa: PLC0415
+
     if not entry.exists():
         return f"not a run: {entry.name} is a broken link"
     if not entry.is_file() and not entry.is_dir():
         return f"not a run: {entry.name} is not a regular file (a FIFO, socket or device)"
+    reader = reader_for(entry, default=False)
+    if reader is not None:
+        return "bag" if reader.by_topic else reader.name, (entry,)
     if entry.is_file():
-        if entry.suffix in _BAG_SUFFIXES:
-            return "bag", (entry,)
-        if entry.suffix == ".csv":
-            return "csv", (entry,)
-        return f"not a run: {entry.name} is neither a bag (.mcap, .db3, or a bag directory) nor a .csv file"
-    names = {p.name for p in entry.iterdir()}
-    if "metadata.yaml" in names or any(Path(n).suffix in _BAG_SUFFIXES for n in names):
-        return "bag", (entry,)
+        return (f"not a run: {entry.name} is neither a bag (a bag file or directory) nor a table "
+                f"(recording formats: {', '.join(READERS)})")
     csvs = sorted(p for p in entry.iterdir() if p.suffix == ".csv")
     if any(not p.is_file() for p in csvs):
         return f"not a run: {next(p.name for p in csvs if not p.is_file())} in {entry.name} is not a regular file"
     if csvs:
         return "csv", tuple(csvs)
-    return f"not a run: the folder {entry.name} holds no bag (metadata.yaml, .mcap, .db3) and no .csv file"
+    return f"not a run: the folder {entry.name} holds no bag and no .csv file"
 
 
 def _seen(entry: Path, seen: dict[Path, tuple[str, str]], name: str, kind: str) -> str | None:
