@@ -44,7 +44,7 @@ from pardyn.errors import DescriptionError
 from pardyn.plants.measurement import VELOCITY_MODES
 from pardyn.plants.registry import REGISTRY as PLANT_REGISTRY
 from pardyn.plants.registry import plant_options
-from pardyn.registry import OptionSpec, shared_options
+from pardyn.registry import OptionSpec
 from pardyn.textio import load_yaml, shown
 
 __all__ = [
@@ -179,10 +179,10 @@ CLOSURE_SOLVER = (
 def _law_parameters(model: bool) -> tuple[ParameterSpec, ...]:
     """The registered laws' options (:func:`option_parameters`): those of laws without (``model`` False) or with a
     dynamic model; a parameter shared by both kinds counts with the model-based ones."""
-    laws = [LAW_REGISTRY.get(name) for name in LAW_REGISTRY]
-    shared = shared_options((law.name, law.Options, law.prefix) for law in laws)
-    uses_model = {law.name: law.model for law in laws}
-    return option_parameters((spec, users) for spec, users in shared
+    from pardyn.control.laws import law_option_specs  # noqa: PLC0415 - every law module registered
+
+    uses_model = {name: LAW_REGISTRY.get(name).model for name in LAW_REGISTRY}
+    return option_parameters((spec, users) for spec, users in law_option_specs()
                              if any(uses_model[user] for user in users) == model)
 
 

@@ -12,15 +12,18 @@ The registries: control laws (:mod:`pardyn.control.laws`), estimators
 (:mod:`pardyn.identification.estimators`), plants (:mod:`pardyn.plants.registry`), closed-form
 kinematics (:mod:`pardyn.kinematics.analytic`), description formats
 (:mod:`pardyn.description.formats`), export formats (:mod:`pardyn.export`), recording formats
-(:mod:`pardyn.recordings`), nodes (:mod:`pardyn.nodes.registry`) and experiments (:mod:`pardyn.cli.experiment`). Where each
-implementation is a module of a package, :func:`import_modules` finds them: adding one is one file.
+(:mod:`pardyn.recordings`), nodes (:mod:`pardyn.nodes.registry`) and experiments
+(:mod:`pardyn.experiments.registry`). Where each implementation is a module of a package, :func:`import_modules`
+finds them: adding one is one file.
 
-The plug-in contract (control laws, estimators, plants): a class with a ``name``, an ``Options`` frozen
-dataclass whose fields are declared with :func:`option` (type from the annotation; default,
-description, unit and valid range in the field's metadata) and ``build(...)``, registered with
-:meth:`Registry.plugin`. From ``Options`` follow the node parameters
-(:func:`pardyn.node_parameters.option_parameters`) and the command-line flags
-(:func:`pardyn.cli.options.add_option_arguments`): a plug-in with a setting of its own is one file.
+The plug-in contract (laws, estimators, plants, export and description formats, experiments; recording formats the
+same but for ``Options``: they share :class:`pardyn.recordings.protocol.ReadOptions`): a class with a ``name``, an ``Options``
+frozen dataclass whose fields are declared with :func:`option` (type from the annotation; default, description,
+unit and valid range in the field's metadata) and the kind's verb (``build(...)``; ``load`` for a description
+format, ``read`` for a recording format, ``run`` for an experiment), registered with :meth:`Registry.plugin`.
+From ``Options`` follow the node parameters (:func:`pardyn.node_parameters.option_parameters`) and the
+command-line flags (:func:`pardyn.cli.options.add_option_arguments`, the options of every plug-in of a kind
+through :func:`shared_options`): a plug-in with a setting of its own is one file.
 """
 
 from __future__ import annotations
@@ -113,7 +116,8 @@ def import_modules(package: str, first: tuple[str, ...] = ()) -> tuple[str, ...]
 class Plugin(Protocol):
     """What every plug-in of a registry is: a ``name``, its ``Options`` (a frozen dataclass of :func:`option`
     fields, the settings a user gives it) and ``build(...)`` (the arguments are the kind's: a law's
-    ``(robot, params, options, common)``, an estimator's ``(system, options, context)``)."""
+    ``(robot, params, options, common)``, an estimator's ``(system, options, context)``; a description format
+    loads, a recording format reads and an experiment runs instead)."""
 
     name: str
     Options: type

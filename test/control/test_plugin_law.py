@@ -1,5 +1,5 @@
 """A law with a parameter of its own is one file (test/control/gravity_pd.py): its option reaches the
-``controller`` node's parameter table, the check of its parameter files, ``pardyn identify``'s reading
+``controller`` node's parameter table, ``pardyn bringup``'s flags, the check of its parameter files, ``pardyn identify``'s reading
 of them and the law the node builds, without any other file changing.
 
 Its torques are checked against the gradient of the potential energy (central differences), not
@@ -12,6 +12,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from pardyn.cli import main
 from pardyn.control import JointReference
 from pardyn.control.laws import law_from_parameters
 from pardyn.control.laws.registry import REGISTRY
@@ -33,6 +34,14 @@ def test_the_option_is_a_controller_parameter(gravity_pd):
     assert (spec.type, spec.default, spec.low, spec.high) == ("double", 1.0, 0.0, 2.0)
     assert "gravity_pd" in table("controller")["law"].choices
     assert "| `gravity_scale` | double | `1.0` | [0, 2] |" in markdown(["controller"])
+
+
+def test_the_option_is_a_flag_of_pardyn_bringup(gravity_pd, capsys):
+    assert main(["bringup", "sim", "--law", gravity_pd, "--gravity-scale", "0.5", "--dry-run"]) == 0
+    controller = next(line for line in capsys.readouterr().out.splitlines() if "pardyn controller " in line)
+    assert controller.endswith("-p gravity_scale:=0.5 -p law:=gravity_pd")
+    with pytest.raises(SystemExit):  # argparse: outside [0, 2]
+        main(["bringup", "sim", "--gravity-scale", "3", "--dry-run"])
 
 
 def test_the_option_is_checked_in_parameter_files(gravity_pd, tmp_path):

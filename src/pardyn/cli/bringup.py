@@ -3,7 +3,8 @@
 The file format and the one-process runner are :mod:`pardyn.nodes.bringup`,
 the process-per-node runner (``--processes``, what ``ros2 launch`` does) is
 :mod:`pardyn.nodes.launcher`; this module is the command line around them
-(``--namespace``, ``--duration``, ``--processes``, ``--start-delay``, ``--dry-run``).
+(``--namespace``, ``--duration``, ``--processes``, ``--start-delay``, ``--dry-run``; ``--law`` and every
+registered law's options, generated from their ``Options``, for the ``controller`` nodes).
 Both take SIGINT/SIGTERM as a request to stop (:mod:`pardyn.nodes.stopping`).
 """
 
@@ -14,9 +15,11 @@ import sys
 from pathlib import Path
 
 from pardyn.cli.console import add_verbose_argument, node_log
-from pardyn.cli.options import number
+from pardyn.cli.options import add_option_arguments, number, option_values
+from pardyn.control.laws import law_option_specs
+from pardyn.control.laws.registry import REGISTRY as LAWS
 from pardyn.errors import DescriptionError
-from pardyn.nodes.bringup import bringup_path, check_bringup_file, load_bringup, run_nodes, with_robot
+from pardyn.nodes.bringup import Bringup, bringup_path, check_bringup_file, load_bringup, run_nodes, with_robot
 from pardyn.robot import load_robot
 from pardyn.nodes.launcher import is_terminal, run_processes
 from pardyn.nodes.stopping import StopSignals
@@ -49,6 +52,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "standard input is not a terminal; in a terminal Ctrl-C reaches every node directly)")
     parser.add_argument("--start-delay", action="append", default=[], metavar="NODE=SECONDS",
                         help="--processes: start NODE this long after the others' start (repeatable; any order)")
+    parser.add_argument("--law", choices=LAWS.names, help="the controller nodes' law (default: the bringup file's)")
+    add_option_arguments(parser, law_option_specs())  # each law's Options: --kp, --pfc-kp... for the controllers
+
+
+def _with_law(bringup: Bringup, args: argparse.Namespace) -> Bringup:
+    """``bringup`` with ``--law`` and the law options given applied last to its ``controller`` nodes."""
+    values = {name: list(value) if isinstance(value, tuple) else value
+              for name, value in option_values(args, law_option_specs()).items()}
+    if args.law is not None:
+        values["law"] = args.law
+    if not values:
+        return bringup
+    controllers = [spec.name or spec.executable for spec in bringup.nodes if spec.executable == "controller"]
+    if not controllers:
+        raise DescriptionError(f"--{next(iter(values)).replace('_', '-')}: {bringup.source} runs no controller node")
+    return bringup.with_parameters(dict.fromkeys(controllers, values))
 
 
 def _start_delays(items: list[str], duration_s: float | None) -> dict[str, float]:
@@ -75,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if args.robot is not None:
         # loaded once here: a bad file fails before any node starts
         bringup = with_robot(bringup, load_robot(args.robot).reference)
+    bringup = _with_law(bringup, args)
     if args.dry_run:
         print(bringup.describe())
         return 0

@@ -20,8 +20,8 @@ the robot's nominal ones).
 One module per law in this package registers a plug-in class (:func:`.registry.register`: ``name``,
 ``Options``, ``build``); :func:`law_from_parameters` builds the law the ``controller`` node's
 parameters name (the node and ``pardyn identify``'s closed-loop estimators use it). The node's
-parameter table takes each law's options from its ``Options``: adding a law, with settings of its
-own or not, is one module here (and its test).
+parameter table and ``pardyn bringup``'s flags take each law's options from its ``Options``
+(:func:`law_option_specs`): adding a law, with settings of its own or not, is one module here (and its test).
 """
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ from typing import TYPE_CHECKING, Any
 from pardyn.control import ControlLaw
 from pardyn.control.laws.registry import REGISTRY, Law, LawCommon, register
 from pardyn.errors import InputError
-from pardyn.registry import import_modules, options_from
+from pardyn.registry import OptionSpec, import_modules, options_from, shared_options
 
 if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.robot import Robot
 
-__all__ = ["LAWS", "LawCommon", "law_from_parameters", "law_options", "make_law", "needs_model", "register"]
+__all__ = ["LAWS", "LawCommon", "law_from_parameters", "law_option_specs", "law_options", "make_law", "needs_model",
+           "register"]
 
 import_modules(__name__, first=("pd", "augmented_pd", "ctc", "extended_ctc", "pfc"))  # the table's order
 
@@ -74,6 +75,12 @@ def law_options(name: str, values: Mapping[str, Any]) -> Any:
     """The ``Options`` of the law ``name`` from values by parameter name (others ignored, absent ones default)."""
     law = _entry(name)
     return options_from(law.Options, values, law.prefix)
+
+
+def law_option_specs() -> list[tuple[OptionSpec, tuple[str, ...]]]:
+    """Every registered law's options, each parameter once with the laws reading it: the ``controller`` node's law
+    parameters (:mod:`pardyn.node_parameters`) and ``pardyn bringup``'s flags."""
+    return shared_options((law.name, law.Options, law.prefix) for law in map(REGISTRY.get, REGISTRY))
 
 
 def _entry(name: str) -> Law:

@@ -39,7 +39,7 @@ class DescriptionFormat(Protocol):
 
 
 FORMATS: Registry[DescriptionFormat] = Registry("description format")
-"""Description formats by name (``@FORMATS.plugin`` on the class), in the order :func:`accepts` is asked."""
+"""Description formats by name (``@FORMATS.plugin`` on the class), in the order their ``accepts`` is asked."""
 
 
 @dataclass(frozen=True)
