@@ -263,7 +263,7 @@ class DeltaPickAndPlace:
     Options = NoOptions
 
     def run(self, out: Path, options: NoOptions, common: ExperimentCommon) -> dict[str, Any]:
-        return delta_pick_and_place(out, DeltaOptions(workers=common.workers, show_progress=common.show_progress))
+        return delta_pick_and_place(out, DeltaOptions(**common.settings()))
 
     def show(self, report: dict[str, Any], out: Path) -> None:
         cycle = report["cycle"]

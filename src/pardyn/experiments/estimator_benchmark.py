@@ -46,7 +46,7 @@ from pardyn.errors import InputError
 from pardyn.excitation.bounds import excitation_settings
 from pardyn.excitation.design import design_exciting_trajectory
 from pardyn.experiments.plots import line_plot, write_json
-from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon, seconds
 from pardyn.identification.estimators import ESTIMATORS
 from pardyn.identification.model_simulation import ClosedLoopSetup
 from pardyn.identification.pipeline import identify
@@ -355,12 +355,10 @@ class EstimatorBenchmark:
         draws: int = option(BenchmarkOptions.draws, "noise draws per level and robot", low=1, high=100_000)
         estimators: tuple[str, ...] = option((), "comma-separated estimators (none: every registered one)")
         levels: tuple[str, ...] = option((), "comma-separated noise levels among low,mid,high (none: all three)")
-        identification_s: float = option(None, "every robot's exciting run in s (default dualv 12, delta 10, ur5e 15)",
-                                         unit="s", low=0.0, high=1e6, low_open=True)
-        validation_s: float = option(BenchmarkOptions.validation_s, "the held-out run in s", unit="s", low=0.0,
-                                     high=1e6, low_open=True)
+        identification_s: float = seconds(None, "every robot's exciting run in s (default dualv 12, delta 10, ur5e 15)")
+        validation_s: float = seconds(BenchmarkOptions.validation_s, "the held-out run in s")
 
-    def run(self, out: Path, options: Options, common: ExperimentCommon) -> dict[str, Any]:
+    def run(self, out: Path, options: EstimatorBenchmark.Options, common: ExperimentCommon) -> dict[str, Any]:
         for name in options.estimators:
             ESTIMATORS.get(name)  # InputError naming the known ones
         known = {level.name: level for level in LEVELS}
@@ -370,8 +368,7 @@ class EstimatorBenchmark:
         levels = tuple(known[name] for name in options.levels) or LEVELS
         return estimator_benchmark(out, BenchmarkOptions(
             robots=options.robots, draws=options.draws, levels=levels, estimators=options.estimators,
-            identification_s=options.identification_s, validation_s=options.validation_s, workers=common.workers,
-            show_progress=common.show_progress))
+            identification_s=options.identification_s, validation_s=options.validation_s, **common.settings()))
 
     def show(self, report: dict[str, Any], out: Path) -> None:
         print(report["table"])

@@ -42,7 +42,7 @@ import numpy as np
 
 from pardyn.distributed import parallel_map
 from pardyn.experiments.plots import line_plot, write_json
-from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon, seconds
 from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS
 from pardyn.identification.model_simulation import ClosedLoopSetup
 from pardyn.identification.pipeline import identify
@@ -211,17 +211,15 @@ class Estimators:
     @dataclass(frozen=True)
     class Options:
         robots: tuple[str, ...] = option(EstimatorsOptions.robots, "comma-separated robots")
-        identification_s: float = option(None, "every robot's run in s (default dualv 12, ur5e 15)", unit="s",
-                                         low=0.0, high=1e6, low_open=True)
-        validation_s: float = option(EstimatorsOptions.validation_s, "the held-out run in s", unit="s", low=0.0,
-                                     high=1e6, low_open=True)
+        identification_s: float = seconds(None, "every robot's run in s (default dualv 12, ur5e 15)")
+        validation_s: float = seconds(EstimatorsOptions.validation_s, "the held-out run in s")
 
-    def run(self, out: Path, options: Options, common: ExperimentCommon) -> dict[str, Any]:
+    def run(self, out: Path, options: Estimators.Options, common: ExperimentCommon) -> dict[str, Any]:
         durations = None if options.identification_s is None else dict.fromkeys(options.robots,
                                                                                  options.identification_s)
         return estimators_study(out, EstimatorsOptions(
             robots=options.robots, identification_s=durations, validation_s=options.validation_s,
-            workers=common.workers, show_progress=common.show_progress))
+            **common.settings()))
 
     def show(self, report: dict[str, Any], out: Path) -> None:
         names = ESTIMATORS.names

@@ -336,7 +336,7 @@ class H4PfcVsCtc:
     Options = NoOptions
 
     def run(self, out: Path, options: NoOptions, common: ExperimentCommon) -> dict[str, Any]:
-        return h4_pfc_vs_ctc(out, H4Options(workers=common.workers, show_progress=common.show_progress))
+        return h4_pfc_vs_ctc(out, H4Options(**common.settings()))
 
     def show(self, report: dict[str, Any], out: Path) -> None:
         joints = report["joints"]

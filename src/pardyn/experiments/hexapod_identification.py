@@ -32,7 +32,7 @@ import numpy as np
 from pardyn.distributed import parallel_map
 from pardyn.errors import KinematicsError
 from pardyn.experiments.plots import joint_panels, write_json
-from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon, seconds
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
 from pardyn.registry import option
@@ -198,16 +198,14 @@ class HexapodIdentification:
 
     @dataclass(frozen=True)
     class Options:
-        identification_s: float = option(HexapodOptions.identification_s, "each exciting run in s", unit="s",
-                                         low=0.0, high=1e6, low_open=True)
-        validation_s: float = option(HexapodOptions.validation_s, "the held-out run in s", unit="s", low=0.0,
-                                     high=1e6, low_open=True)
+        identification_s: float = seconds(HexapodOptions.identification_s, "each exciting run in s")
+        validation_s: float = seconds(HexapodOptions.validation_s, "the held-out run in s")
         in_process: bool = option(False, "record in process (no rclpy) instead of through the ROS 2 nodes")
 
-    def run(self, out: Path, options: Options, common: ExperimentCommon) -> dict[str, Any]:
+    def run(self, out: Path, options: HexapodIdentification.Options, common: ExperimentCommon) -> dict[str, Any]:
         return hexapod_identification(out, HexapodOptions(
             identification_s=options.identification_s, validation_s=options.validation_s,
-            through_nodes=not options.in_process, workers=common.workers, show_progress=common.show_progress))
+            through_nodes=not options.in_process, **common.settings()))
 
     def show(self, report: dict[str, Any], out: Path) -> None:
         identification, validation, payload = report["identification"], report["validation"], report["payload"]

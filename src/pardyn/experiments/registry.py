@@ -12,13 +12,14 @@ Several experiments may read one flag with defaults of their own (``--identifica
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pardyn.registry import OptionSpec, Registry, import_modules, shared_options
+from pardyn.registry import OptionSpec, Registry, import_modules, option, shared_options
 
-__all__ = ["EXPERIMENTS", "Experiment", "ExperimentCommon", "NoOptions", "experiment_options", "load_experiments"]
+__all__ = ["EXPERIMENTS", "Experiment", "ExperimentCommon", "NoOptions", "experiment_options", "load_experiments",
+           "seconds"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,16 @@ class ExperimentCommon:
 
     workers: int | None = None
     show_progress: bool = True
+
+    def settings(self) -> dict[str, Any]:
+        """``workers`` and ``show_progress`` by name: the fields every study's own options have."""
+        return asdict(self)
+
+
+def seconds(default: float | None, description: str) -> Any:
+    """An option of a run's length in s, positive (``--identification-s``: one flag of several experiments, each
+    with its own ``default``; None: the description says it)."""
+    return option(default, description, unit="s", low=0.0, high=1e6, low_open=True)
 
 
 @dataclass(frozen=True)

@@ -301,8 +301,8 @@ class Rrr3Robustness:
     class Options:
         templates: int = option(RobustnessOptions.templates, "sign templates per level", low=1, high=100_000)
 
-    def run(self, out: Path, options: Options, common: ExperimentCommon) -> dict[str, Any]:
-        return rrr3_robustness(out, RobustnessOptions(workers=common.workers, show_progress=common.show_progress,
+    def run(self, out: Path, options: Rrr3Robustness.Options, common: ExperimentCommon) -> dict[str, Any]:
+        return rrr3_robustness(out, RobustnessOptions(**common.settings(),
                                                       templates=options.templates))
 
     def show(self, report: dict[str, Any], out: Path) -> None:

@@ -56,10 +56,9 @@ from pardyn.distributed import parallel_map
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.experiments.plots import law_joints, line_plot, write_json
-from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon, seconds
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.mujoco_plant import MujocoPlant
-from pardyn.registry import option
 from pardyn.robot import Robot, load_robot
 from pardyn.simulation.runner import run_closed_loop
 from pardyn.trajectories import Circle, JointSamples, PointToPoint, joint_trajectory
@@ -292,11 +291,10 @@ class DualvTracking:
 
     @dataclass(frozen=True)
     class Options:
-        identification_s: float = option(TrackingOptions.identification_s, "length of the identification run in s",
-                                         unit="s", low=0.0, high=1e6, low_open=True)
+        identification_s: float = seconds(TrackingOptions.identification_s, "length of the identification run in s")
 
-    def run(self, out: Path, options: Options, common: ExperimentCommon) -> dict[str, Any]:
-        return dualv_tracking(out, TrackingOptions(workers=common.workers, show_progress=common.show_progress,
+    def run(self, out: Path, options: DualvTracking.Options, common: ExperimentCommon) -> dict[str, Any]:
+        return dualv_tracking(out, TrackingOptions(**common.settings(),
                                                    identification_s=options.identification_s))
 
     def show(self, report: dict[str, Any], out: Path) -> None:

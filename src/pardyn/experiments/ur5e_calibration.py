@@ -64,7 +64,7 @@ from pardyn.dynamics.rotor import RotorModel, load_rotor_model
 from pardyn.excitation.design import design_exciting_trajectory
 from pardyn.excitation.fourier import FourierTrajectory
 from pardyn.experiments.plots import joint_panels, write_json
-from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon
+from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon, seconds
 from pardyn.identification.base_parameters import base_parameters
 from pardyn.identification.filtering import decimation_cutoff_hz, zero_phase_lowpass
 from pardyn.identification.metrics import nmse
@@ -75,7 +75,6 @@ from pardyn.identification.rotor_compensation import MOTOR_TOPIC
 from pardyn.identification.settings import IdentificationSettings
 from pardyn.plants.flexible_joint import FlexibleJointPlant
 from pardyn.progress import progress
-from pardyn.registry import option
 from pardyn.robot import Robot, load_robot
 from pardyn.simulation.identification_runs import as_built_parameters
 
@@ -498,13 +497,11 @@ class Ur5eCalibration:
 
     @dataclass(frozen=True)
     class Options:
-        identification_s: float = option(CalibrationOptions.identification_s, "the exciting run in s", unit="s",
-                                         low=0.0, high=1e6, low_open=True)
-        validation_s: float = option(CalibrationOptions.validation_s, "length of each held-out run in s", unit="s",
-                                     low=0.0, high=1e6, low_open=True)
+        identification_s: float = seconds(CalibrationOptions.identification_s, "the exciting run in s")
+        validation_s: float = seconds(CalibrationOptions.validation_s, "length of each held-out run in s")
 
-    def run(self, out: Path, options: Options, common: ExperimentCommon) -> dict[str, Any]:
-        return ur5e_calibration(out, CalibrationOptions(workers=common.workers, show_progress=common.show_progress,
+    def run(self, out: Path, options: Ur5eCalibration.Options, common: ExperimentCommon) -> dict[str, Any]:
+        return ur5e_calibration(out, CalibrationOptions(**common.settings(),
                                                         identification_s=options.identification_s,
                                                         validation_s=options.validation_s))
 
