@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from pathlib import Path
 
 import mujoco
 import numpy as np
+import pinocchio as pin
 import pytest
 
 import pardyn
@@ -152,8 +152,6 @@ def test_both_exports_close_as_the_hand_formula_and_mujoco(spherical):
         by_name = dict(zip(mjcf.joint_names, q_mjcf))
         assert np.allclose([dict(zip(urdf.joint_names, q_urdf))[n] for n in mjcf.joint_names], q_mjcf, atol=1e-12)
         pin_data = mjcf.model.createData()
-        import pinocchio as pin
-
         pin.framesForwardKinematics(mjcf.model, pin_data, q_mjcf)
         rotation = pin_data.oMf[platform].rotation
         for i in range(3):
