@@ -306,3 +306,23 @@ def test_describe_animate_and_export_c_of_the_ball_leg(leg, tmp_path, capsys):
         assert main(["export", "c", "--robot", str(folder / "leg.yaml"), "--out", str(tmp_path / "c")]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if "warning" not in line]
     assert err == ["pardyn export: leg: no C kernels: internal motions (minimum-norm Newton steps)"]
+
+
+def test_the_keyframes_actuated_joints_are_home_as_init_writes_them(leg):
+    """``robots --init`` writes the keyframe as ``home.joints``; a joint task's coordinates missing from
+    ``home.task`` were 0 whatever ``home.joints`` said (the crank at 0, not the keyframe's 0.3; Menagerie's Cassie,
+    knees at 0 instead of -1.2 rad, assembled 600 rad away at a serial singularity: "home: near a serial
+    singularity (condition 6.24e+06)"). Now home is the keyframe's crank, closed where MuJoCo holds the loop."""
+    from pardyn.description.starting import starting_yaml
+
+    robot, folder = leg
+    (folder / "init.yaml").write_text(starting_yaml(folder / "leg.xml", folder / "init.yaml"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        home = pardyn.load_robot(folder / "init.yaml").home
+    assert home[robot.joint_names.index("crank")] == pytest.approx(0.3, abs=1e-12)
+    mj = mujoco.MjModel.from_xml_path(str(folder / "reference.xml"))
+    data = mujoco.MjData(mj)
+    data.qpos[:] = _mujoco_state(robot, home)
+    mujoco.mj_forward(mj, data)
+    assert np.abs(data.efc_pos[: data.ne]).max() < 1e-12

@@ -211,3 +211,33 @@ def test_the_advice_without_a_yaml_names_a_yaml_around_the_file(finger):
     message = str(caught.value)
     assert "a pardyn YAML around at_limit.xml (at_limit.yaml: urdf: at_limit.xml" in message
     assert "set them in a pardyn YAML around at_limit.xml" in message and f"in {folder / 'at_limit.xml'}:" not in message
+
+
+def test_the_true_parameters_floor_leaves_the_rests_out(finger, tmp_path):
+    """MuJoCo's ``frictionloss`` is dry friction with stiction: on exact states MuJoCo's torques equal
+    ``fs sign(qdot)`` through the loop to 6e-7 N m except at rest, where the loop is held by any torque within the
+    friction. At each reversal of the demo's slow excitation the finger stops, so the true parameters' held-out
+    error, the demo's floor, was 34.67 % (0.39 % with frictionloss removed from the file). The demo's settings for
+    a robot with dry friction on passive joints leave those rests out of the fit and the held-out figures and
+    low-pass the predictions as the measured torques: the floor on a 5 s run falls from 19.8 % to 5.9 %, below
+    the nominal model's."""
+    from pardyn.cli.demo import demo_settings
+    from pardyn.dynamics.regressor import Regressor
+    from pardyn.identification.settings import IdentificationSettings
+    from pardyn.identification.validation import validate
+    from pardyn.simulation.identification_runs import Run, record_runs
+
+    robot, folder = finger
+    recorded = record_runs(str(folder / "finger.yaml"), [Run("validation", 3, 5.0)], tmp_path, show_progress=False,
+                           workers=1)
+    layout = robot.nominal_parameters
+    true = InverseDynamics(robot, layout.with_values({k: v for k, v in recorded.truth.as_dict().items()
+                                                      if k in layout.names}))
+    regressor, bag = Regressor(robot), recorded.bags["validation"]
+    every_sample = validate(robot, bag, IdentificationSettings(), true, InverseDynamics(robot), regressor)
+    settings = demo_settings(robot)
+    assert settings is not None and settings.filter.rest_speed == pytest.approx(0.005)
+    moving = validate(robot, bag, settings, true, InverseDynamics(robot), regressor)
+    assert every_sample.relative_error_norm > 0.15 and every_sample.rests_left_out == 0
+    assert moving.relative_error_norm < 0.08 < moving.nominal["relative_error_norm"]
+    assert 0 < moving.rests_left_out < 0.15 * len(moving.t)

@@ -354,11 +354,19 @@ def _foreign_robots(folder: Path) -> dict[str, Path]:
                          ("xml", vendor.five_bar_mjcf(joint_names=vendor.CLASH, ring=True))):
         (folder / f"clash.{suffix}").write_text(text)
         robots[f"{'urdf' if suffix == 'urdf' else 'mjcf'}_name_clash"] = vendor._clash_yaml(folder, f"clash.{suffix}")
+    spherical = _module(DESCRIPTION / "test_vendor_spherical.py")  # onshape's 3-RRR spherical mechanism
+    from pardyn.description.starting import starting_yaml  # noqa: PLC0415
+    for suffix, text in (("urdf", spherical.spherical_urdf()), ("xml", spherical.spherical_mjcf())):
+        (folder / f"spherical.{suffix}").write_text(text)
+        yaml_path = folder / f"spherical_{suffix}.yaml"
+        yaml_path.write_text(starting_yaml(folder / f"spherical.{suffix}", yaml_path))
+        robots[f"{'urdf' if suffix == 'urdf' else 'mjcf'}_spherical"] = yaml_path
     robots.update({f"gepetto_{path.parent.name}": path for path in sorted(GEPETTO.glob("*/robot.yaml"))})
     return robots
 
 
-FOREIGN = ["mjcf_four_bar", "mjcf_gripper", "mjcf_ball_leg", "urdf_name_clash", "mjcf_name_clash", *(f"gepetto_{p.parent.name}" for p in sorted(GEPETTO.glob("*/robot.yaml")))]
+FOREIGN = ["mjcf_four_bar", "mjcf_gripper", "mjcf_ball_leg", "urdf_name_clash", "mjcf_name_clash", "urdf_spherical",
+           "mjcf_spherical", *(f"gepetto_{p.parent.name}" for p in sorted(GEPETTO.glob("*/robot.yaml")))]
 
 
 @pytest.fixture(scope="module")

@@ -88,8 +88,10 @@ def identified(folder, *arguments) -> dict:
 
 def test_rests_left_out_bring_the_held_out_error_to_the_floor_and_are_said(arm):
     """With the rests kept (the default, ``--rest-speed 0`` alike) the identified model is worse on the held-out run
-    than the truth by more than a point (measured 7.64 % against 6.42 %); left out (``--rest-speed 0.005``) it is
-    within a point of it (5.74 %), and a data note says how many equations of each joint went and why."""
+    than the truth by more than a point (measured 7.64 % against 6.42 %); left out (``--rest-speed 0.005``) from the
+    fit and from the held-out figures (where no model of ``(q, qdot, qddot)`` gives the stiction torque either), the
+    truth's error falls to 1.72 % and the identified model's is within a point of it, and a data note says how many
+    equations of each joint went and why."""
     kept = identified(arm)
     assert identified(arm, "--rest-speed", "0")["validation"] == kept["validation"]
     floor = kept["truth"]["validation_floor"][0]
@@ -97,8 +99,9 @@ def test_rests_left_out_bring_the_held_out_error_to_the_floor_and_are_said(arm):
     assert not [note for note in kept["data_notes"] if note.startswith("rests:")]
 
     left_out = identified(arm, "--rest-speed", "0.005")
-    assert left_out["truth"]["validation_floor"][0] == pytest.approx(floor, rel=1e-12)  # same held-out run
-    assert abs(left_out["validation"]["relative_error_norm"] - floor) < 0.01
+    moving_floor = left_out["truth"]["validation_floor"][0]  # the held-out figures leave the same rests out
+    assert moving_floor < 0.5 * floor and left_out["validation"]["rests_left_out"] > 0  # measured 1.72 %, 6.42 %
+    assert abs(left_out["validation"]["relative_error_norm"] - moving_floor) < 0.01
     notes = [note for note in left_out["data_notes"] if note.startswith("rests:")]
     assert len(notes) == 1
     for joint in ("shoulder", "elbow"):  # about half of each joint's equations: the 4 s of rest out of 8 s

@@ -418,12 +418,17 @@ def parse_description(raw: Any, *, source: Path) -> RobotDescription:
     unknown = sorted(set(home_task_raw) - set(task_names))
     if unknown:
         raise reader.fail("home.task", f"unknown task coordinates {unknown}; known: {list(task_names)}")
-    home_task = tuple(reader.number(home_task_raw.get(n, 0.0), f"home.task.{n}") for n in task_names)
     home_joints_raw = reader.mapping(home.get("joints", {}) or {}, "home.joints")
     home_joints = {
         reader.string(k, "home.joints"): reader.number(v, f"home.joints.{k}")
         for k, v in home_joints_raw.items()
     }
+    # A joint task's coordinate missing from home.task is its joint's home.joints value (what `robots --init`
+    # writes from a keyframe), else 0: was 0 always, which overrode home.joints (Cassie's knees at 0 instead of
+    # the keyframe's -1.2 rad: the loops assembled 600 rad away, at a singularity).
+    defaults = dict(zip(task_names, task_joints)) if task_frame is None else {}
+    home_task = tuple(reader.number(home_task_raw.get(n, home_joints.get(defaults.get(n, ""), 0.0)), f"home.task.{n}")
+                      for n in task_names)
 
     analytic = reader.string(top["analytic"], "analytic") if top.get("analytic") is not None else None
     counterweights = reader.strings(top.get("counterweights"), "counterweights")

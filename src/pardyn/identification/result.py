@@ -38,7 +38,8 @@ class Validation:
         relative_error_norm: overall ``||tau - tau_hat|| / ||tau||``; per_joint: (n_a,);
         nmse: UR5e paper's metric (N m); nominal: the same three figures for the nominal model;
         t, measured, predicted, predicted_nominal: the series compared (N,), (N, n_a);
-        physical: the three figures for the physically consistent model (``settings.fit.physical``), else ``None``.
+        physical: the three figures for the physically consistent model (``settings.fit.physical``), else ``None``;
+        rests_left_out: samples the figures leave out (rests of joints with dry friction, ``filter.rest_speed``).
     """
 
     bag: Path
@@ -52,6 +53,7 @@ class Validation:
     predicted: np.ndarray
     predicted_nominal: np.ndarray
     physical: dict[str, Any] | None = None
+    rests_left_out: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -63,6 +65,8 @@ class Validation:
         }
         if self.physical is not None:
             out["physical"] = self.physical
+        if self.rests_left_out:
+            out["rests_left_out"] = self.rests_left_out
         return out
 
 
@@ -120,6 +124,9 @@ class IdentificationResult:
             "nominal": _mean_figures([v.nominal for v in self.validation], joints),
             "bags": [v.as_dict() for v in self.validation],
         }
+        left_out = sum(v.rests_left_out for v in self.validation)
+        if left_out:
+            validation["rests_left_out"] = left_out
         if self.physical is not None:
             validation["physical"] = _mean_figures([v.physical for v in self.validation], joints)
         return validation
