@@ -96,6 +96,7 @@ class StopSignals:
         if threading.current_thread() is threading.main_thread() and not self._previous:
             for sig in STOP_SIGNALS:
                 self._previous[sig] = signal.signal(sig, self._handle)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # a parent may have left them blocked
         return self
 
     def restore(self) -> None:
