@@ -283,7 +283,8 @@ def _sim() -> tuple[ParameterSpec, ...]:
         _spec("watchdog_periods", "integer", 50,
               "control periods without a command before zero torque (free) or an error (lockstep)", low=1, high=1_000_000),
         _spec("stall_timeout", "double", 2.0, "lockstep: wall-clock seconds without the command of a step before zero "
-              "torque is applied over it and the sim advances (a stalled step)", low=1e-3, high=1e9),
+              "torque is applied over it and the sim advances (a stalled step); 0: never, the sim waits for the "
+              "command (its data then do not depend on the load: pardyn demo)", low=0.0, high=1e9),
         _spec("end_time", "double", 0.0, "lockstep: simulated time (s) at which the sim stops advancing: the state "
               "of that step is the last, later commands are dropped and it holds without re-sending (a run of a fixed "
               "length whatever the wall clock, as pardyn demo records its runs); 0: never", low=0.0, high=1e9),

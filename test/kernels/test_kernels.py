@@ -137,6 +137,35 @@ def test_cached_kernels_are_reused_and_pickle(load):
     np.testing.assert_array_equal(copy.kernels.closure(q)[0], robot.kernels.closure(q)[0])
 
 
+
+def _fake_compiler(path, body: str) -> str:
+    """An executable ``$CC`` that runs ``body`` with ``$out`` the library it is asked to write."""
+    path.write_text('#!/bin/sh\nwhile [ "$1" != "-o" ]; do shift; done\nout="$2"\n' + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_killed_compile_caches_nothing_and_a_broken_cached_library_is_rebuilt(load, monkeypatch, tmp_path):
+    """A compiler killed half-way (a Ctrl-C reaches it in the node's process group) writes part of a library:
+    nothing goes into the cache, and the error says it was stopped. A cached library that is not the one its build
+    wrote (truncated: a crash before the disk had it) is built again. Before: "cc ... failed: ", and the truncated
+    library was loaded: the process died of SIGBUS (this test's first run)."""
+    good = load("five_bar", "compiled")  # the session's build: what the fake compiler copies
+    robot = good.mechanism
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CC", _fake_compiler(tmp_path / "killed_cc", "printf 'half a library' > \"$out\"\nkill -KILL $$"))
+    with pytest.raises(kernel_library.CompileError, match="stopped by SIGKILL"):
+        kernel_library.load_kernels(robot, solver=good.solver, nominal=good.nominal_parameters, cache=cache)
+    assert list(cache.iterdir()) == []  # no library, no staging folder
+    folder = cache / good.kernels.folder.name
+    folder.mkdir()
+    (folder / "libkernels.so").write_bytes((good.kernels.folder / "libkernels.so").read_bytes()[:4096])
+    monkeypatch.setenv("CC", _fake_compiler(tmp_path / "copying_cc", f'cp "{good.kernels.folder}/libkernels.so" "$out"'))
+    library = kernel_library.load_kernels(robot, solver=good.solver, nominal=good.nominal_parameters, cache=cache)
+    assert library.built_s > 0 and library.folder == folder and sorted(p.name for p in cache.iterdir()) == [folder.name]
+    q = good.home + 0.01
+    np.testing.assert_array_equal(library.closure(q)[0], good.kernels.closure(q)[0])
+
 _PROGRAM = r"""
 #include <stdio.h>
 #include "pardyn_dualv.h"

@@ -258,6 +258,27 @@ def test_a_stop_while_the_node_builds_ends_it_within_1_s(sig, ros_domain, tmp_pa
     check_prompt_stop(run, "controller", sig, "building its node")
 
 
+CHATTY_BUILD = """
+import os, sys
+from pardyn.nodes.stopping import BUILDING, stop_signals
+stop = stop_signals()
+stop.exit_promptly("chatty_build")
+stop.enter(BUILDING)
+print("building", file=sys.stderr, flush=True)
+while True:  # a build that goes on printing (the controller's kernel note when the Ctrl-C killed its compiler)
+    print("compiled kernels unavailable: cc stopped by SIGINT", file=sys.stderr, flush=True)
+"""
+
+
+def test_nothing_follows_the_stop_line_of_a_node_stopped_while_it_builds():
+    """The guard's stop line is the process's last output, whatever its main thread prints meanwhile. Before: the
+    controller's "compiled kernels unavailable" note (its compiler killed by the same SIGINT) came after it, once
+    in a two-worker suite run; this test saw a line after it in 4 of 5 runs (1 s each)."""
+    run = NodeRun([sys.executable, "-c", CHATTY_BUILD])
+    run.wait_for(lambda: any("building" in line for line in run.lines), "build")
+    check_prompt_stop(run, "chatty_build", signal.SIGINT, "before its node was built (building its node)")
+
+
 @pytest.mark.parametrize("wrapper", ["console script", "colcon build script"])
 @pytest.mark.parametrize("moment", ["importing", "spinning"])
 def test_a_stop_at_any_moment_ends_the_node_within_1_s(wrapper, moment, ros_domain, tmp_path, request):

@@ -13,14 +13,12 @@ It serves until Ctrl-C at the address it prints (``--host``, ``--port``).
 from __future__ import annotations
 
 import argparse
-import signal
-import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from pardyn.cli.options import number
 from pardyn.errors import InputError
+from pardyn.nodes.stopping import StopSignals
 
 HELP = "the robot in 3D in the browser: sliders on its actuated joints, a demo or bag replayed, or live topics"
 
@@ -69,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
                      else recording_from_bag(robot, args.source))
     server = start_server(args.host, args.port)
     replay = None
-    stop = _StopSignals()
+    # SIGINT/SIGTERM recorded until restore(): a process started with SIGINT ignored (a background job of a script)
+    # inherits that and would never see Python's KeyboardInterrupt; a second signal is one more request
+    stop = StopSignals().install()
     try:
         view = SceneView(server, robot)
         if recording is not None:
@@ -96,31 +96,3 @@ def run(args: argparse.Namespace) -> int:
             replay.close()  # its thread stops moving the scene before the server goes
         stop_server(server)
         stop.restore()
-
-
-class _StopSignals:
-    """SIGINT (Ctrl-C) and SIGTERM recorded in :attr:`received` until :meth:`restore` gives the handlers back.
-
-    Handlers of our own rather than Python's KeyboardInterrupt: a process started with SIGINT ignored (a job put
-    in the background by a non-interactive shell: ``cmd &`` in a script, as the test suite's runs were) inherits
-    that, Python then never raises KeyboardInterrupt, and the view served on after Ctrl-C; SIGTERM (kill, a
-    service manager) stops it as cleanly; a second signal while the server stops is one more request, not a
-    traceback.
-    """
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self) -> None:
-        self.received: list[int] = []
-        self._previous: dict[int, Any] = {}
-        if threading.current_thread() is threading.main_thread():  # elsewhere Python refuses handlers
-            self._previous = {sig: signal.signal(sig, self._handle) for sig in self.SIGNALS}
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, self.SIGNALS)
-
-    def _handle(self, number: int, _frame) -> None:
-        self.received.append(number)
-
-    def restore(self) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        self._previous.clear()

@@ -2,16 +2,25 @@
 
 Cache: ``$PARDYN_KERNEL_CACHE`` or ``~/.cache/pardyn/kernels``, one folder per robot and
 :func:`pardyn.kernels.codegen.description_hash` (``NAME-HASH/``: the sources and ``libkernels.so``).
-A build goes to a temporary folder renamed into place, so processes compiling the same
-robot at once never load a half-written library. Nothing here runs in a 1 kHz callback:
+A build goes to a temporary folder renamed into place only when the compiler succeeded, so
+processes compiling the same robot at once never load a half-written library, and a compile
+stopped half-way (a terminal's Ctrl-C reaches the compiler too: it runs in the caller's process
+group, so that a stop ends the whole work at once) leaves nothing a later run loads. The build
+writes the library's SHA-256 beside it (``libkernels.sha256``), checked before each load: a cached
+library that differs (truncated by a crash before the disk had it, written by something else) is
+built again -- a truncated library is no load error but a crash (SIGBUS) of the process that maps
+it. A library that does not load or lacks a kernel is also built again; a staging
+folder left by a process that ended mid-build is removed an hour later. Nothing here runs in a 1 kHz callback:
 :func:`load_kernels` is called when a robot's solver or dynamics is built.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -67,9 +76,30 @@ def _compile(robot: Mechanism, folder: Path, solver: ClosureSolver, nominal: Dyn
     files = generate_sources(robot, folder, solver=solver, nominal=nominal)
     command = [cc, *COMPILE_FLAGS, "-o", str(folder / "libkernels.so"), str(files["model"]), str(files["solver"]), "-lm"]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode < 0:  # killed: a stop signal to the process group (Ctrl-C), not a compiler error
+        raise CompileError(f"{cc} stopped by {signal.Signals(-result.returncode).name} before it finished")
     if result.returncode != 0:
         lines = (result.stderr or result.stdout).strip().splitlines()[:3]
         raise CompileError(f"{' '.join(command)} failed: {' | '.join(lines)}")
+    library = folder / "libkernels.so"
+    with open(library, "rb") as written:
+        os.fsync(written.fileno())  # on the disk before the rename makes it the cache's
+    (folder / DIGEST).write_text(_digest(library) + "\n")
+
+
+DIGEST = "libkernels.sha256"
+
+
+def _digest(library: Path) -> str:
+    return hashlib.sha256(library.read_bytes()).hexdigest()
+
+
+def _intact(folder: Path) -> bool:
+    """Whether ``folder``'s library is the one its build wrote (its SHA-256, ~0.1 ms for 100 kB)."""
+    try:
+        return (folder / DIGEST).read_text().strip() == _digest(folder / "libkernels.so")
+    except OSError:
+        return False
 
 
 class KernelLibrary:
@@ -369,19 +399,54 @@ def load_kernels(robot: Mechanism, *, solver: ClosureSolver, nominal: DynamicPar
     root = cache or cache_root()
     folder = root / f"{c_name(robot.name)}-{description_hash(robot, solver, nominal)}"
     built = 0.0
-    if not (folder / "libkernels.so").is_file():
-        root.mkdir(parents=True, exist_ok=True)
-        begin = time.perf_counter()
-        staging = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=root))
+    if folder.is_dir():
         try:
-            _compile(robot, staging, solver, nominal)
-            try:
-                staging.rename(folder)
-            except OSError:  # another process finished first: use its build
-                pass
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        built = time.perf_counter() - begin
+            library = KernelLibrary(robot, folder, built, 0.0) if _intact(folder) else None
+        except (OSError, AttributeError):  # not a loadable library, or one without a kernel
+            library = None
+        if library is not None:
+            library.load_s = time.perf_counter() - start
+            return library
+        _discard(folder)  # built again below
+    root.mkdir(parents=True, exist_ok=True)
+    begin = time.perf_counter()
+    _remove_stale_staging(root, folder.name)
+    staging = Path(tempfile.mkdtemp(prefix=folder.name + STAGING, dir=root))
+    try:
+        _compile(robot, staging, solver, nominal)
+        try:
+            staging.rename(folder)
+        except OSError:  # another process finished first: use its build
+            pass
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    built = time.perf_counter() - begin
     library = KernelLibrary(robot, folder, built, 0.0)
     library.load_s = time.perf_counter() - start - built
     return library
+
+
+STAGING = ".build-"  # NAME-HASH.build-XXXX: a build under way (or left by a process that ended mid-build)
+STALE_STAGING_S = 3600.0
+
+
+def _discard(folder: Path) -> None:
+    """Take a broken cached build out of the way (renamed first: a process loading it meanwhile keeps its copy)."""
+    aside = Path(tempfile.mkdtemp(prefix=folder.name + ".broken-", dir=folder.parent))
+    try:
+        folder.rename(aside / folder.name)
+    except OSError:  # another process took it away first
+        pass
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _remove_stale_staging(root: Path, name: str) -> None:
+    """Staging folders of ``name`` older than :data:`STALE_STAGING_S`: their process ended before its rename (a
+    node stopped mid-build ends with ``os._exit``); a build under way is younger."""
+    now = time.time()
+    for staging in root.glob(f"{name}{STAGING}*"):
+        try:
+            if now - staging.stat().st_mtime > STALE_STAGING_S:
+                shutil.rmtree(staging, ignore_errors=True)
+        except OSError:
+            pass

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pardyn.errors import PardynError
 from pardyn.simulation.identification_runs import RecordedRuns, Run, as_built_parameters, controller
 from pardyn.robot import load_robot
 
@@ -32,19 +33,27 @@ __all__ = ["record_through_nodes"]
 
 SETTLE_S = 0.3
 """Simulated time recorded after the trajectory ends (s)."""
+STUCK_S = 60.0
+"""Wall time without a simulated step after which a run is given up (the sim waits for every command: its
+``stall_timeout`` is 0, so that the data do not depend on the load; a controller that never answers is an error)."""
 
 
 def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: bool, namespace: str) -> dict:
     """Run one bringup until the sim's clock passes ``end_s``; its figures."""
     from pardyn.nodes.bringup import run_nodes  # noqa: PLC0415 - imports rclpy
 
-    shown = {"last": 0.0, "start": time.perf_counter()}
+    shown = {"last": 0.0, "start": time.perf_counter(), "step": -1, "moved": time.perf_counter(), "stuck": False}
     interactive = sys.stdout.isatty()  # progress lines on a terminal only; a log or pipe gets the run's summary
 
     def finished(nodes: dict) -> bool:
         sim = nodes["sim"]
         now = sim.step * sim.period_s
         wall = time.perf_counter()
+        if sim.step != shown["step"]:
+            shown["step"], shown["moved"] = sim.step, wall
+        elif wall - shown["moved"] > STUCK_S:
+            shown["stuck"] = True
+            return True
         if show_progress and interactive and (wall - shown["last"] > 2.0 or now >= end_s):
             shown["last"] = wall
             print(f"  {label}: simulated {now:6.2f} / {end_s:.2f} s "
@@ -53,6 +62,9 @@ def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: b
 
     nodes = run_nodes(bringup.with_parameters(overrides), namespace=namespace, until=finished)
     sim, trajectory = nodes["sim"], nodes["trajectory"]
+    if shown["stuck"]:
+        raise PardynError(f"{label}: simulated time stood still at {sim.step * sim.period_s:.3f} s for {STUCK_S:g} s "
+                          f"of wall time (no command from the controller): run given up")
     wall = time.perf_counter() - shown["start"]
     design = getattr(trajectory, "design", None)
     return {"steps": sim.step, "simulated_s": sim.step * sim.period_s, "wall_s": wall,
@@ -63,7 +75,8 @@ def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: b
 
 
 def _warnings(numbers: dict) -> str:
-    """The run line's warnings: missed periods (time held, nothing lost) and stalled steps (zero torque)."""
+    """The run line's warnings: missed periods (time held, nothing lost) and stalled steps (zero torque: only with a
+    ``stall_timeout`` given in ``sim_parameters``; the demo's sim waits for every command)."""
     late = (f"; warning: {numbers['missed_periods']} missed periods (a command later than the "
             f"{numbers['watchdog_ms']:g} ms watchdog: simulated time held, nothing lost; a loaded machine)"
             if numbers["missed_periods"] else "")
@@ -104,11 +117,12 @@ def record_through_nodes(
         truth_seed: seed of the as-built perturbation.
         start_s: simulated time at which the trajectory starts (the controller holds before).
         sim_parameters: more parameters of the sim node (e.g. ``counts_per_revolution``, ``torque_noise``;
-            ``config/sim.yaml``'s by default).
+            ``config/sim.yaml``'s by default, but ``stall_timeout`` 0: the sim waits for every command).
         namespace: the nodes' namespace; default a fresh ``pardyn_<8 hex digits>`` (module docstring).
 
     Raises:
         FileExistsError: a run's bag exists.
+        PardynError: a run's simulated time stood still for :data:`STUCK_S` s of wall time.
         DescriptionError: a node could not start (the message names it).
     """
     from pardyn.dynamics.parameters import write_parameter_file  # noqa: PLC0415
@@ -138,7 +152,9 @@ def record_through_nodes(
             raise FileExistsError(f"{bag} exists: choose another output directory or remove it")
         end_s = start_s + run.duration_s + SETTLE_S
         # the sim stops at end_s itself: its command thread steps between the run's checks of its end
-        sim = {**(sim_parameters or {}), "robot": robot.reference, "parameters_file": str(truth_path), "seed": run.seed,
+        # stall_timeout 0: the sim waits for every command, so that the data do not depend on the load (a step
+        # stalled after 2 s of wall time was taken with zero torque: two loaded demos' fits differed)
+        sim = {"stall_timeout": 0.0, **(sim_parameters or {}), "robot": robot.reference, "parameters_file": str(truth_path), "seed": run.seed,
                "lockstep": True, "end_time": end_s}
         if run.payload is not None:
             sim.update(_payload_parameters(run.payload))

@@ -60,7 +60,12 @@ Safety:
 * stall timeout (lockstep): once running, the sim never waits more than
   ``stall_timeout`` s of wall time for the command of a step: it then applies
   the safe command (zero torque) over that step, advances, logs an error, and
-  counts the stalled step in its summary;
+  counts the stalled step in its summary (a hardware-like run: a plant does not
+  wait for its controller). ``stall_timeout: 0`` turns it off: simulated time
+  then waits for the command however long the controller takes (its error
+  ``no command for step ...`` is logged meanwhile), so that a lockstep run's data
+  do not depend on the load (``pardyn demo``: a controller starved for 2 s on a
+  loaded machine made a step with zero torque, and two runs' fits differed);
 * commands are checked by :func:`pardyn.control.safety.check_command`: the wrong
   number of values, NaN/inf, efforts beyond ``implausible_factor`` times the
   limits (a runaway command: refused, not saturated), joint names in the layout
@@ -159,7 +164,7 @@ class SimNode(Node):
         self._reporter = Reporter(self, p["log_period"])
 
         # loop state: the protocol (pardyn.transport) and what the node itself counts
-        self.protocol = LockstepSim(self.watchdog_s, self.stall_timeout_s)
+        self.protocol = LockstepSim(self.watchdog_s, self.stall_timeout_s or float("inf"))  # 0: never stall
         self.rejected: Counter[str] = Counter()  # commands refused, by reason
         self._graph_checked = -float("inf")
         self._graph_reported: set[str] = set()

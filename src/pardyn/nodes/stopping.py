@@ -96,6 +96,7 @@ class StopSignals:
         if threading.current_thread() is threading.main_thread() and not self._previous:
             for sig in STOP_SIGNALS:
                 self._previous[sig] = signal.signal(sig, self._handle)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # a parent may have left them blocked
         return self
 
     def restore(self) -> None:
@@ -162,18 +163,31 @@ class StopSignals:
             self.received.append(signal.Signals(number).name if number else "a stop signal")
         what = (f"before its node was built ({phase}): nothing ran" if phase in (IMPORTING, BUILDING)
                 else f"a callback ran on for {time.monotonic() - signalled:.1f} s: node not destroyed")
-        self.write_stop_line(name, what)
+        self.write_stop_line(name, what, last=True)
         os._exit(0)
 
-    def write_stop_line(self, name: str, what: str) -> None:
-        """The last line of a node stopped by signals, on stderr (written at once: also from the guard)."""
+    def write_stop_line(self, name: str, what: str, last: bool = False) -> None:
+        """The last line of a node stopped by signals, on stderr (written at once: also from the guard).
+
+        ``last``: the process ends right after (the guard's ``os._exit``) while its main thread may still run: stdout
+        and stderr go to ``/dev/null`` before the line is written, so nothing the main thread prints meanwhile
+        follows it (a C compiler of the kernels killed by the same Ctrl-C made the controller print its
+        "compiled kernels unavailable" note after its stop line, once in a two-worker suite run).
+        """
         line = (f"[INFO] [{name}]: stopped by {self.describe()} {time.monotonic() - self._started:.2f} s after its "
                 f"start: {what}, exit code 0\n")
         try:
             sys.stderr.flush()
         except (OSError, ValueError):
             pass
-        os.write(2, line.encode())
+        if not last:
+            os.write(2, line.encode())
+            return
+        stderr = os.dup(2)
+        silent = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(silent, 1)
+        os.dup2(silent, 2)
+        os.write(stderr, line.encode())
 
     def on_stop(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` (no arguments, must not raise) on the first stop signal."""
