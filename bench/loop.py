@@ -27,11 +27,14 @@ themselves (their summary lines):
 * the anchor (``single/plain``): the same sim answered by ``bench/plain_answer.py``, the smallest rclpy node
   that answers each state, in place of pardyn's controller (issue 34: freshness >= 95 % and lockstep
   >= 0.55x the in-process loop with the shipped executors, beside what the plain node reaches);
+* ``--batch-workers N``: everything above (the in-process loop too) with ``N`` busy processes at nice 19 beside
+  it (an unrelated batch job, as ``bench/hardware.py`` runs one);
 * ``--observer``: also the latency as seen by a third process subscribed to
   both topics (what earlier versions of this bench printed; the observer
   shares the two cores and perturbs what it measures).
 
-Run: ``.venv/bin/python bench/loop.py [--robot dualv] [--plant mujoco] [--seconds 10] [--law pd]``.
+Run: ``.venv/bin/python bench/loop.py [--robot dualv] [--plant mujoco] [--seconds 10] [--law pd] [--batch-workers 1]
+[--executors single/events,single/plain]``.
 Not a test: numbers depend on the machine and its load.
 """
 
@@ -336,13 +339,22 @@ def main() -> int:
                              "CONTROLLER plain: bench/plain_answer.py, the smallest rclpy node answering each state, "
                              "in place of pardyn's controller: the anchor)")
     parser.add_argument("--observer", action="store_true", help="also measure from a third process")
+    parser.add_argument("--batch-workers", type=int, default=0,
+                        help="busy processes at nice 19 beside the whole run (0: quiet)")
     args = parser.parse_args()
+    with BatchJob(args.batch_workers):
+        return measure(args)
+
+
+def measure(args) -> int:
+    """Run and print every figure (module docstring)."""
     os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     namespace = f"/pardyn_bench_{uuid.uuid4().hex[:8]}"
     print(f"sim + controller ({args.law}), {args.robot} on the {args.plant} plant ({args.integrator or 'RK4'}) at "
           f"{args.rate:g} Hz, two processes over DDS (domain {os.environ['ROS_DOMAIN_ID']}), {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}")
+          f"load average {os.getloadavg()[0]:.2f}"
+          + (f"; {args.batch_workers} busy process(es) at nice 19 beside it" if args.batch_workers else "; quiet"))
     reference = in_process_rate(args)
     print(f"  in one process, no ROS (anchor): {reference:7.1f} steps/s (plant + encoders + PD)")
     law = law_microbench(args)

@@ -168,3 +168,28 @@ def test_non_convergence_says_what_did_not_converge(load):
     text = str(raised.value)
     assert "max |phi|" not in text
     assert "closure residual" in text and "given coordinates" in text
+
+
+def test_the_lapack_gufuncs_answer_as_numpy_linalg_does():
+    """The solver's factorizations are numpy's LAPACK gufuncs called directly (no SciPy in the nodes, issue 34):
+    the answers of numpy.linalg (dgesv, dgesdd) to the last bits on this machine, a singular matrix refused
+    without a warning, a non-finite right-hand side answered (NaN) as LAPACK does rather than called singular."""
+    import warnings
+
+    from pardyn.kinematics.solver import _condition, _solve_or_minimum_norm, solve_regular
+
+    rng = np.random.default_rng(3)
+    for n in (1, 3, 6, 12):
+        matrix = rng.standard_normal((n, n))
+        vector, block = rng.standard_normal(n), rng.standard_normal((n, 4))
+        assert np.array_equal(solve_regular(matrix, vector), np.linalg.solve(matrix, vector))
+        assert np.array_equal(solve_regular(matrix, block), np.linalg.solve(matrix, block))
+        singular = np.linalg.svd(matrix, compute_uv=False)
+        assert _condition(matrix) == singular[0] / singular[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning from the ignored floating-point flags
+        with pytest.raises(np.linalg.LinAlgError, match="singular"):
+            solve_regular(np.diag([1.0, 0.0]), np.ones(2))
+        assert np.array_equal(_solve_or_minimum_norm(np.diag([2.0, 0.0]), np.ones(2)), [0.5, 0.0])
+        assert _condition(np.diag([1.0, 0.0])) == math.inf
+        assert np.isnan(solve_regular(np.eye(2), np.array([np.inf, 1.0]))).all()

@@ -3,7 +3,9 @@
 A node process (the shipped parameters file) is built without spinning and the
 modules it loaded are listed: no MuJoCo outside the sim's MuJoCo plant, no CasADi
 once the robot's compiled kernels are in the cache, never cvxpy, dask or
-matplotlib, and no ``scipy.signal`` (~1 s) unless the node filters signals.
+matplotlib, and no SciPy (``scipy.linalg`` alone 0.2-0.45 s: the closure solver's
+factorizations are numpy's LAPACK gufuncs) unless the node filters signals
+(``scipy.signal``, ~1 s).
 Not timed: the times are ``bench/start_order.py``'s.
 """
 
@@ -19,7 +21,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 NEVER = {"cvxpy", "dask", "matplotlib"}
-USED = {"identifier": {"scipy.signal"}}  # its online estimator filters the states (Savitzky-Golay)
+UNUSED = {"mujoco", "casadi", "scipy"}  # unless the parameters need them
+USED = {"identifier": {"scipy"}}  # its online estimator filters the states (Savitzky-Golay: scipy.signal)
 BUILD_AND_LIST = """
 import json, sys
 import pardyn.nodes.common as common
@@ -59,12 +62,23 @@ def test_a_node_imports_no_module_its_parameters_do_not_use(executable, ros_doma
     modules = loaded_modules(executable, tmp_path)
     if "casadi" in modules:  # it compiled the robot's kernels, missing from the cache: now they are there
         modules = loaded_modules(executable, tmp_path)
-    unused = (NEVER | {"mujoco", "casadi", "scipy.signal"} - USED.get(executable, set())) & modules
+    unused = (NEVER | UNUSED - USED.get(executable, set())) & modules
     assert not unused, f"{executable} imports {sorted(unused)} with its shipped parameters"
 
 
 def test_the_sim_imports_mujoco_only_for_the_mujoco_plant(ros_domain, tmp_path):
     assert "mujoco" in loaded_modules("sim", tmp_path)  # config/sim.yaml: plant mujoco
     modules = loaded_modules("sim", tmp_path, "plant:=pinocchio")
-    unused = (NEVER | {"mujoco", "casadi", "scipy.signal"}) & modules
+    unused = (NEVER | UNUSED) & modules
     assert not unused, f"the sim on the pinocchio plant imports {sorted(unused)}"
+
+
+def test_pardyn_bringup_starts_its_nodes_before_loading_a_robot():
+    """``pardyn bringup FILE`` (``ros2 launch``'s stand-in) spawns the nodes after reading the file only: no
+    pinocchio, rclpy or SciPy in the launcher (pardyn.robot cost it 0.3-0.5 s before the first node started);
+    ``--robot`` loads the robot when given."""
+    code = ("import sys, pardyn.cli, pardyn.cli.bringup\n"
+            "print(sorted(m for m in ('pinocchio', 'rclpy', 'scipy', 'mujoco', 'casadi', 'pardyn.robot') "
+            "if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=REPO, text=True, capture_output=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "[]", run.stdout + run.stderr
