@@ -220,7 +220,8 @@ def _estimator_benchmark(args: argparse.Namespace) -> dict:
         given["validation_s"] = args.validation_s
     report = estimator_benchmark(args.out, BenchmarkOptions(**given))
     print(report["table"])
-    print(f"survey ranking (serial robots): {report['survey_ranking']['ranking'] or report['survey_ranking']['note']}")
+    for line in report["survey_comparison"]:
+        print(f"beside the survey: {line}")
     print(f"table: {args.out / 'estimator_benchmark.md'} ({report['time_s']:.0f} s)")
     return report
 
