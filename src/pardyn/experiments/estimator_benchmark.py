@@ -95,7 +95,9 @@ SURVEY_RANKING: dict[str, Any] = {
                       "abstract, and BIRDy's README (github TUM-ICS/BIRDy, fetched) states no ranking: the section "
                       "numbers are the note's, not checked against the paper's tables",
     "note": "the survey's Kalman filters are DDIM (state [qdot, q, chi], observing q); pardyn's ekf/ukf are the "
-            "parameter-only IDIM form, which ends at WLS: they compare with the survey's WLS, not its DDIM-NKF",
+            "parameter-only IDIM form, which ends at WLS: they compare with the survey's WLS, not its DDIM-NKF. "
+            "The survey's ML is IDIM-ML (the inverse model with a noise-free regressor); pardyn's ml is the "
+            "output-error maximum likelihood (CLOE with the joints' noise covariance estimated)",
 }
 """The ranking the survey reports for serial robots, kept beside the benchmark's."""
 
