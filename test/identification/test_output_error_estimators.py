@@ -103,7 +103,7 @@ def test_maximum_likelihood_weighs_the_noisier_joint_down():
     for seed in range(12):
         noisy = q + np.random.default_rng(seed).standard_normal(q.shape) * [1e-4, 3e-3]
         for name in spread:
-            chi = estimate(name, system, OutputErrorOptions(tolerance=1e-9, iterations=20),
+            chi = estimate(name, system, OutputErrorOptions(tolerance=1e-9, iterations=20, sensitivity="differences"),
                            EstimatorContext(simulate=_simulate, positions=noisy, start=TRUTH * 1.1)).estimate.chi
             spread[name].append(chi[2] - TRUTH[2])
     rms = {name: float(np.sqrt(np.mean(np.square(errors)))) for name, errors in spread.items()}

@@ -9,7 +9,11 @@ noise it sees is the encoders', not the torque sensors'; it costs ``n_b + 2`` si
 
 from __future__ import annotations
 
-from pardyn.identification.estimators._output_error import OutputErrorOptions, identity_covariance, position_output_error
+from pardyn.identification.estimators._output_error import (
+    OutputErrorOptions,
+    identity_covariance,
+    position_output_error,
+)
 from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, register
 from pardyn.identification.least_squares import LinearSystem
 

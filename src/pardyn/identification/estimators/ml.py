@@ -11,7 +11,11 @@ by what they are worth, which CLOE does not do.
 
 from __future__ import annotations
 
-from pardyn.identification.estimators._output_error import OutputErrorOptions, estimated_covariance, position_output_error
+from pardyn.identification.estimators._output_error import (
+    OutputErrorOptions,
+    estimated_covariance,
+    position_output_error,
+)
 from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, register
 from pardyn.identification.least_squares import LinearSystem
 
