@@ -3,7 +3,8 @@
 The truth is the MuJoCo plant's as-built parameters (independent of every estimator): at 5 % torque
 noise and 2^15 counts the WLS estimate of the base parameters is within 30 % of it in norm; the EKF
 with constant parameters is the Kalman filter of the same model and ends at the WLS estimate
-(Gautier and Poignet 2001), so its median error equals WLS's to 1e-6; the table ranks both.
+(Gautier and Poignet 2001), so its median error equals WLS's to 1e-6; the table ranks both, says that the
+survey's most accurate estimators did not run, and is rebuilt from the per-draw files a stopped run leaves.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 
 from pardyn.cli import main
-from pardyn.experiments.estimator_benchmark import LEVELS, BenchmarkOptions, estimator_benchmark
+from pardyn.experiments.estimator_benchmark import LEVELS, BenchmarkOptions, estimator_benchmark, from_entries
 
 
 def test_tiny_benchmark_against_the_plant(tmp_path):
@@ -30,6 +31,11 @@ def test_tiny_benchmark_against_the_plant(tmp_path):
     assert len(saved["draws"]) == 2 and saved["survey_ranking"]["source"].startswith("Q. Leboutet")
     assert (tmp_path / "estimator_benchmark.md").exists() and len(report["plots"]) == 2
     assert not (tmp_path / "bags" / "five_bar" / "mid" / "draw_0").exists()  # draws' bags deleted
+    assert saved["survey_ranking"]["ranking"]["accuracy"] == ["didim", "iv"]
+    assert report["survey_comparison"] == ["five_bar/mid: most accurate here " + ", ".join(
+        sorted(rows, key=lambda n: rows[n]["rank"])) + " (of 2); survey's most accurate (didim, iv) not run here"]
+    partial = from_entries(tmp_path, options)  # a stopped run's table: one JSON per finished draw
+    assert partial["table"] == report["table"] and len(partial["draws"]) == 2
 
 
 def test_command_line_refuses_unknown_levels_and_estimators(tmp_path, capsys):

@@ -3,7 +3,8 @@
 * A hand-built closed loop: two joints ``m_j q_j'' + f q_j' = tau_j`` (the viscous friction ``f``
   shared) under a PD law tracking sines, integrated by RK4 in the test. Noise-free positions from
   the true ``(m_1, m_2, f)`` are reproduced only by the truth: both estimators must return it to
-  1e-8 from a start 30 % off. With position noise 30 times larger on one joint than on the other,
+  1e-8 from a start 30 % off, with the sensitivity by Broyden's updates (fewer simulations) as by
+  forward differences at every step. With position noise 30 times larger on one joint than on the other,
   Gauss-Markov says that weighting by the inverse noise covariance (maximum likelihood) estimates the
   shared ``f`` with a smaller spread than weighting alike (CLOE): checked over 12 noise draws.
 * The five-bar in closed loop with its controller (pardyn's closed-loop forward dynamics with the
@@ -17,7 +18,8 @@ import numpy as np
 import pytest
 
 from pardyn.errors import InputError
-from pardyn.identification.estimators import EstimatorContext, IterationOptions, SimulatedSystem, estimate
+from pardyn.identification.estimators import EstimatorContext, SimulatedSystem, estimate
+from pardyn.identification.estimators._output_error import OutputErrorOptions
 from pardyn.identification.least_squares import LinearSystem
 
 TRUTH = np.array([1.5, 0.4, 0.8])  # m_1 (kg), m_2 (kg), f (N s/m)
@@ -68,10 +70,30 @@ def _simulate(chi):
 @pytest.mark.parametrize("name", ["cloe", "ml"])
 def test_noise_free_closed_loop_positions_give_the_truth(name):
     q, v, a, tau = _closed_loop(TRUTH)
-    result = estimate(name, _system(q, v, a, tau), IterationOptions(start="nominal", tolerance=1e-12, iterations=30),
+    result = estimate(name, _system(q, v, a, tau), OutputErrorOptions(start="nominal", tolerance=1e-12, iterations=30),
                       EstimatorContext(simulate=_simulate, positions=q, start=TRUTH * [1.3, 0.7, 1.3]))
     np.testing.assert_allclose(result.estimate.chi, TRUTH, rtol=1e-8)
     assert result.estimator == name and result.iterations >= 2 and result.output_errors[-1] < 1e-6
+
+
+def test_secant_sensitivity_reaches_the_truth_with_fewer_simulations():
+    """Broyden's updates (default) and forward differences at every step both return the truth to 1e-8; the
+    updates take the differences (3 simulations here) once, so they cost fewer simulations."""
+    q, v, a, tau = _closed_loop(TRUTH)
+    runs = {}
+    for sensitivity in ("secant", "differences"):
+        count = []
+
+        def counted(chi):
+            count.append(1)
+            return _simulate(chi)
+
+        result = estimate("cloe", _system(q, v, a, tau), OutputErrorOptions(tolerance=1e-12, iterations=30,
+                                                                             sensitivity=sensitivity),
+                          EstimatorContext(simulate=counted, positions=q, start=TRUTH * [1.3, 0.7, 1.3]))
+        np.testing.assert_allclose(result.estimate.chi, TRUTH, rtol=1e-8)
+        runs[sensitivity] = (len(count), result.iterations)
+    assert runs["secant"][0] < runs["differences"][0], runs
 
 
 def test_maximum_likelihood_weighs_the_noisier_joint_down():
@@ -81,7 +103,7 @@ def test_maximum_likelihood_weighs_the_noisier_joint_down():
     for seed in range(12):
         noisy = q + np.random.default_rng(seed).standard_normal(q.shape) * [1e-4, 3e-3]
         for name in spread:
-            chi = estimate(name, system, IterationOptions(tolerance=1e-9, iterations=20),
+            chi = estimate(name, system, OutputErrorOptions(tolerance=1e-9, iterations=20, sensitivity="differences"),
                            EstimatorContext(simulate=_simulate, positions=noisy, start=TRUTH * 1.1)).estimate.chi
             spread[name].append(chi[2] - TRUTH[2])
     rms = {name: float(np.sqrt(np.mean(np.square(errors)))) for name, errors in spread.items()}

@@ -196,3 +196,37 @@ def test_identify_reports_the_physical_estimate_beside_the_unconstrained_one(fiv
     assert "cond(W)" in printed and "physical (SDP, min pseudo-inertia eigenvalue" in printed
     params = read_parameter_file(tmp_path / "result_physical.json", robot)
     np.testing.assert_allclose(params.vector(), result.physical.parameters.vector(), rtol=1e-6, atol=1e-9)
+
+
+def test_physically_consistent_filters_project_the_filtered_estimate():
+    """``pc_ekf``/``pc_ukf``: on the noisy, poorly exciting five-bar data the plain EKF (= WLS) has a negative
+    friction; the projected filters give physical bodies (pseudo-inertias positive definite, friction >= 0) whose
+    base values are the estimate, and ``pc_ekf`` is the physically consistent WLS (the same SDP on the same
+    information). On noise-free exciting data of a physical truth both return the truth (the SDP's tolerance)."""
+    from pardyn.identification.estimators import EstimatorContext, estimate  # noqa: PLC0415
+
+    states = dict(seed=1, count=60, position=0.01, velocity=0.02, acceleration=0.2)
+    layout, system, base, weighted, _ = _synthetic("five_bar", states=states, noise=0.3)
+    reduced, context = base.reduce_system(system), EstimatorContext(base=base, layout=layout)
+    plain = dict(zip(reduced.names, estimate("ekf", reduced, context=context).estimate.chi))
+    friction = [n for n in plain if n.startswith(("fv_", "fs_"))]
+    assert min(plain[n] for n in friction) < 0.0  # the plain filter is not physical
+    reference = physical_estimate(system, base, layout, block_sigmas=weighted.block_sigmas)
+    for name in ("pc_ekf", "pc_ukf"):
+        result = estimate(name, reduced, context=context)
+        physical = result.physical
+        np.testing.assert_allclose(physical.base_values, result.estimate.chi)
+        assert physical.min_eigenvalue > 0.0 and result.estimate.method == name
+        assert all(_physical_by_pinocchio(physical.values[[physical.names.index(f"{p}_{body}") for p in
+                   ("xx", "xy", "xz", "yy", "yz", "zz", "mx", "my", "mz", "m")]]) for body in physical.eigenvalues)
+        assert min(dict(zip(reduced.names, result.estimate.chi))[n] for n in friction) >= -1e-9
+    pc_ekf = estimate("pc_ekf", reduced, context=context).estimate.chi
+    scale = np.abs(reference.base_values).max()
+    np.testing.assert_allclose(pc_ekf, reference.base_values, atol=1e-4 * scale)
+    clean = dict(seed=2, count=80, position=0.04, velocity=0.3, acceleration=3.0)
+    layout, system, base, _, truth = _synthetic("five_bar", states=clean, noise=0.0)
+    expected = base.from_standard(truth)
+    for name in ("pc_ekf", "pc_ukf"):
+        result = estimate(name, base.reduce_system(system), context=EstimatorContext(base=base, layout=layout))
+        np.testing.assert_allclose(result.estimate.chi, expected, rtol=1e-4, atol=1e-6 * np.abs(expected).max())
+        assert result.physical.min_eigenvalue > 0.0

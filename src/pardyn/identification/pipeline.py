@@ -668,7 +668,9 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
     chosen = settings.estimator
     options = estimator_options(chosen.name, chosen.values())
     if not ESTIMATORS.get(chosen.name).closed_loop:
-        return estimate(chosen.name, reduced, options, EstimatorContext(weighted=weighted, rank_eps=_solver_eps(settings)))
+        context = EstimatorContext(weighted=weighted, rank_eps=_solver_eps(settings), base=base,
+                                   layout=robot.nominal_parameters)
+        return estimate(chosen.name, reduced, options, context)
     if settings.model.transmission is not None or settings.filter.min_speed is not None:
         raise InputError(f"the {chosen.name} estimator does not support transmissions or minimum speeds yet "
                          "(the simulated model has neither the motor columns nor the same rows): use an estimator "

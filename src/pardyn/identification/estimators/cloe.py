@@ -9,8 +9,12 @@ noise it sees is the encoders', not the torque sensors'; it costs ``n_b + 2`` si
 
 from __future__ import annotations
 
-from pardyn.identification.estimators._output_error import identity_covariance, position_output_error
-from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, IterationOptions, register
+from pardyn.identification.estimators._output_error import (
+    OutputErrorOptions,
+    identity_covariance,
+    position_output_error,
+)
+from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, register
 from pardyn.identification.least_squares import LinearSystem
 
 __all__ = ["ClosedLoopOutputError"]
@@ -21,6 +25,7 @@ class ClosedLoopOutputError:
     name = "cloe"
     summary = "CLOE (closed-loop output error on the positions, Levenberg-Marquardt)"
     closed_loop = True
+    Options = OutputErrorOptions
 
-    def build(self, system: LinearSystem, options: IterationOptions, context: EstimatorContext) -> EstimatorResult:
+    def build(self, system: LinearSystem, options: OutputErrorOptions, context: EstimatorContext) -> EstimatorResult:
         return position_output_error(self.name, system, context, options, identity_covariance)

@@ -20,10 +20,9 @@ system: the estimate is the eq. (48) WLS estimate regularised by the prior, ``|c
 of the order of ``cond / prior^2`` (Gautier and Poignet 2001). ``P`` is reported scaled by the
 weighted residual variance ``sigma_rho^2`` (eq. 46), as WLS does.
 
-Not done: the DDIM form of BIRDy (state ``[qdot, q, chi]``, prediction by the direct dynamic model
-of the closed chain, observation ``q``) and a physically consistent variant (the EKF's linearisation
-of a Cholesky parameterisation of the pseudo-inertias needs the standard parameters, which the
-estimator protocol does not carry); ``pardyn identify --physical`` projects any estimate afterwards.
+The physically consistent variant is :mod:`.pc_ekf` (the filtered estimate projected onto the
+physically consistent set in the filter's metric). Not done: the DDIM form of BIRDy (state
+``[qdot, q, chi]``, prediction by the direct dynamic model of the closed chain, observation ``q``).
 """
 
 from __future__ import annotations
@@ -33,12 +32,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from pardyn.identification.estimators._kalman import filter_data, weighted_fit
+from pardyn.identification.estimators._kalman import FilterData, filter_data, weighted_fit
 from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, finish, register
 from pardyn.identification.least_squares import LinearSystem
 from pardyn.registry import option
 
-__all__ = ["ExtendedKalmanFilter", "KalmanOptions"]
+__all__ = ["ExtendedKalmanFilter", "KalmanOptions", "information_filter"]
 
 
 @dataclass(frozen=True)
@@ -67,25 +66,30 @@ class ExtendedKalmanFilter:
 
     def build(self, system: LinearSystem, options: KalmanOptions, context: EstimatorContext) -> EstimatorResult:
         data = filter_data(system, context)
-        n = system.n_parameters
-        r = np.diag(1.0 / (options.prior * data.scale))  # (K2)
-        z = r @ data.start
-        walk = options.process_noise * data.scale / np.sqrt(len(data.steps))  # per-step std of the random walk
-        for rows in data.steps:
-            if options.process_noise > 0.0:  # (K3)
-                top = np.hstack([np.diag(1.0 / walk), np.zeros((n, n)), np.zeros((n, 1))])
-                bottom = np.hstack([-r, r, z[:, None]])
-                factor = linalg.qr(np.vstack([top, bottom]), mode="r")[0]
-                r, z = factor[n:2 * n, n:2 * n], factor[n:2 * n, 2 * n]
-            weights = data.weights[rows]
-            stacked = np.vstack([np.column_stack([r, z]),
-                                 np.column_stack([system.W[rows] * weights[:, None], system.Y[rows] * weights])])
-            factor = linalg.qr(stacked, mode="r")[0]  # (K4)
-            r, z = factor[:n, :n], factor[:n, n]
-        chi = linalg.solve_triangular(r, z)  # (K5)
-        inverse = linalg.solve_triangular(r, np.eye(n))
+        chi, p = information_filter(system, options, data)
         sigma = weighted_fit(system, chi, data.weights)
-        covariance = sigma**2 * (inverse @ inverse.T)
-        estimate = finish(system, chi, covariance, sigma, self.name, data.block_sigmas,
+        estimate = finish(system, chi, sigma**2 * p, sigma, self.name, data.block_sigmas,
                           float(np.linalg.cond(system.W)))
         return EstimatorResult(estimate, self.name)
+
+
+def information_filter(system: LinearSystem, options: KalmanOptions, data: FilterData) -> tuple[np.ndarray, np.ndarray]:
+    """(K1)-(K5) over the record: the last estimate (n_b,) and its covariance ``P`` (n_b, n_b), unscaled."""
+    n = system.n_parameters
+    r = np.diag(1.0 / (options.prior * data.scale))  # (K2)
+    z = r @ data.start
+    walk = options.process_noise * data.scale / np.sqrt(len(data.steps))  # per-step std of the random walk
+    for rows in data.steps:
+        if options.process_noise > 0.0:  # (K3)
+            top = np.hstack([np.diag(1.0 / walk), np.zeros((n, n)), np.zeros((n, 1))])
+            bottom = np.hstack([-r, r, z[:, None]])
+            factor = linalg.qr(np.vstack([top, bottom]), mode="r")[0]
+            r, z = factor[n:2 * n, n:2 * n], factor[n:2 * n, 2 * n]
+        weights = data.weights[rows]
+        stacked = np.vstack([np.column_stack([r, z]),
+                             np.column_stack([system.W[rows] * weights[:, None], system.Y[rows] * weights])])
+        factor = linalg.qr(stacked, mode="r")[0]  # (K4)
+        r, z = factor[:n, :n], factor[:n, n]
+    chi = linalg.solve_triangular(r, z)  # (K5)
+    inverse = linalg.solve_triangular(r, np.eye(n))
+    return chi, inverse @ inverse.T

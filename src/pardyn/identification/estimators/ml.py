@@ -11,8 +11,12 @@ by what they are worth, which CLOE does not do.
 
 from __future__ import annotations
 
-from pardyn.identification.estimators._output_error import estimated_covariance, position_output_error
-from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, IterationOptions, register
+from pardyn.identification.estimators._output_error import (
+    OutputErrorOptions,
+    estimated_covariance,
+    position_output_error,
+)
+from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, register
 from pardyn.identification.least_squares import LinearSystem
 
 __all__ = ["MaximumLikelihood"]
@@ -23,6 +27,7 @@ class MaximumLikelihood:
     name = "ml"
     summary = "maximum likelihood (position output error, the joints' noise covariance estimated)"
     closed_loop = True
+    Options = OutputErrorOptions
 
-    def build(self, system: LinearSystem, options: IterationOptions, context: EstimatorContext) -> EstimatorResult:
+    def build(self, system: LinearSystem, options: OutputErrorOptions, context: EstimatorContext) -> EstimatorResult:
         return position_output_error(self.name, system, context, options, estimated_covariance)

@@ -118,6 +118,9 @@ class EstimatorResult:
         output_errors: DIDIM: ``||Y - Y_s(chi_k)|| / ||Y||`` at each simulated estimate; IV: the
             measured fit ``||Y - W chi_k|| / ||Y||``.
         start: where the iteration started (``"wls"`` or ``"nominal"``).
+        physical: the physically consistent estimators: the standard parameters behind ``estimate``
+            (:class:`pardyn.identification.physical.PhysicalEstimate`, every pseudo-inertia positive
+            definite, ``K phi = chi``); None for the others.
     """
 
     estimate: Estimate
@@ -127,6 +130,7 @@ class EstimatorResult:
     changes: tuple[float, ...] = ()
     output_errors: tuple[float, ...] = ()
     start: str = "wls"
+    physical: Any = None
 
     @classmethod
     def of_iteration(cls, estimate: Estimate, estimator: str, changes: list[float], figures: list[float],
@@ -163,6 +167,11 @@ class EstimatorContext:
         positions: the measured actuated-joint positions at the data's sample times (N, n_a) (rad, m),
             the runs one after the other: the output the position output-error estimators (``cloe``,
             ``ml``) fit; ``None`` where the data gives none.
+        base: the base parameters of the system (its regrouping ``K`` and standard names): the
+            physically consistent estimators (``pc_ekf``, ``pc_ukf``) project onto the standard
+            parameters; ``None`` where the caller has none.
+        layout: the standard-parameter layout with the nominal (CAD) values (``robot.nominal_parameters``),
+            the same estimators' bodies and prior.
     """
 
     weighted: Estimate | None = None
@@ -172,6 +181,8 @@ class EstimatorContext:
     rank_eps: float = DEFAULT_RANK_EPS
     progress: Callable[[str], None] | None = None
     positions: np.ndarray | None = None
+    base: Any = None
+    layout: Any = None
 
     def reference(self, system: LinearSystem) -> Estimate:
         """``weighted``, or the eq. (48) WLS of ``system`` when none was given."""

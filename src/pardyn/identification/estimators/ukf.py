@@ -21,9 +21,10 @@ does not: the UKF then ends between the WLS estimate and its start, a ridge-like
 poorly excited directions, which the EKF (diffuse prior, exact) does not have. Reported covariance:
 the last pass's ``P`` scaled by ``sigma_rho^2`` (eq. 46).
 
-Not done: a physically consistent variant (sigma points on a log-Cholesky parameterisation of each
-body's pseudo-inertia, which makes the observation nonlinear and the UKF differ from the EKF: the
-estimator protocol does not carry the standard parameters it needs); the DDIM form of BIRDy.
+The physically consistent variant is :mod:`.pc_ukf` (the filtered estimate projected onto the
+physically consistent set in the filter's metric). Not done: sigma points on a log-Cholesky
+parameterisation of each body's pseudo-inertia (consistent at every update, the observation then
+nonlinear); the DDIM form of BIRDy.
 """
 
 from __future__ import annotations
@@ -33,13 +34,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from pardyn.identification.estimators._kalman import filter_data, weighted_fit
+from pardyn.identification.estimators._kalman import FilterData, filter_data, weighted_fit
 from pardyn.identification.estimators.ekf import KalmanOptions
 from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, finish, register
 from pardyn.identification.least_squares import LinearSystem
 from pardyn.registry import option
 
-__all__ = ["UnscentedKalmanFilter", "UnscentedOptions"]
+__all__ = ["UnscentedKalmanFilter", "UnscentedOptions", "unscented_filter"]
 
 COVARIANCE_PRIOR = 1e3
 """The covariance form's largest usable prior, in units of each parameter's resolution."""
@@ -62,17 +63,24 @@ class UnscentedKalmanFilter:
 
     def build(self, system: LinearSystem, options: UnscentedOptions, context: EstimatorContext) -> EstimatorResult:
         data = filter_data(system, context)
-        prior = np.diag((min(options.prior, COVARIANCE_PRIOR) * data.scale) ** 2)
-        q = np.diag((options.process_noise * data.scale) ** 2 / len(data.steps))
-        chi, p = data.start.copy(), prior
-        for k in range(options.passes):
-            chi, p = _pass(system, data.steps, data.weights, chi, prior.copy(), q)
-            if context.progress:
-                context.progress(f"ukf pass {k + 1}: weighted fit {weighted_fit(system, chi, data.weights):.4g}")
+        chi, p = unscented_filter(system, options, data, context.progress)
         sigma = weighted_fit(system, chi, data.weights)
         estimate = finish(system, chi, sigma**2 * p, sigma, self.name, data.block_sigmas,
                           float(np.linalg.cond(system.W)))
         return EstimatorResult(estimate, self.name, iterations=0, converged=True)
+
+
+def unscented_filter(system: LinearSystem, options: UnscentedOptions, data: FilterData,
+                     progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """``passes`` of (K6)-(K8): the last estimate (n_b,) and the last pass's covariance ``P`` (n_b, n_b), unscaled."""
+    prior = np.diag((min(options.prior, COVARIANCE_PRIOR) * data.scale) ** 2)
+    q = np.diag((options.process_noise * data.scale) ** 2 / len(data.steps))
+    chi, p = data.start.copy(), prior
+    for k in range(options.passes):
+        chi, p = _pass(system, data.steps, data.weights, chi, prior.copy(), q)
+        if progress:
+            progress(f"ukf pass {k + 1}: weighted fit {weighted_fit(system, chi, data.weights):.4g}")
+    return chi, p
 
 
 def _pass(system: LinearSystem, steps: list[np.ndarray], weights: np.ndarray, chi: np.ndarray, p: np.ndarray,

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""The estimator benchmark as far as it fits, and the cost of one output-error fit.
+
+Three uses (``PYTHONPATH=src OPENBLAS_NUM_THREADS=1``, under ``/work/lead/cpu`` on a shared machine):
+
+* ``python bench/estimator_benchmark.py table OUT``: the table, the survey comparison and the EKF = WLS
+  claim of a run (perhaps stopped: ``timeout``) from the per-draw files ``OUT/entries/*.json``
+  (:func:`pardyn.experiments.estimator_benchmark.from_entries`), written to ``OUT/partial.md``.
+* ``python bench/estimator_benchmark.py cost ROBOT ESTIMATOR [ITERATIONS] [SENSITIVITY]``: one draw of the
+  benchmark (draw 0, ``mid`` level, the benchmark's trajectory, truth and duration) identified by one
+  closed-loop estimator: wall time, closed-loop simulations and their mean cost, the base-parameter error.
+
+The runs measured on 28 Nov 2026 (one CPU slot each, ``--workers 1``), stopped at 06:44 UTC by ``timeout``:
+
+    pardyn experiment estimator_benchmark --out OUT --draws 50 --estimators ols,wls,ekf,ukf --workers 1
+    pardyn experiment estimator_benchmark --out OUT_OE --draws 1 --levels mid --robots dualv,delta \\
+        --estimators wls,iv,didim,cloe,ml --workers 1
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def table(out: Path) -> None:
+    from pardyn.experiments.estimator_benchmark import LEVELS, BenchmarkOptions, from_entries  # noqa: PLC0415
+
+    import json  # noqa: PLC0415
+
+    entries = [json.loads(p.read_text()) for p in (out / "entries").glob("*.json")]
+    order = BenchmarkOptions().robots
+    robots = tuple(sorted(dict.fromkeys(e["robot"] for e in entries), key=lambda r: (r not in order, order.index(r)
+                                                                                     if r in order else 0, r)))
+    names = tuple(dict.fromkeys(k for e in entries for k in e if k not in ("robot", "level", "draw", "record_s")))
+    levels = tuple(level for level in LEVELS if any(e["level"] == level.name for e in entries))
+    report = from_entries(out, BenchmarkOptions(robots=robots, levels=levels, estimators=names))
+    text = report["table"] + "\n\nBeside the survey (Leboutet et al. 2021):\n\n" + "".join(
+        f"* {line}\n" for line in report["survey_comparison"]) + f"\nEKF = WLS (1e-6): {report['claim_held']}\n"
+    (out / "partial.md").write_text(text)
+    print(text)
+
+
+def cost(robot_name: str, name: str, iterations: int = 3, sensitivity: str = "secant") -> None:
+    from pardyn.experiments import estimator_benchmark as eb  # noqa: PLC0415
+    from pardyn.identification import model_simulation as ms  # noqa: PLC0415
+    from pardyn.identification.pipeline import identify  # noqa: PLC0415
+    from pardyn.identification.settings import IdentificationSettings  # noqa: PLC0415
+    from pardyn.robot import load_robot  # noqa: PLC0415
+    from pardyn.simulation.identification_runs import as_built_parameters, controller  # noqa: PLC0415
+
+    options = eb.BenchmarkOptions()
+    robot = load_robot(robot_name)
+    truth = as_built_parameters(robot.nominal_parameters, seed=options.truth_seed)
+    duration = options.duration(robot_name)
+    reference, start = eb._design(robot_name, duration, options.trajectory_seed)
+    bag = Path("out") / "bench" / "estimator_cost" / robot_name
+    if not bag.exists():
+        eb._record(robot_name, truth, reference, start, duration, eb.LEVELS[1], 1000, bag)
+    count = [0, 0.0]
+    run = ms.ModelSimulator.run
+
+    def counted(self, *args, **kwargs):
+        clock = time.perf_counter()
+        result = run(self, *args, **kwargs)
+        count[0] += 1
+        count[1] += time.perf_counter() - clock
+        return result
+
+    ms.ModelSimulator.run = counted
+    settings = IdentificationSettings(workers=1, estimator_iterations=iterations, estimator_sensitivity=sensitivity)
+    clock = time.perf_counter()
+    result = identify(robot, [bag], settings=settings.replace(estimator=name), show_progress=True,
+                      closed_loop=[ms.ClosedLoopSetup(controller(robot), reference)])
+    base, values = result.base, truth.as_dict()
+    true_base = base.from_standard(np.array([values[n] for n in base.standard_names]))
+    error = np.linalg.norm(result.estimate.chi - true_base) / np.linalg.norm(true_base)
+    print(f"{robot_name} {name} ({sensitivity}): {time.perf_counter() - clock:.0f} s, {count[0]} simulations "
+          f"({count[1] / max(count[0], 1):.1f} s each), n_b {true_base.size}, base-parameter error {error:.4g}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "table":
+        table(Path(sys.argv[2]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "cost":
+        cost(sys.argv[2], sys.argv[3], *([int(sys.argv[4])] if len(sys.argv) > 4 else []), *sys.argv[5:6])
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,39 @@
+"""Physically consistent UKF: the UKF's estimate projected onto the physically consistent set.
+
+The filter of :mod:`.ukf` ((K6)-(K8), sigma points, iterated passes), then the projection (P1)-(P2) of
+:mod:`._consistent` in the filter's metric ``P^-1 / sigma^2``: the base values of standard parameters
+whose every pseudo-inertia is positive definite (Wensing, Kim, Slotine 2017) and whose drive
+parameters are non-negative, nearest the filtered estimate. Needs the base parameters and the layout
+(:attr:`EstimatorContext.base`, ``layout``) and cvxpy. The result's ``physical`` holds the standard
+parameters; the covariance reported is the filter's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pardyn.identification.estimators._consistent import consistent_projection
+from pardyn.identification.estimators._kalman import filter_data, weighted_fit
+from pardyn.identification.estimators.ukf import UnscentedOptions, unscented_filter
+from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, finish, register
+from pardyn.identification.least_squares import LinearSystem
+
+__all__ = ["PhysicalUnscentedKalmanFilter"]
+
+
+@register
+class PhysicalUnscentedKalmanFilter:
+    name = "pc_ukf"
+    summary = "physically consistent UKF (the UKF's estimate projected on the pseudo-inertia LMIs)"
+    closed_loop = False
+    Options = UnscentedOptions
+
+    def build(self, system: LinearSystem, options: UnscentedOptions, context: EstimatorContext) -> EstimatorResult:
+        data = filter_data(system, context)
+        chi, p = unscented_filter(system, options, data, context.progress)
+        sigma = weighted_fit(system, chi, data.weights)
+        physical = consistent_projection(self.name, chi, p, sigma, context)
+        projected = physical.base_values
+        estimate = finish(system, projected, sigma**2 * p, weighted_fit(system, projected, data.weights), self.name,
+                          data.block_sigmas, float(np.linalg.cond(system.W)))
+        return EstimatorResult(estimate, self.name, physical=physical)
