@@ -178,6 +178,7 @@ CLI_RUNS_NODES = {
     ("pardyn.cli.bringup", "pardyn.nodes.launcher"),  # pardyn bringup --processes: one process per node
     ("pardyn.cli.bringup", "pardyn.nodes.stopping"),  # its stop on SIGINT/SIGTERM
     ("pardyn.cli.demo", "pardyn.nodes.identification_runs"),  # pardyn demo --nodes: records through the nodes
+    ("pardyn.cli.view", "pardyn.nodes.stopping"),  # its stop on SIGINT/SIGTERM (the nodes' one stop-signal class)
     ("pardyn.cli.view", "pardyn.nodes.visualizer"),  # pardyn view --live: a node feeds the browser view
 }
 """The CLI's imports of nodes: each runs nodes."""

@@ -68,19 +68,21 @@ def validate(robot: Robot, bag: Source, settings: IdentificationSettings, identi
     predicted_physical = None if physical is None else physical.torques_batch(data.q, data.qdot, data.qddot)
     kept = _moving_samples(robot, data.q, data.qdot, settings, (identified, nominal))
     every = slice(None) if kept is None else kept
-    compared = [predicted, predicted_nominal, predicted_physical]
-    if kept is not None:  # the steps of fs sign(qdot) low-passed as the measured torques (the fit's parallel filter)
-        compared = [None if p is None else lowpass(p) for p in compared]
+    def compared(prediction: np.ndarray) -> np.ndarray:
+        """Low-passed as the measured torques where rests are left out (the steps of fs sign(qdot))."""
+        return prediction if kept is None else lowpass(prediction)
+
+    identified_p, nominal_p = compared(predicted), compared(predicted_nominal)
     physical_figures = None
-    if physical is not None:
-        physical_figures = _figures(robot, measured[every], compared[2][every])
+    if predicted_physical is not None:
+        physical_figures = _figures(robot, measured[every], compared(predicted_physical)[every])
     return Validation(
         bag=data.path,
         joints=tuple(robot.actuated_names),
-        relative_error_norm=relative_error_norm(measured[every], compared[0][every]),
-        per_joint=relative_error_norms(measured[every], compared[0][every]),
-        nmse=nmse(measured[every], compared[0][every]),
-        nominal=_figures(robot, measured[every], compared[1][every]),
+        relative_error_norm=relative_error_norm(measured[every], identified_p[every]),
+        per_joint=relative_error_norms(measured[every], identified_p[every]),
+        nmse=nmse(measured[every], identified_p[every]),
+        nominal=_figures(robot, measured[every], nominal_p[every]),
         t=data.t, measured=measured, predicted=predicted, predicted_nominal=predicted_nominal,
         physical=physical_figures,
         rests_left_out=0 if kept is None else int(kept.size - np.count_nonzero(kept)),

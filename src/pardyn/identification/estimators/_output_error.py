@@ -162,7 +162,7 @@ def position_output_error(name: str, system: LinearSystem, context: EstimatorCon
             last["sensitivity"] = differences(chi, base)
         new, new_cost = chi, cost
         while True:
-            raw = last["sensitivity"]  # d vec(q_s) / d chi (N n_a, n_b), unweighted
+            raw = np.asarray(last["sensitivity"])  # d vec(q_s) / d chi (N n_a, n_b), unweighted
             sensitivity = np.einsum("tan,ab->tbn", raw.reshape(*base.shape, chi.size), root).reshape(raw.shape)
             gradient_system = sensitivity.T @ sensitivity
             right = sensitivity.T @ (residual @ root).ravel()
