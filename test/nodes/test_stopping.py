@@ -43,6 +43,8 @@ SUMMARIES = {"sim": "sim summary:", "controller": "controller summary:"}
 SUITE_NODES = ("sim", "controller", "trajectory", "closure_solver")
 SUITE_TRIALS = 6
 STOP_LINE = r"\[{executable}\]: stopped by (SIG\w+)(, then (SIG\w+))* [\d.]+ s after its start: (.*), exit code 0"
+SPUN_AND_STOPPED = ("node destroyed", "rclpy's node destruction did not return within")
+"""How a built node's stop line ends: destroyed, or rclpy's teardown left to the process's exit (slow under load)."""
 FAILURES = ("Traceback", "Fatal Python error", "terminate called", "KeyboardInterrupt", "error_already_set")
 
 
@@ -237,14 +239,15 @@ class NodeRun:
         return code, elapsed, "".join(self.lines[before:])
 
 
-def check_prompt_stop(run: NodeRun, executable: str, sig: signal.Signals, phase: str) -> None:
+def check_prompt_stop(run: NodeRun, executable: str, sig: signal.Signals, phase: str | tuple[str, ...]) -> None:
     code, elapsed, after = run.stop(sig)
     everything = "".join(run.lines)
     assert code == 0, everything
     assert elapsed < STOP_LIMIT_S, f"{elapsed:.2f} s from {sig.name} to the exit:\n{everything}"
     stops = [line for line in after.splitlines() if re.search(STOP_LINE.format(executable=executable), line)]
     assert len(stops) == 1 and after.rstrip().endswith(stops[0]), everything
-    assert phase in stops[0] and sig.name in stops[0], stops[0]
+    phases = (phase,) if isinstance(phase, str) else phase
+    assert any(p in stops[0] for p in phases) and sig.name in stops[0], stops[0]
     assert not [word for word in FAILURES if word in everything], everything
 
 
@@ -295,7 +298,7 @@ def test_a_stop_at_any_moment_ends_the_node_within_1_s(wrapper, moment, ros_doma
         run.wait_for(lambda: any(" plant, " in line for line in run.lines), "sim built")
         time.sleep(0.5)
     check_prompt_stop(run, "sim", signal.SIGINT,
-                      "node destroyed" if moment == "spinning" else "before its node was built (importing")
+                      SPUN_AND_STOPPED if moment == "spinning" else "before its node was built (importing")
 
 
 GUARDED_CALLBACK = """
