@@ -41,7 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pardyn.identification.estimators.protocol import EstimatorContext, row_weights
+from pardyn.identification.estimators._consistent import consistent_projection
+from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, finish, row_weights
 from pardyn.identification.least_squares import LinearSystem
 
 __all__ = ["MAX_STEPS", "FilterData", "filter_data"]
@@ -91,3 +92,17 @@ def weighted_fit(system: LinearSystem, chi: np.ndarray, weights: np.ndarray) -> 
     """``sigma_rho`` of the weighted system at ``chi`` (eq. 46, ~1 at the WLS estimate)."""
     residual = (system.Y - system.W @ chi) * weights
     return float(np.sqrt(np.sum(residual**2) / max(system.rows - system.n_parameters, 1)))
+
+
+def filter_result(name: str, system: LinearSystem, data: FilterData, chi: np.ndarray, p: np.ndarray,
+                  context: EstimatorContext, *, consistent: bool = False, **details) -> EstimatorResult:
+    """The estimator's result from a filter's last estimate ``chi`` (n_b,) and its scaled covariance ``p``
+    (n_b, n_b): the covariance ``sigma^2 p`` with ``sigma`` the weighted fit of ``chi``. ``consistent``: ``chi``
+    first projected onto the physically consistent set in the filter's metric (:mod:`._consistent`), the
+    standard parameters in ``physical``. ``details``: further :class:`EstimatorResult` fields."""
+    sigma = weighted_fit(system, chi, data.weights)
+    physical = consistent_projection(name, chi, p, sigma, context) if consistent else None
+    kept = chi if physical is None else physical.base_values
+    fit = sigma if physical is None else weighted_fit(system, kept, data.weights)
+    estimate = finish(system, kept, sigma**2 * p, fit, name, data.block_sigmas, float(np.linalg.cond(system.W)))
+    return EstimatorResult(estimate, name, physical=physical, **details)

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from pardyn.identification.estimators._kalman import FilterData, filter_data, weighted_fit
-from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, finish, register
+from pardyn.identification.estimators._kalman import FilterData, filter_data, filter_result
+from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, register
 from pardyn.identification.least_squares import LinearSystem
 from pardyn.registry import option
 
@@ -67,10 +67,7 @@ class ExtendedKalmanFilter:
     def build(self, system: LinearSystem, options: KalmanOptions, context: EstimatorContext) -> EstimatorResult:
         data = filter_data(system, context)
         chi, p = information_filter(system, options, data)
-        sigma = weighted_fit(system, chi, data.weights)
-        estimate = finish(system, chi, sigma**2 * p, sigma, self.name, data.block_sigmas,
-                          float(np.linalg.cond(system.W)))
-        return EstimatorResult(estimate, self.name)
+        return filter_result(self.name, system, data, chi, p, context)
 
 
 def information_filter(system: LinearSystem, options: KalmanOptions, data: FilterData) -> tuple[np.ndarray, np.ndarray]:

@@ -10,12 +10,10 @@ parameters; the covariance reported is the filter's.
 
 from __future__ import annotations
 
-import numpy as np
 
-from pardyn.identification.estimators._consistent import consistent_projection
-from pardyn.identification.estimators._kalman import filter_data, weighted_fit
+from pardyn.identification.estimators._kalman import filter_data, filter_result
 from pardyn.identification.estimators.ekf import KalmanOptions, information_filter
-from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, finish, register
+from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, register
 from pardyn.identification.least_squares import LinearSystem
 
 __all__ = ["PhysicalExtendedKalmanFilter"]
@@ -31,9 +29,4 @@ class PhysicalExtendedKalmanFilter:
     def build(self, system: LinearSystem, options: KalmanOptions, context: EstimatorContext) -> EstimatorResult:
         data = filter_data(system, context)
         chi, p = information_filter(system, options, data)
-        sigma = weighted_fit(system, chi, data.weights)
-        physical = consistent_projection(self.name, chi, p, sigma, context)
-        projected = physical.base_values
-        estimate = finish(system, projected, sigma**2 * p, weighted_fit(system, projected, data.weights), self.name,
-                          data.block_sigmas, float(np.linalg.cond(system.W)))
-        return EstimatorResult(estimate, self.name, physical=physical)
+        return filter_result(self.name, system, data, chi, p, context, consistent=True)

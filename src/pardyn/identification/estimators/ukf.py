@@ -34,9 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from pardyn.identification.estimators._kalman import FilterData, filter_data, weighted_fit
+from pardyn.identification.estimators._kalman import FilterData, filter_data, filter_result, weighted_fit
 from pardyn.identification.estimators.ekf import KalmanOptions
-from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, finish, register
+from pardyn.identification.estimators.protocol import EstimatorContext, EstimatorResult, register
 from pardyn.identification.least_squares import LinearSystem
 from pardyn.registry import option
 
@@ -64,10 +64,7 @@ class UnscentedKalmanFilter:
     def build(self, system: LinearSystem, options: UnscentedOptions, context: EstimatorContext) -> EstimatorResult:
         data = filter_data(system, context)
         chi, p = unscented_filter(system, options, data, context.progress)
-        sigma = weighted_fit(system, chi, data.weights)
-        estimate = finish(system, chi, sigma**2 * p, sigma, self.name, data.block_sigmas,
-                          float(np.linalg.cond(system.W)))
-        return EstimatorResult(estimate, self.name, iterations=0, converged=True)
+        return filter_result(self.name, system, data, chi, p, context, iterations=0, converged=True)
 
 
 def unscented_filter(system: LinearSystem, options: UnscentedOptions, data: FilterData,
