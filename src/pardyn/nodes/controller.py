@@ -264,7 +264,7 @@ class ControllerNode(Node):
             return
         reading = self._filter.update(message.name, message.position, message.velocity, stamp_ns,
                                       time.monotonic_ns())
-        again = self.protocol.repeat(stamp_ns, reading.stamp == "resend", self._arrival_s(stamp_ns))
+        again = self.protocol.repeat(stamp_ns, reading.stamp == "resend", self._watchdog_clock_s())
         if again is not None:  # the sim re-sent the state: the same command, the law not called again
             self._publisher.publish(self._command_buffer.fill(again[0], again[1]))
             return
@@ -278,7 +278,7 @@ class ControllerNode(Node):
         self._report_reading(reading, stamp_ns)
         self._count_missed(stamp_ns)
         tau = self._command(position, velocity, reading.time_ns, self._sensed(message))
-        tag, back = self.protocol.answer(stamp_ns, tau, self._arrival_s(stamp_ns))
+        tag, back = self.protocol.answer(stamp_ns, tau, self._watchdog_clock_s())
         self._publisher.publish(self._command_buffer.fill(tau, tag))
         if back:
             self.get_logger().info(f"{STATE_TOPIC} back at {stamp_ns * 1e-9:.6f} s: control resumed")
@@ -368,16 +368,6 @@ class ControllerNode(Node):
         machine, stops it: a slow simulation is not a silent robot), else the steady clock."""
         if self._sim_time:
             return self.get_clock().now().nanoseconds * 1e-9
-        return time.monotonic()
-
-    def _arrival_s(self, stamp_ns: int) -> float:
-        """When a state came, on the watchdog's clock. Under ``use_sim_time`` the later of its stamp and the node's
-        clock: that clock follows ``/clock`` on the executor thread, which lags while a callback there holds the
-        interpreter (a swap request's first file read: ~0.1-0.3 s under load), so the states the state thread answered
-        meanwhile were dated too early and the watchdog, catching up with ``/clock``, saw a silence that was not
-        (a zero command at step 787 of a lockstep run, twice in two-worker suite runs)."""
-        if self._sim_time:
-            return max(stamp_ns * 1e-9, self._watchdog_clock_s())
         return time.monotonic()
 
     def _check_watchdog(self) -> None:
