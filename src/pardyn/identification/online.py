@@ -46,18 +46,18 @@ controller's own bound (a batch ``pardyn identify`` result carries none and pass
 
 from __future__ import annotations
 
-import json
 import math
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pardyn.dynamics.parameters import DynamicParameters, write_parameter_file
 from pardyn.dynamics.regressor import Regressor
 from pardyn.errors import InputError
+from pardyn.control.estimate_file import ESTIMATE_KEY, check_estimate_file
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
 from pardyn.identification.identifiability import random_states
 from pardyn.identification.model_simulation import standard_from_base
@@ -67,8 +67,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ESTIMATE_KEY", "OnlineEstimate", "OnlineIdentifier", "check_estimate_file", "structural_base"]
 
-ESTIMATE_KEY = "online_estimate"
-"""Key of a saved estimate's conditioning in its parameters file."""
 
 
 @dataclass(frozen=True)
@@ -334,28 +332,3 @@ class OnlineIdentifier:
         vector = self.layout.vector().copy()
         vector[self._columns] = standard_from_base(self.base, self.chi, self._nominal_columns)
         return self.layout.with_vector(vector)
-
-
-def check_estimate_file(path: str | Path, *, max_condition: float) -> dict[str, Any]:
-    """The ``online_estimate`` entry of a parameters file a controller is asked to adopt (``{}`` if none).
-
-    Raises:
-        InputError: no such file (the estimate is not available: nothing saved yet), not JSON, or an
-            estimate whose condition number is missing, non-finite or not below ``max_condition``.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"no estimate available: {path} does not exist (the identifier's ~/save writes it "
-                         "once its estimate is well conditioned)")
-    try:
-        content = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        raise InputError(f"{path}: not a readable parameters file: {error}") from error
-    entry = content.get(ESTIMATE_KEY) if isinstance(content, dict) else None
-    if entry is None:
-        return {}
-    condition = entry.get("condition") if isinstance(entry, dict) else None
-    if not isinstance(condition, (int, float)) or not math.isfinite(condition) or condition >= max_condition:
-        raise InputError(f"{path}: estimate ill-conditioned ({ESTIMATE_KEY}.condition {condition!r}, "
-                         f"accepted below {max_condition:g})")
-    return dict(entry)

@@ -76,7 +76,7 @@ are blended over ``swap_blend_periods`` control periods (:func:`pardyn.control.m
 no torque jump). Refused, with the reason in the response and the log and the law unchanged, while a
 blend is under way, for a law without a model, when the file is absent or unreadable, or when the
 online estimate it holds has a condition number not below ``swap_max_condition``
-(:func:`pardyn.identification.online.check_estimate_file`).
+(:func:`pardyn.control.estimate_file.check_estimate_file`).
 
 Run: ``ros2 run pardyn controller --ros-args --params-file config/controller.yaml``.
 """
@@ -101,6 +101,7 @@ from pardyn.control.computed_torque import MeasuredReference
 from pardyn.control.joint_state import JointStateFilter
 from pardyn.control.laws import law_from_parameters, needs_model
 from pardyn.control.model_swap import swap_model
+from pardyn.control.estimate_file import check_estimate_file
 from pardyn.control.safety import SafeCommand
 from pardyn.control.step import ControlStep
 from pardyn.control.timing import DurationLog
@@ -233,8 +234,6 @@ class ControllerNode(Node):
         try:
             if not needs_model(p["law"]):
                 raise InputError(f"law {p['law']} has no model to replace")
-            from pardyn.identification.online import check_estimate_file  # noqa: PLC0415 - scipy.signal: only on a swap
-
             estimate = check_estimate_file(path, max_condition=p["swap_max_condition"])
             with self._lock:  # the state thread sees the old law or the blend, never half of the swap
                 self.law = swap_model(self.law, lambda: law_from_parameters(self.robot, {**p, "parameters_file": path}),
