@@ -234,3 +234,33 @@ def test_the_sim_takes_its_commands_on_its_own_thread_with_their_publisher(ros_c
     finally:
         sim.destroy_node()
     assert not sim._commands._thread.is_alive()
+
+
+def test_states_answered_while_the_sim_clock_lags_do_not_trip_the_watchdog(ros_client, in_process):
+    """Under ``use_sim_time`` the node's clock follows ``/clock`` on the executor thread, while the states are answered
+    on their own thread. A callback on the executor (a model-swap request reading its file: ~0.1-0.3 s under load)
+    left the clock behind: before, the states answered meanwhile were dated by that stale clock, and once ``/clock``
+    caught up the watchdog saw 100 ms of silence and commanded zero torque (step 787 of a lockstep run, in two
+    two-worker suite runs). Here the executor never runs: the clock is set by hand as ``/clock`` would set it."""
+    from rclpy.time import Time
+
+    from pardyn.nodes.controller import ControllerNode
+
+    node = in_process(ControllerNode, ros_client, "lagging_clock", "--params-file", str(CONTROLLER_CONFIG),
+                      "-p", "use_sim_time:=true")
+    robot = load_robot("dualv")
+    try:
+        clock = node.get_clock()
+        assert clock.ros_time_is_active
+        clock.set_ros_time_override(Time(seconds=1.0))  # the last /clock the executor handled
+        home = robot.home[robot.actuated_indices]
+        for k in range(1001, 1101):  # the state thread answers 1.001 .. 1.100 s of states meanwhile
+            node._answer(joint_state(robot.actuated_names, home, k))
+        clock.set_ros_time_override(Time(seconds=1.1))  # the executor catches up with /clock
+        assert node.protocol.watchdog(node._watchdog_clock_s()) is None  # answered 0 ms ago, not 100 ms
+        assert not node.protocol.tripped
+        clock.set_ros_time_override(Time(seconds=1.2))  # and a real silence still trips it: 100 ms > 50 ms
+        silence = node.protocol.watchdog(node._watchdog_clock_s())
+        assert silence is not None and abs(silence[0] - 0.1) < 1e-9, silence
+    finally:
+        node.destroy_node()

@@ -98,13 +98,48 @@ def test_controller_watchdog_commands_zero_tagged_one_before_the_last_answer():
 def test_a_state_answered_before_the_first_clock_counts_its_silence_from_the_clock_start():
     """Under use_sim_time ROS time reads 0 until the first /clock: a state answered then is not 1 s silent when
     the clock starts at 1 s (the CI failure of 27 Nov 2026), only once simulated time runs past the watchdog."""
-    answer = LockstepAnswer(PERIOD_NS, watchdog_s=0.02)
-    answer.answer(1000 * PERIOD_NS, "tau", 0.0)
-    assert answer.watchdog(0.0) is None  # the clock has not started
-    assert answer.watchdog(1.0) is None  # it starts at 1 s, standing at the state's stamp
-    assert answer.watchdog(1.01) is None
-    silent, _ = answer.watchdog(1.1)
-    assert silent == pytest.approx(0.1)
+    for sim_time in (False, True):  # with the stamps read (sim_time) too: the stamp 1 s is no date before /clock
+        answer = LockstepAnswer(PERIOD_NS, watchdog_s=0.02, sim_time=sim_time)
+        answer.answer(1000 * PERIOD_NS, "tau", 0.0)
+        assert answer.watchdog(0.0) is None  # the clock has not started
+        assert answer.watchdog(2.0) is None  # it starts at 2 s: the silence counts from there, not from the stamp
+        assert answer.watchdog(2.01) is None
+        silent, _ = answer.watchdog(2.1)
+        assert silent == pytest.approx(0.1)
+
+
+def test_states_answered_while_the_sim_clock_lags_are_dated_by_their_stamps():
+    """Under use_sim_time the clock follows /clock on the executor thread, the states are answered on their own: a
+    long executor callback leaves the clock at 1.0 s while states 1.001..1.100 s are answered. Dated by the clock,
+    they looked 100 ms old once /clock caught up (a zero command: the model-swap test, step 787); by their stamps,
+    they are not, and a real silence still counts from the last one."""
+    answer = LockstepAnswer(PERIOD_NS, watchdog_s=0.05, sim_time=True)
+    for k in range(1001, 1101):
+        answer.answer(k * PERIOD_NS, "tau", 1.0)  # the clock stands at 1.0 s meanwhile
+    assert answer.last_state_s == pytest.approx(1.1)
+    assert answer.watchdog(1.1) is None  # caught up: answered 0 ms ago
+    assert answer.watchdog(1.15) is None
+    silent, tag = answer.watchdog(1.2)  # and states stop: 100 ms of simulated time
+    assert silent == pytest.approx(0.1) and tag == 1099
+    # a re-sent state is dated the same way
+    assert answer.repeat(1100 * PERIOD_NS, True, 1.0) == ("tau", 1100) and answer.watchdog(1.1) is None
+    # the same sequence on the steady clock (sim_time off) dates by the clock, as a node without /clock must
+    steady = LockstepAnswer(PERIOD_NS, watchdog_s=0.05)
+    steady.answer(1100 * PERIOD_NS, "tau", 1.0)
+    assert steady.watchdog(1.1) is not None
+
+
+def test_a_stamp_of_another_time_base_does_not_date_a_state():
+    """Only a stamp ahead of the clock by at most max_stamp_lead_s is a lag: a stamp far ahead (wall-clock
+    stamps beside a simulated clock), zero or behind the clock leaves the clock as the date, so the watchdog
+    still trips 50 ms (of the clock) after the states stop."""
+    for stamp_s in (1.7e9, 0.0, 9.0, 11.5):
+        answer = LockstepAnswer(PERIOD_NS, watchdog_s=0.05, sim_time=True, max_stamp_lead_s=1.0)
+        answer.answer(int(stamp_s * 1e9), "tau", 10.0)
+        assert answer.last_state_s == 10.0, stamp_s
+        assert answer.watchdog(10.04) is None
+        silent, _ = answer.watchdog(10.06)
+        assert silent == pytest.approx(0.06), stamp_s
 
 
 def test_command_sources_reject_an_unnamed_publisher_until_the_graph_names_it():

@@ -50,7 +50,9 @@ Safety:
 
 * watchdog: once states have started, if none arrives for ``watchdog_periods``
   control periods (the steady clock; simulated time under ``use_sim_time``, so a
-  simulation slowed by its machine never trips it), the node publishes zero torque (every half
+  simulation slowed by its machine never trips it; there a state is dated by its stamp while the
+  clock, which follows ``/clock`` on the executor thread, lags behind the state thread:
+  :class:`pardyn.transport.lockstep.LockstepAnswer`), the node publishes zero torque (every half
   watchdog period; tagged one before the last state answered, so that a lockstep
   sim never takes it for the answer to a state) and logs an error until states come back;
 * a state with missing names or NaN/inf positions is dropped with a
@@ -166,7 +168,8 @@ class ControllerNode(Node):
         self._hold = self._fixed_setpoint(p["setpoint"], p["setpoint_task"])
         self._trajectory: tuple[SampledReference | None, int] = (None, 0)  # in time from its start (ns)
         self._reporter = Reporter(self, p["log_period"], what="more")
-        self.protocol = LockstepAnswer(self.period_ns, self.watchdog_s)  # tags, re-sends, watchdog
+        # tags, re-sends, watchdog; under use_sim_time a state is dated by its stamp while /clock lags behind it
+        self.protocol = LockstepAnswer(self.period_ns, self.watchdog_s, sim_time=self._sim_time)
         self.law_time = DurationLog()  # the law (+ projection) per answered state
 
         self._lock = threading.Lock()  # the state thread's answer against the executor's callbacks

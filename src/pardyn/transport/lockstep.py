@@ -30,6 +30,19 @@ answered state: an answer to no state, which a lockstep sim drops as a
 duplicate (tagged like the last answer it could be taken for the answer to a
 re-sent state 0).
 
+**The watchdog's clock under** ``use_sim_time``. The controller answers states on
+its own thread while its ROS clock follows ``/clock`` on the executor thread: a
+long callback there (a swap request reading its file) leaves the clock behind,
+and the states answered meanwhile, dated by it, would look ``lag`` s older than
+they are once ``/clock`` catches up (a zero command at step 787 of a lockstep
+run, in two two-worker suite runs). So under ``sim_time`` a state is dated by its
+stamp (simulated time, the clock's time base) when the stamp is ahead of the
+clock by at most ``max_stamp_lead_s`` (a lag), else by the clock (a stamp of
+another time base, zero, or behind: the clock is the only date); a state
+answered before the first ``/clock`` (the clock reads 0) is dated by the
+clock's first reading. Silence is the clock's time since that date: a lagging
+clock can only shorten it, and when states stop it grows with simulated time.
+
 Who may command the sim is :mod:`pardyn.transport.sources`; when it starts, :mod:`pardyn.transport.start_gate`.
 """
 
@@ -186,11 +199,18 @@ class LockstepAnswer:
 
     Args:
         period_ns: the control period (ns), the sim's (``round(1e9 / rate)``).
-        watchdog_s: wall time without a state before zero torque is commanded (s).
+        watchdog_s: time without a state before zero torque is commanded (s).
+        sim_time: the times given are the node's ROS clock under ``use_sim_time`` (``/clock``), which can lag
+            behind the states: a state is dated by its stamp when that is ahead of the clock by at most
+            ``max_stamp_lead_s`` (see the module's docstring), else by the clock.
+        max_stamp_lead_s: the largest lag of the clock behind a state's stamp taken as a lag; a stamp further
+            ahead is of another time base and the clock dates the state.
     """
 
     period_ns: int
     watchdog_s: float
+    sim_time: bool = False
+    max_stamp_lead_s: float = 1.0
     answered: int = 0
     missed: int = 0  # states never seen: stamp gaps over 1.5 periods
     tripped: bool = False  # the watchdog fired and no state came since
@@ -198,15 +218,30 @@ class LockstepAnswer:
     last_state_s: float | None = None
     _last_answer: tuple[int, object] | None = None  # (stamp ns, tau) of the last command
     _last_stamp_ns: int | None = None
+    _undated: bool = False  # the last state was answered before the clock started: dated by its first reading
 
     def tag(self, stamp_ns: int) -> int:
         return step_of_stamp(stamp_ns, self.period_ns)
+
+    def arrival_s(self, stamp_ns: int, now_s: float) -> float | None:
+        """When the state stamped ``stamp_ns``, answered at ``now_s``, came on the watchdog's clock; None before
+        the clock started (it reads 0 until the first ``/clock``): dated by the clock's first reading."""
+        if now_s <= 0.0:
+            return None
+        if self.sim_time and now_s < stamp_ns * 1e-9 <= now_s + self.max_stamp_lead_s:
+            return stamp_ns * 1e-9  # the clock lags behind the states: the stamp is the later, true time
+        return now_s
+
+    def _arrived(self, stamp_ns: int, now_s: float) -> None:
+        arrival = self.arrival_s(stamp_ns, now_s)
+        self._undated = arrival is None
+        self.last_state_s = 0.0 if arrival is None else arrival
 
     def repeat(self, stamp_ns: int, resend: bool, now_s: float) -> tuple[object, int] | None:
         """``(tau, tag)`` of the last answer when this state is its re-send (``resend``: same stamp and
         positions, :class:`pardyn.control.joint_state.JointStateFilter`), else None: call the law."""
         if resend and self._last_answer is not None and self._last_answer[0] == stamp_ns:
-            self.last_state_s = now_s
+            self._arrived(stamp_ns, now_s)
             return self._last_answer[1], self.last_tag
         return None
 
@@ -224,7 +259,8 @@ class LockstepAnswer:
     def answer(self, stamp_ns: int, tau, now_s: float) -> tuple[int, bool]:
         """The command ``tau`` answers the state stamped ``stamp_ns``: ``(its tag, whether states came back)``."""
         tag = self.tag(stamp_ns)
-        self.last_tag, self._last_answer, self.last_state_s = tag, (stamp_ns, tau), now_s
+        self.last_tag, self._last_answer = tag, (stamp_ns, tau)
+        self._arrived(stamp_ns, now_s)
         self.answered += 1
         back, self.tripped = self.tripped, False
         return tag, back
@@ -236,8 +272,9 @@ class LockstepAnswer:
         its silence is counted from the first reading of the clock, not from zero."""
         if self.last_state_s is None:
             return None
-        if self.last_state_s == 0.0 < now_s:  # answered before the first /clock (ROS time reads 0 until then)
-            self.last_state_s = now_s  # its silence counts from the clock's start
+        if self._undated:  # answered before the first /clock (ROS time reads 0 until then)
+            if now_s > 0.0:
+                self.last_state_s, self._undated = now_s, False  # its silence counts from the clock's start
             return None
         silent = now_s - self.last_state_s
         if silent <= self.watchdog_s:
