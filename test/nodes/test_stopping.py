@@ -153,7 +153,11 @@ def test_nodes_stop_cleanly_on_two_signals_at_any_moment(ros_domain, tmp_path):
 
 @pytest.mark.parametrize("executable", ["trajectory"])
 def test_a_signal_during_the_import_exits_0_without_building_the_node(executable, ros_domain, tmp_path):
-    """The earliest moment: the handler is in, the node's modules (rclpy, pinocchio) are still loading."""
+    """The earliest moment: the handler is in, the node's modules (rclpy, pinocchio) are still loading.
+
+    The two signals go out together: the product's rule (pardyn.nodes.stopping) names signals taken together in
+    signal-number order, so the line starts "stopped by SIGINT" (before, the guard named the first byte of its
+    pipe, which Linux's handling of two pending signals made SIGTERM's: 3-4 of 30 under load)."""
     process = subprocess.Popen(node_command(executable) + node_arguments(executable, tmp_path, "/stop_import"),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 30.0
@@ -165,6 +169,7 @@ def test_a_signal_during_the_import_exits_0_without_building_the_node(executable
     assert process.returncode == 0, output
     assert f"[{executable}]: stopped by SIGINT" in output and "before its node was built" in output, output
     assert not [word for word in FAILURES if word in output], output
+
 
 
 # --------------------------------------------------------------------------- promptly (issue 34, item 3)
