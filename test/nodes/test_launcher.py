@@ -57,7 +57,9 @@ def interrupt(runner) -> None:
 
 def test_sim_bringup_in_random_orders_steps_every_time_and_ctrl_c_stops_every_process(
         start_process, ros_client, ros_namespace):
-    launches = {seed: f"{ros_namespace}/order{seed}" for seed in range(3)}
+    # seed 0 starts the sim last, seed 1 first and the controller last (a third launch, 12 processes on 2 cores,
+    # cost ~20 s and drew an order like seed 0's)
+    launches = {seed: f"{ros_namespace}/order{seed}" for seed in range(2)}
     clocks = {seed: ros_client.collect(Clock, f"{namespace}/clock", depth=100) for seed, namespace in launches.items()}
     runners = {
         seed: start_process(["setsid", *pardyn_command(), "bringup", "config/bringup/sim.yaml", "--processes",

@@ -25,7 +25,7 @@ from pardyn.bags import read_joint_states, read_messages
 
 REPO = Path(__file__).resolve().parents[2]
 PERIOD_NS = 1_000_000
-RUN_S = 30.0  # wall-clock seconds of each bringup (--duration)
+RUN_S = 20.0  # wall-clock seconds of each bringup (--duration): its nodes start in up to ~10 s at load 6, then >= 200 steps
 
 
 def bringup_file(tmp_path: Path, name: str) -> Path:
