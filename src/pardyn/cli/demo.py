@@ -94,13 +94,14 @@ def circle_radius(robot, radius: float | None) -> tuple[float, float]:
     if radius is not None:
         failure = path_failure(robot, circle(robot, times, radius, swing)[0])
         if failure is not None:
-            raise InputError(f"{robot.name}: the circle of --radius {radius:g} m leaves the reachable workspace "
+            raise InputError(f"{robot.name}: the circle of --radius {radius:g} {robot.task_units[0]} leaves the reachable workspace "
                              f"({failure}); give a smaller --radius, or none to size it from the workspace")
         return radius, swing
     largest = min(CIRCLE_RADIUS_M, float(box[0]) / 2.0, float(box[1]) if len(box) > 1 else np.inf)
     radius = largest_safe_scale(robot, lambda r: circle(robot, times, r, swing * r / largest)[0], largest)
     swing *= radius / largest
-    print(f"circle: radius {radius:.3g} m (the largest up to {CIRCLE_RADIUS_M:g} m within the excitation box that "
+    unit = robot.task_units[0]  # a task of angles (motor joints, a platform's turns): its circle is in rad
+    print(f"circle: radius {radius:.3g} {unit} (the largest up to {CIRCLE_RADIUS_M:g} {unit} within the excitation box that "
           f"{robot.name} follows around home; --radius to change it)")
     return radius, swing
 
