@@ -51,6 +51,7 @@ SLOW_TESTS = frozenset({
     "description/test_own_robot.py::test_a_closed_pipe_ends_quietly_with_status_0",
     "description/test_own_robot.py::test_derived_excitation_drawings_and_units",
     "description/test_vendor_exports.py::test_frame_task_through_demo_animate_and_export_c",
+    "description/test_vendor_commands.py",
     "description/test_vendor_gripper.py::test_a_one_motor_robot_with_many_parameters_has_its_structural_base",
     "dynamics/test_cli_dynamics.py::test_bad_csv_files",
     "dynamics/test_constraint_agreement.py::test_forward_kinematics_closes_pinocchio_constraints",

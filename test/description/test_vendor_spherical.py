@@ -203,7 +203,7 @@ def test_motor_torques_equal_mj_inverse_through_the_loop(spherical):
 
 def test_describe_kinematics_animate_export_c(spherical, tmp_path, capsys):
     """Every command on the bare URDF and its YAML: describe, the demo's kinematics part, animate; export c
-    writes its kernels or says in one line why not."""
+    writes its kernels or says in one line why not. ``--init`` gives the platform's turns as the task."""
     from pardyn.cli.demo import kinematics_demo
 
     _, folder = spherical
@@ -212,6 +212,8 @@ def test_describe_kinematics_animate_export_c(spherical, tmp_path, capsys):
     assert "closing_leg1_1 ~ closing_leg1_2" in out and "closing_leg2_1 ~ closing_leg2_2" in out
     assert "closure 'leg2_z': every row depends on the others (dropped)" in out  # a revolute mate about O: 2 rows
     path = folder / "spherical_urdf.yaml"
+    text = path.read_text()  # --init: the platform only turns about O, so its task is its turns (was [x, y, rz])
+    assert "coordinates: [rx, ry, rz]" in text and "turn it about a fixed centre" in text
     summary = kinematics_demo(str(path), duration_s=1.0, rate_hz=20.0, radius_m=None, out=tmp_path / "kinematics")
     assert summary["max_inverse_residual"] < 1e-10 and summary["max_forward_round_trip_error"] < 1e-9
     assert main(["animate", "--robot", str(path), "--frames", "3", "--duration", "0.3",

@@ -361,12 +361,16 @@ def _foreign_robots(folder: Path) -> dict[str, Path]:
         yaml_path = folder / f"spherical_{suffix}.yaml"
         yaml_path.write_text(starting_yaml(folder / f"spherical.{suffix}", yaml_path))
         robots[f"{'urdf' if suffix == 'urdf' else 'mjcf'}_spherical"] = yaml_path
+    written = _module(DESCRIPTION / "test_vendor_commands.py").styles(folder / "styles")  # issue 41's other styles
+    robots.update({f"style_{name}": written[name] for name in STYLES})
     robots.update({f"gepetto_{path.parent.name}": path for path in sorted(GEPETTO.glob("*/robot.yaml"))})
     return robots
 
 
+STYLES = ["onshape_urdf", "onshape_mjcf", "unbounded_urdf", "free_texture_mjcf", "small_workspace", "friction_finger"]
+"""test/description/test_vendor_commands.py's styles not built above (its clash and ball leg are)."""
 FOREIGN = ["mjcf_four_bar", "mjcf_gripper", "mjcf_ball_leg", "urdf_name_clash", "mjcf_name_clash", "urdf_spherical",
-           "mjcf_spherical", *(f"gepetto_{p.parent.name}" for p in sorted(GEPETTO.glob("*/robot.yaml")))]
+           "mjcf_spherical", *(f"style_{name}" for name in STYLES), *(f"gepetto_{p.parent.name}" for p in sorted(GEPETTO.glob("*/robot.yaml")))]
 
 
 @pytest.fixture(scope="module")

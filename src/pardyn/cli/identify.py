@@ -28,7 +28,7 @@ from pardyn.errors import InputError
 from pardyn.identification.drive_gains import DriveGains, given_gains
 from pardyn.identification.estimators import DEFAULT_ESTIMATOR, ESTIMATORS, options_of_estimators
 from pardyn.identification.pipeline import identify, identify_drive_gains
-from pardyn.identification.settings import MODELS, REST_SPEED, IdentificationSettings
+from pardyn.identification.settings import MODELS, REST_SPEED, REVERSAL_WINDOW_S, IdentificationSettings
 from pardyn.robot import load_robot
 
 HELP = "identify dynamic parameters from recorded bags or CSV files; writes RESULT.json (and a report)"
@@ -70,6 +70,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="without --min-speed: a joint with Coulomb friction slower than this (rad/s; a "
                              "prismatic one's scaled to m/s) is at rest, and the equations it enters there are "
                              f"left out (e.g. {REST_SPEED:g}, for a robot with dry friction; default: rests kept)")
+    parser.add_argument("--reversal-window", type=number(0.0, 10.0, unit="s"), default=0.0,
+                        help="with --rest-speed: the equations of a joint with Coulomb friction within this time "
+                             "(s) either side of a reversal of its speed are left out too (dry friction sticks "
+                             f"there; e.g. {REVERSAL_WINDOW_S:g}; default 0: only the speed decides)")
     parser.add_argument("--holdout", type=number(0.0, 0.9, high_open=True), default=0.0,
                         help="fraction of each run (at its end) held out for validation, e.g. 0.25")
     parser.add_argument("--model-rate", type=number(0.0, 1e6, low_open=True, unit="Hz"), default=100.0,
@@ -303,6 +307,7 @@ def run(args: argparse.Namespace) -> int:
         transmission=transmission,
         min_speed=_speeds(args.min_speed, len(robot.actuated_names)),
         rest_speed=args.rest_speed or None,
+        reversal_window_s=args.reversal_window,
         max_gap=args.max_gap,
         model_rate_hz=args.model_rate,
         trim_s=args.trim,

@@ -162,8 +162,12 @@ def starting_description(path: str | Path) -> tuple[dict[str, Any], list[str]]:
     raw["task"] = {"frame": frame, "coordinates": ["x"]}
     coordinates, mobility = _moving_components(raw, path, frame)
     raw["task"]["coordinates"] = coordinates
-    comments.append(f"task: frame {frame!r}, the {mobility} of its pose components the mechanism's {mobility} degrees "
-                    "of freedom move best")
+    if all(c.startswith("r") for c in coordinates):
+        comments.append(f"task: frame {frame!r}, its turns: the mechanism's {mobility} degrees of freedom turn it "
+                        "about a fixed centre")
+    else:
+        comments.append(f"task: frame {frame!r}, the {mobility} of its pose components the mechanism's {mobility} "
+                        "degrees of freedom move best")
     if mobility != len(actuated):
         comments.append(f"note: {mobility} degrees of freedom, {len(actuated)} actuated joints: check actuated")
     return raw, comments
@@ -208,11 +212,31 @@ def _moving_components(raw: dict[str, Any], path: Path, frame: str) -> tuple[lis
     moved = jacobian @ free  # (6, mobility)
     mobility = free.shape[1]
     moving = [k for k in range(6) if np.linalg.norm(moved[k]) > 1e-9]
+    if turns_about_a_centre(moved):  # an orientation mechanism: its turns, not the path of an off-centre point
+        return [_COMPONENTS[k] for k in sorted(select_columns(moved, [3, 4, 5], mobility))], mobility
     translations = [k for k in moving if k < 3]
     spanned = numeric_rank(moved[translations]) if translations else 0
     chosen = select_columns(moved, translations, min(mobility, spanned))
     chosen += select_columns(moved, [k for k in moving if k >= 3], mobility - len(chosen), start=chosen)
     return [_COMPONENTS[k] for k in sorted(chosen)], mobility
+
+
+def turns_about_a_centre(moved: np.ndarray) -> bool:
+    """Whether the frame's free motions ``moved`` (6, m: velocity, angular velocity in world axes) are turns about
+    one fixed point, each as many turns as degrees of freedom: ``v_k = w_k x r`` for one ``r`` (the frame's origin
+    from that centre) and the ``w_k`` of rank m (a spherical mechanism's platform)."""
+    from pardyn.kinematics.rank import numeric_rank  # noqa: PLC0415
+
+    velocity, angular = moved[:3], moved[3:]
+    mobility = moved.shape[1]
+    if mobility == 0 or numeric_rank(angular) < mobility:
+        return False
+    skews = np.concatenate([np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+                            for w in angular.T])  # w x r = [w]x r, stacked over the motions
+    stacked = velocity.T.reshape(-1)
+    offset = np.linalg.lstsq(skews, stacked, rcond=None)[0]
+    gap = np.abs(skews @ offset - stacked).max()
+    return bool(gap <= 1e-9 * max(1.0, float(np.abs(moved).max())))
 
 
 def starting_yaml(path: str | Path, yaml_path: str | Path) -> str:

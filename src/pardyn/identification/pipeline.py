@@ -117,6 +117,7 @@ from pardyn.identification.least_squares import (
 )
 from pardyn.identification.preparation import BagData, decimated_system, model_names, prepare_all, prepare_bag
 from pardyn.identification.result import IdentificationResult, Validation
+from pardyn.identification.selection import near_reversals
 from pardyn.identification.settings import MODELS, FitSettings, IdentificationSettings
 from pardyn.identification.model_simulation import ClosedLoopSetup, ModelSimulator
 from pardyn.identification.sources import Source
@@ -387,7 +388,8 @@ def _without_rests(robot: Robot, regressor: Regressor, system: LinearSystem, run
     still leave that torque in ``Y``, so the equation goes (as zero rows it weighs nothing and the layout, one
     block per run and row, stays). Row ``j`` of a run at a sample is left out when any joint whose ``fs_`` column
     is non-zero in that block (its own; through a loop, passive joints too) is slower than
-    ``settings.filter.rest_speed`` (decimated speeds, filtered as ``W``). Joints that hardly move in the run are
+    ``settings.filter.rest_speed`` (decimated speeds, filtered as ``W``), or within
+    ``settings.filter.reversal_window_s`` of a reversal of its speed. Joints that hardly move in the run are
     not tested (:func:`_without_still_drives` and the identifiability notes deal with them). Not done when
     minimum speeds are given (they are the user's selection), for other models than the standard one, or for
     closed-loop estimators (they rebuild the rows from simulations).
@@ -411,7 +413,9 @@ def _without_rests(robot: Robot, regressor: Regressor, system: LinearSystem, run
         speeds = decimate(data.qdot[:, indices], np.zeros((len(data.t), len(indices), 1)), factor=second,
                           order=settings.filter.filter_order).Y.reshape(len(indices), -1).T  # (N_d, joints)
         moving = np.ptp(data.q[:, indices], axis=0) >= min_motion(robot, joints)
-        resting = (np.abs(speeds) < thresholds) & moving
+        period = second * float(np.median(np.diff(data.t)))
+        resting = ((np.abs(speeds) < thresholds)
+                   | near_reversals(speeds, period, settings.filter.reversal_window_s)) & moving
         for j in range(rows):
             part = slices[r * rows + j]
             coupled = [c for c, name in enumerate(joints) if np.any(W[part, coulomb[name]])]
@@ -421,10 +425,12 @@ def _without_rests(robot: Robot, regressor: Regressor, system: LinearSystem, run
             written[j] += part.stop - part.start
     if not left_out.any():
         return system, []
+    window = settings.filter.reversal_window_s
+    reversal = f" or was within {window:g} s of a reversal" if window > 0 else ""
     counts = ", ".join(f"{name} {count} of {total}" for name, count, total
                        in zip(regressor.row_names, left_out, written) if count)
     note = (f"rests: equations left out ({counts}) where a joint with a Coulomb term in them moved slower than "
-            f"{limit:g} rad/s: held by dry friction there, fs sign(qdot) flips on encoder noise and the stiction "
+            f"{limit:g} rad/s{reversal}: held by dry friction there, fs sign(qdot) flips on encoder noise and the stiction "
             "torque has no column (--rest-speed, settings filter.rest_speed: 0 keeps them; minimum speeds "
             "replace this selection)")
     return LinearSystem(W, Y, system.block_sizes, system.names), [note]

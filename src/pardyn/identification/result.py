@@ -39,7 +39,8 @@ class Validation:
         nmse: UR5e paper's metric (N m); nominal: the same three figures for the nominal model;
         t, measured, predicted, predicted_nominal: the series compared (N,), (N, n_a);
         physical: the three figures for the physically consistent model (``settings.fit.physical``), else ``None``;
-        rests_left_out: samples the figures leave out (rests of joints with dry friction, ``filter.rest_speed``).
+        rests_left_out: samples the figures leave out (rests of joints with dry friction, ``filter.rest_speed``, and
+            their reversals, ``filter.reversal_window_s``).
     """
 
     bag: Path

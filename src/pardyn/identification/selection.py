@@ -16,7 +16,7 @@ import numpy as np
 from pardyn.errors import InputError
 from pardyn.identification.least_squares import LinearSystem
 
-__all__ = ["drop_slow_samples"]
+__all__ = ["drop_slow_samples", "near_reversals"]
 
 
 def drop_slow_samples(
@@ -52,3 +52,24 @@ def drop_slow_samples(
         raise InputError(f"joints {empty} never move faster than their minimum speed "
                          f"{[float(thresholds[list(row_names).index(n)]) for n in empty]} rad/s: nothing left to identify")
     return LinearSystem(system.W[keep], system.Y[keep], tuple(int(c) for c in counts), system.names), counts
+
+
+def near_reversals(speeds: np.ndarray, period_s: float, window_s: float) -> np.ndarray:
+    """Where each joint is within ``window_s`` of a reversal (a sign change of its speed): (N, J) bool.
+
+    Dry friction is not ``fs sign(qdot)`` there: the joint sticks until the torque crosses the friction band, and
+    the low-pass filters spread that stick torque over their own length. ``speeds`` (N, J) are sampled every
+    ``period_s``; the two samples around each sign change and those within ``window_s`` of them are marked.
+    """
+    speeds = np.asarray(speeds, dtype=float)
+    flips = np.zeros(speeds.shape, dtype=bool)
+    if window_s <= 0:
+        return flips
+    change = np.sign(speeds[1:]) != np.sign(speeds[:-1])
+    flips[:-1] |= change
+    flips[1:] |= change
+    reach = int(round(window_s / period_s))
+    if reach == 0 or not flips.any():
+        return flips
+    kernel = np.ones(2 * reach + 1)
+    return np.stack([np.convolve(column, kernel, mode="same") > 0 for column in flips.T.astype(float)], axis=1)

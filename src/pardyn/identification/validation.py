@@ -19,6 +19,7 @@ from pardyn.identification.filtering import decimation_cutoff_hz, zero_phase_low
 from pardyn.identification.metrics import nmse, relative_error_norm, relative_error_norms
 from pardyn.identification.preparation import motor_columns, prepare_bag
 from pardyn.identification.result import Validation
+from pardyn.identification.selection import near_reversals
 from pardyn.identification.settings import IdentificationSettings
 from pardyn.identification.sources import Source
 
@@ -66,7 +67,7 @@ def validate(robot: Robot, bag: Source, settings: IdentificationSettings, identi
         predicted = predicted + extra @ np.array([motor_values[n] for n in transmission.column_names])
     predicted_nominal = nominal.torques_batch(data.q, data.qdot, data.qddot)
     predicted_physical = None if physical is None else physical.torques_batch(data.q, data.qdot, data.qddot)
-    kept = _moving_samples(robot, data.q, data.qdot, settings, (identified, nominal))
+    kept = _moving_samples(robot, data.t, data.q, data.qdot, settings, (identified, nominal))
     every = slice(None) if kept is None else kept
     def compared(prediction: np.ndarray) -> np.ndarray:
         """Low-passed as the measured torques where rests are left out (the steps of fs sign(qdot))."""
@@ -89,11 +90,11 @@ def validate(robot: Robot, bag: Source, settings: IdentificationSettings, identi
     )
 
 
-def _moving_samples(robot: Robot, q: np.ndarray, qdot: np.ndarray, settings: IdentificationSettings,
+def _moving_samples(robot: Robot, t: np.ndarray, q: np.ndarray, qdot: np.ndarray, settings: IdentificationSettings,
                     models: tuple[InverseDynamics, ...]) -> np.ndarray | None:
     """The samples (N,) where no joint with dry friction in ``models`` is at rest (slower than
     ``settings.filter.rest_speed``, scaled as the fit's for a prismatic joint; joints that hardly move in the run
-    are not tested); ``None`` without a rest speed, with minimum speeds, or when the rests would be every sample."""
+    are not tested), or within ``settings.filter.reversal_window_s`` of a reversal of its speed; ``None`` without a rest speed, with minimum speeds, or when the rests would be every sample."""
     limit = settings.filter.rest_speed
     if limit is None or settings.filter.min_speed is not None:
         return None
@@ -104,5 +105,7 @@ def _moving_samples(robot: Robot, q: np.ndarray, qdot: np.ndarray, settings: Ide
     indices = [robot.joint_names.index(name) for name in joints]
     motion = min_motion(robot, joints)
     moving = np.ptp(q[:, indices], axis=0) >= motion
-    resting = ((np.abs(qdot[:, indices]) < limit * motion / MIN_MOTION) & moving).any(axis=1)
+    period = float(np.median(np.diff(t))) if len(t) > 1 else 1.0
+    resting = (((np.abs(qdot[:, indices]) < limit * motion / MIN_MOTION)
+                | near_reversals(qdot[:, indices], period, settings.filter.reversal_window_s)) & moving).any(axis=1)
     return None if resting.all() else ~resting
