@@ -118,6 +118,7 @@ from pardyn.identification.least_squares import (
 from pardyn.identification.preparation import BagData, decimated_system, model_names, prepare_all, prepare_bag
 from pardyn.identification.result import IdentificationResult, Validation
 from pardyn.identification.settings import MODELS, FitSettings, IdentificationSettings
+from pardyn.identification.metrics import relative_error_norm
 from pardyn.identification.model_simulation import ClosedLoopSetup, ModelSimulator
 from pardyn.identification.sources import Source
 from pardyn.identification.truth import TruthComparison, compare_with_truth
@@ -227,7 +228,8 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
                                payload_columns, closed_loop, show_progress)  # step 7
     timings["solve_s"] = time.perf_counter() - clock_step
     check_fit(estimator.estimate, essential, settings)
-    physical = _physical(system, base, robot, estimator.estimate, settings) if settings.fit.physical else None
+    physical = _estimator_physical(estimator, solved) if estimator.physical is not None else (
+        _physical(system, base, robot, estimator.estimate, settings) if settings.fit.physical else None)
     if physical is not None:
         timings["physical_s"] = physical.solve_time_s  # step 8
 
@@ -612,6 +614,17 @@ def _physical(system: LinearSystem, base: BaseParameters, robot: Robot, estimate
     # after rotor compensation the link-side drive terms are residuals of the rotor model: either sign
     return physical_estimate(system, base, robot.nominal_parameters, block_sigmas=estimate_.block_sigmas,
                              **({} if settings.data.rotor_model is None else {"nonnegative_drive_parameters": ()}))
+
+
+def _estimator_physical(estimator: EstimatorResult, solved: LinearSystem) -> PhysicalEstimate:
+    """Step 8 of a physically consistent estimator (``pc_ekf``, ``pc_ukf``): its own standard parameters, the fit
+    figures taken on the data system (the projection's own system is the filter's metric, not the data)."""
+    lookup = dict(zip(estimator.physical.base_names, estimator.physical.base_values))
+    prediction = solved.W @ np.array([lookup[name] for name in solved.names])
+    blocks = np.array([relative_error_norm(solved.Y[s], prediction[s]) if np.any(solved.Y[s]) else np.nan
+                       for s in solved.block_slices()])
+    return replace(estimator.physical, relative_error=relative_error_norm(solved.Y, prediction),
+                   block_relative_errors=blocks)
 
 
 def _standard_parameters(layout: DynamicParameters, base: BaseParameters, names: Sequence[str],
