@@ -43,7 +43,13 @@ if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.robot import Robot
 
-__all__ = ["ClosedLoopSetup", "ModelSimulator", "SimulatedRun", "standard_from_base"]
+__all__ = ["ClosedLoopSetup", "ModelSimulationError", "ModelSimulator", "SimulatedRun", "standard_from_base"]
+
+
+class ModelSimulationError(InputError):
+    """The model with an estimate cannot be simulated in closed loop (its reduced mass matrix singular, the loops
+    not closed, the run diverged): the closed-loop estimators reject that estimate (a Levenberg-Marquardt step) or
+    stop at the previous one (an iteration after its first step)."""
 
 
 @dataclass(frozen=True)
@@ -126,8 +132,8 @@ class ModelSimulator:
         """Simulate from ``start`` (nv,) at rest at ``start_time`` (s) and sample the states at ``times`` (N,).
 
         Raises:
-            InputError: the model with these parameters cannot be simulated (no inertia
-                on some motion, the loops cannot be closed): the message names the estimate.
+            ModelSimulationError: the model with these parameters cannot be simulated (no inertia
+                on some motion, the loops cannot be closed, divergence): one line.
         """
         from pardyn.simulation.runner import run_closed_loop  # noqa: PLC0415 - the host loop
         from pardyn.plants.measurement import MeasurementModel  # noqa: PLC0415
@@ -138,7 +144,10 @@ class ModelSimulator:
         times = np.asarray(times, dtype=float)
         duration = float(times[-1] - start_time)
         period = 1.0 / setup.rate_hz
-        plant = PinocchioPlant(model_robot, params, timestep=period, coulomb_width=setup.coulomb_width)
+        try:
+            plant = PinocchioPlant(model_robot, params, timestep=period, coulomb_width=setup.coulomb_width)
+        except PardynError as error:
+            raise ModelSimulationError(f"the model with the current estimate cannot be simulated: {error}") from error
         exact = MeasurementModel(model_robot, counts_per_revolution=2**48, length_resolution=1e-12,
                                  torque_noise=0.0, torque_noise_floor=0.0,
                                  joints=tuple(setup.law.joints) or None, seed=0)
@@ -146,11 +155,11 @@ class ModelSimulator:
             recording = run_closed_loop(
                 model_robot, plant, setup.law, lambda t: setup.reference(t + start_time), duration_s=duration,
                 start=start, measurement=exact, rate_hz=setup.rate_hz, velocity_cutoff_hz=setup.velocity_cutoff_hz,
-                project_internal_stress=setup.project_internal_stress,
+                project_internal_stress=setup.project_internal_stress, exact_configuration=True,
             )
         except PardynError as error:
-            raise InputError(f"the model with the current estimate cannot be simulated in closed loop: {error}") \
-                from error
+            raise ModelSimulationError(f"the model with the current estimate cannot be simulated in closed loop: "
+                                       f"{error}") from error
         index = np.clip(np.round((times - start_time) / period).astype(int), 0, len(recording.t) - 1)
         q, qdot = recording.q[index], recording.qdot[index]
         # the torque at t_k as the pipeline reads it from the efforts (half a period late, interpolated):
@@ -158,7 +167,8 @@ class ModelSimulator:
         held = recording.command
         torque = 0.5 * (held[np.maximum(index - 1, 0)] + held[index])
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qdot)) and np.all(np.isfinite(torque))):
-            raise InputError("the model with the current estimate diverged in closed loop (non-finite states)")
+            raise ModelSimulationError("the model with the current estimate diverged in closed loop (non-finite "
+                                       "states)")
         qddot = np.array([plant.dynamics.accelerations(a, b, c) for a, b, c in zip(q, qdot, torque)])
         return SimulatedRun(t=times, q=q, qdot=qdot, qddot=qddot, tau=torque)
 

@@ -13,7 +13,8 @@ Levenberg-Marquardt on the sensitivity ``S = d vec(q_s) / d chi`` (N n_a, n_b):
     (S^T V S + lambda diag(S^T V S)) delta = S^T V e,       V = I_N (x) Sigma^-1    # eq. (39)
 
 ``lambda`` is divided by 10 after a step that lowers the cost and multiplied by 10 (the step
-retried) after one that does not. Covariance of the estimate ``(S^T V S)^-1`` scaled by the
+retried) after one that does not, or whose model cannot be simulated (its reduced mass matrix
+singular: cost infinite, one progress line). Covariance of the estimate ``(S^T V S)^-1`` scaled by the
 weighted residual variance (Gauss-Newton's asymptotic covariance).
 
 The sensitivity (``sensitivity`` option, :class:`OutputErrorOptions`):
@@ -56,6 +57,7 @@ from pardyn.identification.estimators.protocol import (
     iterate,
 )
 from pardyn.identification.least_squares import LinearSystem
+from pardyn.identification.model_simulation import ModelSimulationError
 from pardyn.registry import option
 
 __all__ = ["SENSITIVITIES", "OutputErrorOptions", "position_output_error"]
@@ -169,7 +171,12 @@ def position_output_error(name: str, system: LinearSystem, context: EstimatorCon
             for _ in range(LAMBDA_TRIES):
                 damped = gradient_system + state["lambda"] * np.diag(np.diag(gradient_system))
                 candidate = chi + linalg.solve(damped, right, assume_a="pos")
-                candidate_cost = _cost(measured - positions(candidate), root)
+                try:
+                    candidate_cost = _cost(measured - positions(candidate), root)
+                except ModelSimulationError as error:  # a model without inertia on some motion: step refused
+                    candidate_cost = np.inf
+                    if context.progress:
+                        context.progress(f"{name}: step rejected (lambda {state['lambda']:.3g}): {error}")
                 if candidate_cost <= cost:
                     new, new_cost = candidate, candidate_cost
                     state["lambda"] = max(state["lambda"] / 10.0, 1e-12)
