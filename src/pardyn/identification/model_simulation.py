@@ -115,6 +115,7 @@ class ModelSimulator:
         if missing:
             raise InputError(f"base parameters of unknown standard parameters {missing}")
         self._columns = np.array([layout.names.index(n) for n in base.standard_names], dtype=int)
+        self._references: dict[tuple, tuple] = {}  # the references at the control instants, per recording
 
     def parameters(self, chi_base: np.ndarray, *, payload: bool = False) -> DynamicParameters:
         """The standard parameters simulated for ``chi_base`` (payload columns zeroed unless ``payload``)."""
@@ -125,11 +126,29 @@ class ModelSimulator:
             params = params.without_payload()
         return params
 
+    def _reference(self, setup: ClosedLoopSetup, start_time: float, count: int) -> Callable[[float], JointReference]:
+        """``setup.reference(t + start_time)`` at the control instants ``t = k / rate_hz`` (k < count), evaluated
+        once per recording: every simulation of the iterations asks for the same instants."""
+        key = (id(setup), float(start_time), int(count))
+        if key not in self._references:
+            period = 1.0 / setup.rate_hz
+            self._references[key] = (setup, [setup.reference(k * period + start_time) for k in range(count)])
+        samples, rate = self._references[key][1], setup.rate_hz
+
+        def reference(t: float) -> JointReference:
+            k = int(round(t * rate))
+            return samples[k] if 0 <= k < len(samples) and abs(k - t * rate) < 1e-6 else setup.reference(t + start_time)
+
+        return reference
+
     def run(
         self, chi_base: np.ndarray, setup: ClosedLoopSetup, *, start_time: float, start: np.ndarray,
-        times: np.ndarray, payload: bool = False,
+        times: np.ndarray, payload: bool = False, accelerations: bool = True,
     ) -> SimulatedRun:
         """Simulate from ``start`` (nv,) at rest at ``start_time`` (s) and sample the states at ``times`` (N,).
+
+        ``accelerations=False``: the run's ``qddot`` is left empty (N, 0) (the position output-error estimators
+        read the positions only: one forward-dynamics evaluation per sample saved).
 
         Raises:
             ModelSimulationError: the model with these parameters cannot be simulated (no inertia
@@ -153,7 +172,8 @@ class ModelSimulator:
                                  joints=tuple(setup.law.joints) or None, seed=0)
         try:
             recording = run_closed_loop(
-                model_robot, plant, setup.law, lambda t: setup.reference(t + start_time), duration_s=duration,
+                model_robot, plant, setup.law, self._reference(setup, start_time, int(round(duration * setup.rate_hz)) + 1),
+                duration_s=duration,
                 start=start, measurement=exact, rate_hz=setup.rate_hz, velocity_cutoff_hz=setup.velocity_cutoff_hz,
                 project_internal_stress=setup.project_internal_stress, exact_configuration=True,
             )
@@ -169,7 +189,8 @@ class ModelSimulator:
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qdot)) and np.all(np.isfinite(torque))):
             raise ModelSimulationError("the model with the current estimate diverged in closed loop (non-finite "
                                        "states)")
-        qddot = np.array([plant.dynamics.accelerations(a, b, c) for a, b, c in zip(q, qdot, torque)])
+        qddot = np.array([plant.dynamics.accelerations(a, b, c) for a, b, c in zip(q, qdot, torque)]) \
+            if accelerations else np.empty((len(q), 0))
         return SimulatedRun(t=times, q=q, qdot=qdot, qddot=qddot, tau=torque)
 
 

@@ -714,6 +714,14 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         return SimulatedSystem(system.W, system.Y, system.block_sizes, system.names,
                                positions=np.concatenate(positions))
 
+    def simulate_positions(chi: np.ndarray) -> np.ndarray:  # CLOE, ML: the positions alone
+        if chi.tobytes() in tried:
+            return tried.pop(chi.tobytes()).positions
+        return np.concatenate([
+            simulators[-1].run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
+                               payload=with_payload, accelerations=False).q[:, actuated]
+            for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded))])
+
     say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
     start = None
     if options.start == "nominal":
@@ -732,7 +740,7 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         start = consistent.base_values
         simulators.append(ModelSimulator(robot, consistent.parameters, base))  # the min-norm correction from it
     context = EstimatorContext(weighted=weighted, simulate=simulate, start=start, block_sigmas=weighted.block_sigmas,
-                               rank_eps=_solver_eps(settings), progress=say,
+                               rank_eps=_solver_eps(settings), progress=say, simulate_positions=simulate_positions,
                                positions=np.concatenate([data.q[:, actuated] for data in every]))
     return estimate(chosen.name, reduced, options, context)
 

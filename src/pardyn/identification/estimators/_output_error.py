@@ -90,6 +90,8 @@ Covariance = Callable[[np.ndarray], np.ndarray]
 
 
 def _positions(context: EstimatorContext, chi: np.ndarray) -> np.ndarray:
+    if context.simulate_positions is not None:
+        return np.asarray(context.simulate_positions(chi), dtype=float)
     simulated = context.simulate(chi)
     positions = simulated.positions if isinstance(simulated, SimulatedSystem) else None
     if positions is None:

@@ -77,7 +77,7 @@ STARTS = ("wls", "nominal", "physical")
 physically consistent WLS (the semidefinite program of :func:`pardyn.identification.physical.physical_estimate`
 on the same weighted system: every body's pseudo-inertia positive definite, Wensing, Kim, Slotine 2017, so the
 model's reduced mass matrix is). ``pardyn identify`` starts from the latter when the WLS estimate's model cannot
-be simulated (:func:`pardyn.identification.pipeline.closed_loop_start`)."""
+be simulated (:mod:`pardyn.identification.pipeline`)."""
 OPTION_PREFIX = "estimator_"
 """An estimator option's parameter name is this prefix and its field (the settings' flat keyword)."""
 
@@ -177,6 +177,9 @@ class EstimatorContext:
             parameters; ``None`` where the caller has none.
         layout: the standard-parameter layout with the nominal (CAD) values (``robot.nominal_parameters``),
             the same estimators' bodies and prior.
+        simulate_positions: ``simulate_positions(chi) -> (N, n_a)``: the simulated actuated positions alone
+            (no observation matrix, no accelerations: cheaper); the position output-error estimators use it
+            when given, else ``simulate(chi).positions``.
     """
 
     weighted: Estimate | None = None
@@ -188,6 +191,7 @@ class EstimatorContext:
     positions: np.ndarray | None = None
     base: Any = None
     layout: Any = None
+    simulate_positions: Callable[[np.ndarray], np.ndarray] | None = None
 
     def reference(self, system: LinearSystem) -> Estimate:
         """``weighted``, or the eq. (48) WLS of ``system`` when none was given."""
