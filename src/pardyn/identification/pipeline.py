@@ -716,7 +716,7 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
 
     def simulate_positions(chi: np.ndarray) -> np.ndarray:  # CLOE, ML: the positions alone
         if chi.tobytes() in tried:
-            return tried.pop(chi.tobytes()).positions
+            return np.asarray(tried.pop(chi.tobytes()).positions)
         return np.concatenate([
             simulators[-1].run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
                                payload=with_payload, accelerations=False).q[:, actuated]
