@@ -723,19 +723,21 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
             for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded))])
 
     say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
-    start = None
-    if options.start == "nominal":
+    start, kind = None, getattr(options, "start", "wls")  # a plug-in's options may have no start
+    if kind == "nominal":
         values = robot.nominal_parameters.as_dict()
         start = base.from_standard(np.array([values[n] for n in base.standard_names]))
-    elif options.start == "wls":
+    elif kind == "wls":
         try:
             tried[weighted.chi.tobytes()] = simulate(weighted.chi)
         except ModelSimulationError as error:
+            if not hasattr(options, "start"):
+                raise
             if say:
                 say(f"{chosen.name}: the WLS estimate's model cannot be simulated ({error}); starting from the "
                     "physically consistent WLS")
-            options = replace(options, start="physical")
-    if options.start == "physical":
+            options, kind = replace(options, start="physical"), "physical"
+    if kind == "physical":
         consistent = _physical_start(reduced, base, robot, weighted, settings)
         start = consistent.base_values
         simulators.append(ModelSimulator(robot, consistent.parameters, base))  # the min-norm correction from it
