@@ -31,7 +31,9 @@ The sensitivity (``sensitivity`` option, :class:`OutputErrorOptions`):
   simulations instead of ``n_b + 2``. The truth of noise-free data is a fixed point whatever ``S``
   (``S^T V e = 0`` at ``e = 0``), so the estimate is the same; the updated ``S`` changes the path (and
   the reported covariance, from the last ``S``). Measured on the DualV benchmark draw (n_b = 28, one
-  closed-loop simulation ~15 s): three steps cost 35 simulations instead of 96.
+  closed-loop simulation ~15 s): three steps cost 35 simulations instead of 96. With the cheaper simulation
+  (:mod:`pardyn.identification.model_simulation`: positions alone, 8.9 s each) a CLOE fit of that draw takes
+  276 s for 31 simulations (``python bench/estimator_benchmark.py cost dualv cloe 3``).
 
 Reference: Q. Leboutet, J. Roux, A. Janot, J. R. Guadarrama-Olvera, G. Cheng, "Inertial parameter
 identification in robotics: a survey", Applied Sciences 11(9) 4303, 2021 (CLOE and ML as in its
