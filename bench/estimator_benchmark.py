@@ -6,6 +6,8 @@ Three uses (``PYTHONPATH=src OPENBLAS_NUM_THREADS=1``, under ``/work/lead/cpu`` 
 * ``python bench/estimator_benchmark.py table OUT``: the table, the survey comparison and the EKF = WLS
   claim of a run (perhaps stopped: ``timeout``) from the per-draw files ``OUT/entries/*.json``
   (:func:`pardyn.experiments.estimator_benchmark.from_entries`), written to ``OUT/partial.md``.
+* ``python bench/estimator_benchmark.py simulation ROBOT [SECONDS]``: the cost of one closed-loop simulation of
+  the model per control period, with the accelerations (IV, DIDIM) and without (CLOE, ML).
 * ``python bench/estimator_benchmark.py cost ROBOT ESTIMATOR [ITERATIONS] [SENSITIVITY]``: one draw of the
   benchmark (draw 0, ``mid`` level, the benchmark's trajectory, truth and duration) identified by one
   closed-loop estimator: wall time, closed-loop simulations and their mean cost, the base-parameter error.
@@ -82,9 +84,40 @@ def cost(robot_name: str, name: str, iterations: int = 3, sensitivity: str = "se
           f"({count[1] / max(count[0], 1):.1f} s each), n_b {true_base.size}, base-parameter error {error:.4g}")
 
 
+def simulation(robot_name: str, seconds: float = 3.0) -> None:
+    """One closed-loop run of the nominal model on the benchmark's trajectory (the best of two), with the
+    accelerations (IV, DIDIM) and without (CLOE, ML): the cost per control period."""
+    import inspect  # noqa: PLC0415
+
+    from pardyn.experiments import estimator_benchmark as eb  # noqa: PLC0415
+    from pardyn.identification.base_parameters import base_parameters  # noqa: PLC0415
+    from pardyn.identification.model_simulation import ClosedLoopSetup, ModelSimulator  # noqa: PLC0415
+    from pardyn.robot import load_robot  # noqa: PLC0415
+    from pardyn.simulation.identification_runs import controller  # noqa: PLC0415
+
+    robot = load_robot(robot_name)
+    reference, start = eb._design(robot_name, seconds, eb.BenchmarkOptions().trajectory_seed)
+    layout = robot.nominal_parameters
+    base = base_parameters(np.eye(layout.size), names=list(layout.names))  # every standard parameter its own
+    simulator = ModelSimulator(robot, layout, base)
+    chi, times = base.from_standard(layout.vector()), np.arange(0.0, seconds, 1e-3)
+    setup = ClosedLoopSetup(controller(robot), reference)
+    kinds = [{}, {"accelerations": False}] if "accelerations" in inspect.signature(simulator.run).parameters else [{}]
+    for kind in kinds:
+        best = np.inf
+        for _ in range(2):
+            clock = time.perf_counter()
+            simulator.run(chi, setup, start_time=0.0, start=start, times=times, **kind)
+            best = min(best, time.perf_counter() - clock)
+        print(f"{robot_name} {seconds:g} s {'positions only' if kind else 'with accelerations'}: {best:.2f} s, "
+              f"{1e3 * best / times.size:.3f} ms per control period")
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "table":
         table(Path(sys.argv[2]))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "simulation":
+        simulation(sys.argv[2], *([float(sys.argv[3])] if len(sys.argv) > 3 else []))
     elif len(sys.argv) >= 4 and sys.argv[1] == "cost":
         cost(sys.argv[2], sys.argv[3], *([int(sys.argv[4])] if len(sys.argv) > 4 else []), *sys.argv[5:6])
     else:

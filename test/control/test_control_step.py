@@ -77,6 +77,9 @@ def test_exact_readings_give_the_minimum_norm_torques_of_the_same_platform_wrenc
         np.testing.assert_allclose(w.T @ tau, w.T @ tau_law, atol=1e-6 * np.abs(w.T @ tau_law).max())
         np.testing.assert_allclose(tau, w @ np.linalg.solve(w.T @ w, w.T @ tau_law), atol=1e-6 * np.abs(tau).max())
         assert np.linalg.norm(tau) < np.linalg.norm(tau_law)  # the internal stress is gone
+        # a model simulated with exact encoders gives the configuration: the same torques without the fit
+        np.testing.assert_allclose(step(actuated, np.zeros(4), reference, configuration=q), tau,
+                                   atol=1e-9 * np.abs(tau).max())
 
 
 def test_the_step_fits_the_sensed_joints_and_keeps_the_platform_wrench_closer(dualv_sensed):

@@ -147,3 +147,43 @@ def test_maximum_likelihood_through_the_pipeline_on_the_mujoco_plant(five_bar_ru
     assert data["estimator"]["name"] == "ml" and data["estimator"]["iterations"] == 1
     assert data["estimator"]["output_errors"][0] < 0.05  # the WLS start's positions: within 5 % of the motion
     assert _base_error(robot, data, five_bar_run.truth.as_dict()) < 0.05
+
+
+@pytest.fixture(scope="module")
+def delta_run(tmp_path_factory):
+    """2 s of the Delta on the MuJoCo plant, no torque noise (2^17-count encoders)."""
+    return record_runs("delta", [Run("unloaded", 1, 2.0)], tmp_path_factory.mktemp("delta"), show_progress=False,
+                       torque_noise=0.0, workers=1)
+
+
+def test_delta_closed_loop_estimators_start_from_the_physically_consistent_wls(delta_run, load, monkeypatch, capsys):
+    """The Delta's WLS estimate on the benchmark's 10 s draws gives a model whose reduced mass matrix is singular
+    (measured: every IV, DIDIM, CLOE and ML draw failed at its first simulation). ``estimator_start="physical"``
+    starts from the physically consistent WLS (positive definite pseudo-inertias): IV converges from it to the
+    WLS's fit; with the default start, a WLS model that cannot be simulated (forced here) falls back to it in one
+    line, and an iterate that cannot be simulated ends the iteration at the last estimate instead of failing."""
+    from pardyn.identification.model_simulation import ModelSimulationError, ModelSimulator  # noqa: PLC0415
+
+    robot = load("delta")
+    bag = delta_run.bags["unloaded"]
+    setups = [ClosedLoopSetup(delta_run.controller, delta_run.references["unloaded"])]
+    wls = identify(robot, [bag], show_progress=False).estimate
+    result = identify(robot, [bag], settings=IdentificationSettings(estimator="iv", estimator_start="physical"),
+                      closed_loop=setups, show_progress=False)
+    assert result.estimator.start == "physical" and result.estimator.converged, result.estimator
+    assert result.estimate.relative_error < 1.05 * wls.relative_error
+    run = ModelSimulator.run
+
+    def without_the_nominal_anchor(self, chi, *args, **kwargs):  # the WLS estimate's model: "singular"
+        if self.layout is robot.nominal_parameters:
+            raise ModelSimulationError("the model with the current estimate cannot be simulated in closed loop: "
+                                       "delta: the reduced mass matrix W^T M W is singular (forced)")
+        return run(self, chi, *args, **kwargs)
+
+    monkeypatch.setattr(ModelSimulator, "run", without_the_nominal_anchor)
+    result = identify(robot, [bag], settings=IdentificationSettings(estimator="didim", estimator_iterations=1),
+                      closed_loop=setups, show_progress=True)
+    said = capsys.readouterr().err
+    assert "didim: the WLS estimate's model cannot be simulated" in said and "physically consistent WLS" in said
+    assert result.estimator.start == "physical" and result.estimator.iterations == 1
+    assert result.estimate.relative_error < 1.5 * wls.relative_error

@@ -120,3 +120,37 @@ def test_output_error_estimators_refuse_data_without_positions():
 
     with pytest.raises(InputError, match="gives no positions"):
         estimate("ml", _system(q, v, a, tau), context=EstimatorContext(simulate=torques_only, positions=q, start=TRUTH))
+
+
+def test_a_model_that_cannot_be_simulated_is_a_rejected_step_or_the_end_of_the_iteration():
+    """Levenberg-Marquardt refuses a candidate whose model cannot be simulated (its cost infinite: the damping
+    grows, the step is retried, one progress line) and still reaches the truth to 1e-8; DIDIM, whose iterate
+    cannot be simulated after its first step, ends at that step's estimate, not converged."""
+    from pardyn.identification.model_simulation import ModelSimulationError  # noqa: PLC0415
+
+    q, v, a, tau = _closed_loop(TRUTH)
+    calls, said = [], []
+
+    def failing_once(chi):  # the start, 3 differences, then the first candidate: "singular"
+        calls.append(1)
+        if len(calls) == 5:
+            raise ModelSimulationError("the reduced mass matrix W^T M W is singular (forced)")
+        return _simulate(chi)
+
+    result = estimate("cloe", _system(q, v, a, tau), OutputErrorOptions(tolerance=1e-12, iterations=30),
+                      EstimatorContext(simulate=failing_once, positions=q, start=TRUTH * [1.3, 0.7, 1.3],
+                                       progress=said.append))
+    np.testing.assert_allclose(result.estimate.chi, TRUTH, rtol=1e-8)
+    assert any(line.startswith("cloe: step rejected") and "singular (forced)" in line for line in said), said
+
+    def second_fails(chi):
+        calls.append(1)
+        if len(calls) > 1:
+            raise ModelSimulationError("diverged (forced)")
+        return _simulate(chi)
+
+    calls.clear()
+    result = estimate("didim", _system(q, v, a, tau), context=EstimatorContext(
+        simulate=second_fails, positions=q, start=TRUTH * [1.3, 0.7, 1.3], progress=said.append))
+    assert result.iterations == 1 and not result.converged
+    assert said[-1] == "didim iteration 2: stopped, diverged (forced)"

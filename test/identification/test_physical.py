@@ -198,6 +198,23 @@ def test_identify_reports_the_physical_estimate_beside_the_unconstrained_one(fiv
     np.testing.assert_allclose(params.vector(), result.physical.parameters.vector(), rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("name", ["pc_ekf", "pc_ukf"])
+def test_identify_reports_the_physical_estimate_of_the_physically_consistent_filters(five_bar_bags, name):
+    """``identify --estimator pc_ekf|pc_ukf``: ``result.physical`` is the filter's projection (as ``--physical``
+    reports the SDP's), its fit taken on the data system, its base values the estimate."""
+    robot = pardyn.load_robot("five_bar")
+    bags = five_bar_bags.bags
+    result = identify(robot, [bags["unloaded"]], validate_bags=[bags["validation_1"]],
+                      settings=IdentificationSettings(estimator=name), show_progress=False)
+    assert result.physical is not None and result.physical.min_eigenvalue > 0.0
+    np.testing.assert_allclose(result.physical.base_values, result.estimate.chi)
+    data = result.as_json()
+    physical = data["physical"]
+    assert physical["fit"]["relative_error_norm"] == pytest.approx(data["fit"]["relative_error_norm"], rel=1e-9)
+    assert set(physical["fit"]["per_joint"]) == set(data["fit"]["per_joint"])
+    assert physical["validation"]["relative_error_norm"] < data["validation"]["nominal"]["relative_error_norm"]
+
+
 def test_physically_consistent_filters_project_the_filtered_estimate():
     """``pc_ekf``/``pc_ukf``: on the noisy, poorly exciting five-bar data the plain EKF (= WLS) has a negative
     friction; the projected filters give physical bodies (pseudo-inertias positive definite, friction >= 0) whose

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pardyn.control import ControlLaw, JointReference
+from pardyn.control import ControlLaw, JointReference, saturate
 from pardyn.control.compiled import compile_law, python_answer
 from pardyn.control.redundancy import InternalStressProjection
 
@@ -77,7 +77,8 @@ class ControlStep:
             self.compiled, self.note = compile_law(law, self.robot, self.projection)
 
     def __call__(self, position: np.ndarray, velocity: np.ndarray, reference: JointReference, *,
-                 sensed: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
+                 sensed: Sequence[float] | np.ndarray | None = None,
+                 configuration: np.ndarray | None = None) -> np.ndarray:
         """The saturated (and projected) torques (n_a,), ``robot.actuated_names`` order (N m, N).
 
         Args:
@@ -85,10 +86,15 @@ class ControlStep:
             reference: over ``joints`` (:meth:`ControlLaw.torques`).
             sensed: the sensed passive joints' positions (``robot.sensed_names`` order) for the
                 projection's forward problem; None when the robot has none or they are not read.
+            configuration: the closed configuration (nv,) the readings come from, when known exactly (a
+                model simulated with exact encoders): eq. (50) projects there, without the forward problem.
 
         Raises:
             PardynError: the law or the projection cannot answer (the forward problem fails, a singularity).
         """
+        if configuration is not None and self.projection is not None:
+            tau = self.law.torques(position, velocity, reference)  # as python_answer: the law saturates
+            return saturate(self.projection.project_at(configuration, tau), self.law.limits)
         if self.compiled is not None:  # one kernel call: the same torques as the Python path (to 1e-12)
             return self.compiled(position, velocity, reference)
         return python_answer(self.law, self.projection, position, velocity, reference,

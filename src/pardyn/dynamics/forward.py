@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from pardyn.dynamics.parameters import DynamicParameters
     from pardyn.robot import Robot
 
-__all__ = ["ForwardDynamics", "ForwardSolution", "Trajectory", "TorqueFunction", "simulate"]
+__all__ = ["ForwardDynamics", "ForwardSolution", "Trajectory", "TorqueFunction", "held_step", "simulate"]
 
 TorqueFunction = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
 """``tau_a = tau(t (s), q (nv,), qdot (nv,))``, actuator efforts (n_a,) in N m or N."""
@@ -289,6 +289,26 @@ class ForwardDynamics:
             f"{self.max_projection_iterations} iterations (closure residual {error:.3g} > {self.tolerance:.3g}); "
             f"configuration {self.robot.solver.describe(q)}"
         )
+
+
+def held_step(dynamics: ForwardDynamics, tau: np.ndarray, q: np.ndarray, qdot: np.ndarray,
+              dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """One step of :func:`simulate` with the efforts ``tau`` (n_a,) held: RK4 then projection, from a closed
+    state ``q, qdot`` (nv,) (already projected). The same arithmetic as :func:`simulate`'s step, without what a
+    one-step :func:`simulate` adds (the initial projection of a closed state, the accelerations at the end):
+    4 evaluations and 1 projection instead of 5 and 2. Returns the next closed state (nv,), (nv,)."""
+    half = 0.5 * dt
+    a1 = dynamics._solve(q, qdot, tau, forces=False).qddot
+    v1 = qdot
+    v2 = qdot + half * a1
+    a2 = dynamics._solve(q + half * v1, v2, tau, forces=False).qddot
+    v3 = qdot + half * a2
+    a3 = dynamics._solve(q + half * v2, v3, tau, forces=False).qddot
+    v4 = qdot + dt * a3
+    a4 = dynamics._solve(q + dt * v3, v4, tau, forces=False).qddot
+    q = q + (dt / 6.0) * (v1 + 2.0 * v2 + 2.0 * v3 + v4)
+    qdot = qdot + (dt / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+    return dynamics.project(q, qdot)
 
 
 def simulate(

@@ -119,7 +119,8 @@ from pardyn.identification.preparation import BagData, decimated_system, model_n
 from pardyn.identification.result import IdentificationResult, Validation
 from pardyn.identification.selection import near_reversals
 from pardyn.identification.settings import MODELS, FitSettings, IdentificationSettings
-from pardyn.identification.model_simulation import ClosedLoopSetup, ModelSimulator
+from pardyn.identification.metrics import relative_error_norm
+from pardyn.identification.model_simulation import ClosedLoopSetup, ModelSimulationError, ModelSimulator
 from pardyn.identification.sources import Source
 from pardyn.identification.truth import TruthComparison, compare_with_truth
 from pardyn.identification.validation import validate
@@ -228,7 +229,8 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
                                payload_columns, closed_loop, show_progress)  # step 7
     timings["solve_s"] = time.perf_counter() - clock_step
     check_fit(estimator.estimate, essential, settings)
-    physical = _physical(system, base, robot, estimator.estimate, settings) if settings.fit.physical else None
+    physical = _estimator_physical(estimator, solved) if estimator.physical is not None else (
+        _physical(system, base, robot, estimator.estimate, settings) if settings.fit.physical else None)
     if physical is not None:
         timings["physical_s"] = physical.solve_time_s  # step 8
 
@@ -620,6 +622,17 @@ def _physical(system: LinearSystem, base: BaseParameters, robot: Robot, estimate
                              **({} if settings.data.rotor_model is None else {"nonnegative_drive_parameters": ()}))
 
 
+def _estimator_physical(estimator: EstimatorResult, solved: LinearSystem) -> PhysicalEstimate:
+    """Step 8 of a physically consistent estimator (``pc_ekf``, ``pc_ukf``): its own standard parameters, the fit
+    figures taken on the data system (the projection's own system is the filter's metric, not the data)."""
+    lookup = dict(zip(estimator.physical.base_names, estimator.physical.base_values))
+    prediction = solved.W @ np.array([lookup[name] for name in solved.names])
+    blocks = np.array([relative_error_norm(solved.Y[s], prediction[s]) if np.any(solved.Y[s]) else np.nan
+                       for s in solved.block_slices()])
+    return replace(estimator.physical, relative_error=relative_error_norm(solved.Y, prediction),
+                   block_relative_errors=blocks)
+
+
 def _standard_parameters(layout: DynamicParameters, base: BaseParameters, names: Sequence[str],
                          chosen: Estimate) -> tuple[DynamicParameters, dict[str, float]]:
     """The chosen estimate as standard parameters, and the coupled motors' values.
@@ -687,10 +700,14 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         raise MissingRecordingError(
             f"the {chosen.name} estimator simulates the model in closed loop: it needs the controller and "
             f"the reference of each of the {len(every)} bags, got {given}")
-    simulator = ModelSimulator(robot, robot.nominal_parameters, base)
+    simulators = [ModelSimulator(robot, robot.nominal_parameters, base)]  # the last one simulates
     actuated = list(robot.actuated_indices)
+    tried: dict[bytes, SimulatedSystem] = {}  # the start's run, simulated to choose the start, used once
 
     def simulate(chi: np.ndarray) -> SimulatedSystem:
+        if chi.tobytes() in tried:
+            return tried.pop(chi.tobytes())
+        simulator = simulators[-1]
         runs, positions = [], []
         for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded)):
             run = simulator.run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
@@ -703,15 +720,51 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         return SimulatedSystem(system.W, system.Y, system.block_sizes, system.names,
                                positions=np.concatenate(positions))
 
-    start = None
-    if getattr(options, "start", "wls") == "nominal":
+    def simulate_positions(chi: np.ndarray) -> np.ndarray:  # CLOE, ML: the positions alone
+        if chi.tobytes() in tried:
+            return np.asarray(tried.pop(chi.tobytes()).positions)
+        return np.concatenate([
+            simulators[-1].run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
+                               payload=with_payload, accelerations=False).q[:, actuated]
+            for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded))])
+
+    say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
+    start, kind = None, getattr(options, "start", "wls")  # a plug-in's options may have no start
+    if kind == "nominal":
         values = robot.nominal_parameters.as_dict()
         start = base.from_standard(np.array([values[n] for n in base.standard_names]))
-    say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
+    elif kind == "wls":
+        try:
+            tried[weighted.chi.tobytes()] = simulate(weighted.chi)
+        except ModelSimulationError as error:
+            if not hasattr(options, "start"):
+                raise
+            if say:
+                say(f"{chosen.name}: the WLS estimate's model cannot be simulated ({error}); starting from the "
+                    "physically consistent WLS")
+            options, kind = replace(options, start="physical"), "physical"
+    if kind == "physical":
+        consistent = _physical_start(reduced, base, robot, weighted, settings)
+        start = consistent.base_values
+        simulators.append(ModelSimulator(robot, consistent.parameters, base))  # the min-norm correction from it
     context = EstimatorContext(weighted=weighted, simulate=simulate, start=start, block_sigmas=weighted.block_sigmas,
-                               rank_eps=_solver_eps(settings), progress=say,
+                               rank_eps=_solver_eps(settings), progress=say, simulate_positions=simulate_positions,
                                positions=np.concatenate([data.q[:, actuated] for data in every]))
     return estimate(chosen.name, reduced, options, context)
+
+
+def _physical_start(reduced: LinearSystem, base: BaseParameters, robot: Robot, weighted: Estimate,
+                    settings: IdentificationSettings) -> PhysicalEstimate:
+    """The closed-loop estimators' ``"physical"`` start: the physically consistent WLS of the reduced system (its
+    base columns placed on their standard ones, :func:`pardyn.identification.physical.physical_estimate`), whose
+    bodies give the model a positive definite reduced mass matrix (Wensing, Kim, Slotine 2017, Thm. 1)."""
+    from pardyn.identification.physical import physical_estimate  # noqa: PLC0415 - cvxpy on demand
+
+    columns = np.zeros((reduced.rows, len(base.standard_names)))
+    columns[:, base.independent] = reduced.W
+    system = LinearSystem(columns, reduced.Y, reduced.block_sizes, tuple(base.standard_names))
+    return physical_estimate(system, base, robot.nominal_parameters, block_sigmas=weighted.block_sigmas,
+                             **({} if settings.data.rotor_model is None else {"nonnegative_drive_parameters": ()}))
 
 
 def check_fit(estimate: Estimate, essential: EssentialParameters, settings: IdentificationSettings | FitSettings) -> None:

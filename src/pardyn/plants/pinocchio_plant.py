@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pardyn.dynamics.forward import ForwardDynamics, simulate
+from pardyn.dynamics.forward import ForwardDynamics, held_step
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 from pardyn.plants import Plant, PlantState
@@ -38,7 +38,7 @@ class PinocchioPlant(Plant):
 
     Every :meth:`step` holds ``tau`` over ``duration`` and runs
     ``round(duration / timestep)`` RK4 steps of :func:`pardyn.dynamics.forward.simulate`
-    (at least one).
+    (at least one; :func:`pardyn.dynamics.forward.held_step`, from the closed state held).
 
     Args:
         robot: the robot (tree, closures, differential kinematics).
@@ -87,10 +87,10 @@ class PinocchioPlant(Plant):
         if not (math.isfinite(duration) and duration > 0.0):
             raise InputError(f"duration must be a positive time (s), got {duration}")
         steps = max(1, round(duration / self.timestep))
-        trajectory = simulate(
-            self.dynamics, lambda t, q, qdot: tau, self._q, self._qdot, duration=duration, dt=duration / steps
-        )
-        self._q, self._qdot = trajectory.q[-1].copy(), trajectory.qdot[-1].copy()
+        q, qdot = self._q, self._qdot
+        for _ in range(steps):  # simulate()'s RK4 + projection, from the closed state the plant holds
+            q, qdot = held_step(self.dynamics, tau, q, qdot, duration / steps)
+        self._q, self._qdot = q, qdot
         self._time += duration
         self._tau = tau
         return self.state()

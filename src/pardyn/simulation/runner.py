@@ -146,6 +146,7 @@ def run_closed_loop(
     project_internal_stress: bool = True,
     label: str | None = None,
     on_sample: Callable[[float, np.ndarray, np.ndarray], None] | None = None,
+    exact_configuration: bool = False,
 ) -> Recording:
     """Run ``law`` on ``plant`` for ``duration_s`` at ``rate_hz`` and record it.
 
@@ -167,6 +168,9 @@ def run_closed_loop(
         label: progress display label (none when ``None``).
         on_sample: called with ``(t, measured positions (n_m,), measured efforts (n_a,))`` after each
             sample is taken, before the law runs (an online estimator, events on the plant or the law).
+        exact_configuration: the measurement is exact (a model's simulation): eq. (50) projects at the
+            plant's configuration instead of the forward problem's fit to the readings (the same
+            configuration to the solver's tolerance, without its cost).
     """
     if measurement.names[: len(robot.actuated_names)] != tuple(robot.actuated_names):
         raise InputError(f"the measurement must start with the actuated joints {list(robot.actuated_names)}")
@@ -204,7 +208,8 @@ def run_closed_loop(
         target = reference(t[k])
         references[k] = np.asarray(target.position)[:n_a]  # law.joints start with the actuated joints
         command = step(readings, differentiator.update(readings), target,
-                       sensed=None if sensed is None else sample.positions[sensed])
+                       sensed=None if sensed is None else sample.positions[sensed],
+                       configuration=state.q if exact_configuration else None)
         state = plant.step(command, period)
         commands[k] = state.tau
     return Recording(

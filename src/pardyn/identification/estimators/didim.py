@@ -36,7 +36,10 @@ def _output_error_step(system: LinearSystem, simulated: LinearSystem, chi: np.nd
     weights = row_weights(system, block_sigmas)
     z = simulated.W * weights[:, None]
     residual = (system.Y - simulated.Y) * weights
-    step, _, rank, _ = linalg.lstsq(z, residual, check_finite=True)
+    norms = np.linalg.norm(z, axis=0)  # columns scaled to unit norm: the rank is the data's, not the units'
+    norms[norms == 0.0] = 1.0
+    scaled, _, rank, _ = linalg.lstsq(z / norms, residual, check_finite=True)
+    step = scaled / norms
     if rank < z.shape[1]:
         raise InputError(f"the simulated observation matrix has rank {rank} < {z.shape[1]}: the simulated run "
                          "does not excite every base parameter")

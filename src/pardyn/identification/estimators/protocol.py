@@ -72,8 +72,12 @@ DEFAULT_TOLERANCE = 1e-3
 DEFAULT_MAX_ITERATIONS = 8
 DEFAULT_ESTIMATOR = "wls"
 """The pipeline's estimator unless told otherwise: IDIM-WLS (eq. 48), the papers' method."""
-STARTS = ("wls", "nominal")
-"""Where a closed-loop estimator's iteration starts: the eq. (48) WLS estimate or the nominal parameters."""
+STARTS = ("wls", "nominal", "physical")
+"""Where a closed-loop estimator's iteration starts: the eq. (48) WLS estimate, the nominal parameters, or the
+physically consistent WLS (the semidefinite program of :func:`pardyn.identification.physical.physical_estimate`
+on the same weighted system: every body's pseudo-inertia positive definite, Wensing, Kim, Slotine 2017, so the
+model's reduced mass matrix is). ``pardyn identify`` starts from the latter when the WLS estimate's model cannot
+be simulated (:mod:`pardyn.identification.pipeline`)."""
 OPTION_PREFIX = "estimator_"
 """An estimator option's parameter name is this prefix and its field (the settings' flat keyword)."""
 
@@ -88,7 +92,8 @@ class IterationOptions:
     """The closed-loop estimators' iteration: where it starts and when it stops.
 
     Attributes:
-        start: the first estimate: ``"wls"`` (eq. 48) or ``"nominal"`` (the robot's parameters).
+        start: the first estimate: ``"wls"`` (eq. 48), ``"nominal"`` (the robot's parameters) or ``"physical"``
+            (the physically consistent WLS, :data:`STARTS`).
         tolerance: stop when a step moves the model's torques by less than this fraction of their norm.
         iterations: simulations at most.
     """
@@ -117,7 +122,7 @@ class EstimatorResult:
         changes: ``||W (chi_k - chi_{k-1})|| / ||Y||`` of each iteration (weighted).
         output_errors: DIDIM: ``||Y - Y_s(chi_k)|| / ||Y||`` at each simulated estimate; IV: the
             measured fit ``||Y - W chi_k|| / ||Y||``.
-        start: where the iteration started (``"wls"`` or ``"nominal"``).
+        start: where the iteration started (``"wls"``, ``"nominal"`` or ``"physical"``).
         physical: the physically consistent estimators: the standard parameters behind ``estimate``
             (:class:`pardyn.identification.physical.PhysicalEstimate`, every pseudo-inertia positive
             definite, ``K phi = chi``); None for the others.
@@ -172,6 +177,9 @@ class EstimatorContext:
             parameters; ``None`` where the caller has none.
         layout: the standard-parameter layout with the nominal (CAD) values (``robot.nominal_parameters``),
             the same estimators' bodies and prior.
+        simulate_positions: ``simulate_positions(chi) -> (N, n_a)``: the simulated actuated positions alone
+            (no observation matrix, no accelerations: cheaper); the position output-error estimators use it
+            when given, else ``simulate(chi).positions``.
     """
 
     weighted: Estimate | None = None
@@ -183,6 +191,7 @@ class EstimatorContext:
     positions: np.ndarray | None = None
     base: Any = None
     layout: Any = None
+    simulate_positions: Callable[[np.ndarray], np.ndarray] | None = None
 
     def reference(self, system: LinearSystem) -> Estimate:
         """``weighted``, or the eq. (48) WLS of ``system`` when none was given."""
@@ -248,11 +257,23 @@ def iterate(name: str, system: LinearSystem, context: EstimatorContext, options:
             step: Callable[[np.ndarray], tuple[np.ndarray, float, str]]) -> tuple[np.ndarray, list[float], list[float]]:
     """The closed-loop estimators' iteration from ``context.start``: ``step(chi) -> (next chi, figure, what to
     say)`` until the step moves the model's torques by less than the tolerance (:func:`change`) or
-    ``options.iterations`` steps; one progress line per step. Returns the last chi, the changes, the figures."""
+    ``options.iterations`` steps; one progress line per step. An estimate whose model cannot be simulated in
+    closed loop (:class:`~pardyn.identification.model_simulation.ModelSimulationError`) after the first step ends
+    the iteration at the last estimate, not converged (one progress line). Returns the last chi, the changes, the
+    figures."""
+    from pardyn.identification.model_simulation import ModelSimulationError  # noqa: PLC0415 - no cycle at import
+
     weights = row_weights(system, context.block_sigmas)
     chi, changes, figures = np.asarray(context.start, dtype=float), [], []
     for k in range(1, options.iterations + 1):
-        new, figure, said = step(chi)
+        try:
+            new, figure, said = step(chi)
+        except ModelSimulationError as error:
+            if k == 1:
+                raise
+            if context.progress:  # the last estimate stands, not converged (its step was above the tolerance)
+                context.progress(f"{name} iteration {k}: stopped, {error}")
+            break
         changes.append(change(system, weights, new - chi))
         figures.append(figure)
         chi = new
