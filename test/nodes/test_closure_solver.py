@@ -371,11 +371,18 @@ def test_max_rate_skips_states_stamped_within_its_period(ros_client, dualv):
             node.destroy_node()
 
 
-def test_max_rate_takes_the_newest_state_from_a_timer_not_the_executor(ros_client, dualv):
+def test_max_rate_takes_the_newest_state_from_a_timer_not_the_executor(ros_client, dualv, monkeypatch):
     """max_rate > 0: the node's joint_states subscription is not the executor's (no dispatch per state: the
     hardware bringup's 1 kHz states no longer wake the process's executor thread beside the controller's state
-    thread); its timer takes the newest state received and solves that one only."""
+    thread); its timer takes the newest state received and solves that one only, after waiting at the
+    process's answer gate (in the controller's process: just after an answer, not during one)."""
     import time  # noqa: PLC0415
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    import pardyn.nodes.closure_solver as module  # noqa: PLC0415
+
+    gate_waits: list[float] = []
+    monkeypatch.setattr(module, "ANSWER_GATE", SimpleNamespace(wait=lambda timeout_s=2e-3: gate_waits.append(1)))
 
     names, q = list(dualv.actuated_names), dualv.home[dualv.actuated_indices]
     node = ClosureSolverNode(context=ros_client.context, namespace=f"{ros_client.node.get_namespace()}/polled",
@@ -403,6 +410,7 @@ def test_max_rate_takes_the_newest_state_from_a_timer_not_the_executor(ros_clien
         node._poll()
         node._poll()
         assert [m.header.stamp.sec for m in published] == [stamps[-1]]
+        assert len(gate_waits) >= 3  # every poll
     finally:
         node.destroy_node()
 

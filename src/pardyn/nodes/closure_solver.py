@@ -58,7 +58,7 @@ from pardyn.control.joint_state import JointStateFilter
 from pardyn.errors import PardynError
 from pardyn.kinematics.tracker import ClosureTracker, JointStateError
 from pardyn.nodes.common import LATEST_STATE_QOS, Reporter, declare_parameters, run_node, stamp_to_ns
-from pardyn.nodes.realtime import PolledSubscription
+from pardyn.nodes.realtime import ANSWER_GATE, PolledSubscription
 from pardyn.robot import load_robot
 
 __all__ = ["ClosureSolverNode", "main"]
@@ -113,6 +113,7 @@ class ClosureSolverNode(Node):
     def _poll(self) -> None:
         """max_rate > 0: solve the newest state received since the last poll, if any."""
         assert isinstance(self._subscription, PolledSubscription)  # the timer exists only then
+        ANSWER_GATE.wait()  # beside a controller's state thread (one process): just after its answer, not during one
         message = self._subscription.take()
         if message is not None:
             self._on_joint_state(message)
