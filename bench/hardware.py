@@ -81,6 +81,8 @@ class Driver(BenchNode):
         self.sent: dict[int, float] = {}  # tag -> wall time of publishing
         self.answers: dict[int, tuple[float, int]] = {}  # tag -> (wall time of the first answer, newest k then)
         self.publishing = False
+        self.received = 0  # commands received (any tag)
+        self.foreign = 0  # commands whose tag names no state published while measuring
         self.node.create_timer(PERIOD_NS * 1e-9, self._tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def _tick(self) -> None:
@@ -101,7 +103,10 @@ class Driver(BenchNode):
 
     def _on_command(self, message) -> None:
         tag = int(message.layout.data_offset)
-        if tag in self.sent and tag not in self.answers:
+        self.received += 1
+        if tag not in self.sent:
+            self.foreign += 1
+        elif tag not in self.answers:
             newest = (self.t0_ns // PERIOD_NS + self.k) % 2**32
             self.answers[tag] = (time.perf_counter(), newest - tag)
 
@@ -121,18 +126,38 @@ def cpu_seconds(process: subprocess.Popen) -> float:
     return total
 
 
+def bringup_nodes(config: str) -> tuple[str, ...]:
+    """The node names (executables) of a bringup file."""
+    import yaml  # noqa: PLC0415
+
+    described = yaml.safe_load(Path(config).read_text())
+    return tuple(entry.get("name", entry["executable"]) for entry in described.get("nodes", []))
+
+
 def measure(driver: Driver, seconds: float, process: subprocess.Popen) -> dict:
     """Clear the driver's records, let it run ``seconds``, and the figures of what was answered meanwhile."""
     driver.sent.clear()
     driver.answers.clear()
+    driver.received = driver.foreign = 0
     first, begin = driver.k, time.perf_counter()
     cpu_answerer, cpu_driver = cpu_seconds(process), time.process_time()
     driver.spin(seconds)
     span, published = time.perf_counter() - begin, driver.k - first
     cpu_answerer, cpu_driver = cpu_seconds(process) - cpu_answerer, time.process_time() - cpu_driver
     sent, answers = dict(driver.sent), dict(driver.answers)
+    received, foreign = driver.received, driver.foreign
     driver.spin(0.05)  # late answers of the last states
     answers = {tag: driver.answers[tag] for tag in sent if tag in driver.answers}
+    missing = [tag not in answers for tag in sorted(sent)]
+    longest = run = 0
+    longest_end = 0
+    ordered = sorted(sent)
+    for index, gap in enumerate(missing):
+        run = run + 1 if gap else 0
+        if run > longest:
+            longest, longest_end = run, ordered[index]
+    if longest > 50:  # the stamp (s) where it ended, to find it in the nodes' logs
+        print(f"  ({longest} states unanswered up to the one stamped {longest_end * PERIOD_NS * 1e-9:.3f} s)")
     latency = np.array([(answers[tag][0] - sent[tag]) * 1e3 for tag in sent if tag in answers])
     stale = np.array([answers[tag][1] for tag in sent if tag in answers])
     return {"rate": published / span, "sent": len(sent), "answered": len(latency),
@@ -140,25 +165,40 @@ def measure(driver: Driver, seconds: float, process: subprocess.Popen) -> dict:
             "p50": float(np.percentile(latency, 50)) if latency.size else math.nan,
             "p99": float(np.percentile(latency, 99)) if latency.size else math.nan,
             "max": float(latency.max()) if latency.size else math.nan,
+            "longest_gap": float(longest),
+            "received": 100.0 * received / max(1, published), "foreign": 100.0 * foreign / max(1, published),
             "newest": 100.0 * float(np.mean(stale == 0)) if stale.size else math.nan,
             "cpu": 100.0 * cpu_answerer / span, "driver_cpu": 100.0 * cpu_driver / span}
 
 
-def run_answerer(name: str, command: list[str], environment: dict, driver: Driver, args, log: Path) -> dict:
-    """Start one answering process, wait for its first answer, measure it quiet then beside the batch job."""
+def run_answerer(name: str, command: list[str], environment: dict, driver: Driver, args, log: Path,
+                 nodes: tuple[str, ...] = ()) -> dict:
+    """Start one answering process, wait until it is up, measure it quiet then beside the batch job.
+
+    Up: it answered a state published after it was started (not a late answer of the previous answerer
+    still queued at the driver: before, that started the quiet measurement while the bringup was still
+    importing, and its 0.5-2 s of start-up counted as unanswered states), and each of ``nodes`` has logged."""
     process = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                env=environment, cwd=ROOT)
     figures: dict = {}
     try:
+        driver.spin(0.1)  # the previous answerer's late commands
         driver.answers.clear()
         driver.publishing = True
+        first_tag = (driver.t0_ns // PERIOD_NS + driver.k + 1) % 2**32
         deadline = time.monotonic() + 60.0
-        while not driver.answers and time.monotonic() < deadline:
+
+        def up() -> bool:
+            fresh = any((tag - first_tag) % 2**32 < 2**31 for tag in driver.answers)
+            text = log.read_text(errors="replace") if nodes else ""
+            return fresh and all(f".{node}]" in text for node in nodes)
+
+        while not up() and time.monotonic() < deadline:
             driver.spin(0.1)
             if process.poll() is not None:
                 raise RuntimeError(f"{name} stopped:\n{log.read_text(errors='replace')}")
-        if not driver.answers:
-            raise RuntimeError(f"{name} gave no answer in 60 s:\n{log.read_text(errors='replace')}")
+        if not up():
+            raise RuntimeError(f"{name} was not up in 60 s:\n{log.read_text(errors='replace')}")
         driver.spin(1.0)  # settle
         figures["quiet"] = measure(driver, args.seconds, process)
         if args.batch_workers:
@@ -215,7 +255,7 @@ def main() -> int:
                                                   Path(folder) / "plain.log")
             results["pardyn"] = run_answerer("the bringup", pardyn_command,
                                              {**os.environ, "PARDYN_EXECUTOR": args.executor}, driver, args,
-                                             Path(folder) / "bringup.log")
+                                             Path(folder) / "bringup.log", bringup_nodes(args.config))
         finally:
             driver.close()
     loads = ["quiet"] + (["batch"] if args.batch_workers else [])
@@ -225,6 +265,9 @@ def main() -> int:
     rows = [("driver: states/s published", "rate", "{:20.1f}"), ("answered (%)", "percent", "{:20.2f}"),
             ("latency p50 (ms)", "p50", "{:20.3f}"), ("latency p99 (ms)", "p99", "{:20.3f}"),
             ("latency max (ms)", "max", "{:20.3f}"), ("answers the newest state (%)", "newest", "{:20.1f}"),
+            ("longest run of unanswered states", "longest_gap", "{:20.0f}"),
+            ("commands received / states (%)", "received", "{:20.1f}"),
+            ("  of which answer no sent state (%)", "foreign", "{:20.1f}"),
             ("CPU of the answering process (%)", "cpu", "{:20.1f}"), ("CPU of the driver (%)", "driver_cpu", "{:20.1f}")]
     for label, key, form in rows:
         print(f"  {label:34s}" + "".join(form.format(results[who][load][key]) for who, load in columns))

@@ -172,6 +172,9 @@ CLOSURE_SOLVER = (
     _spec("max_condition", "double", 1e6,
           "condition number of a closure Jacobian block above which a configuration is singular (message dropped)",
           low=1.0, high=1e16),
+    _spec("max_rate", "double", 0.0,
+          "at most this many solutions per second of joint_states stamps (Hz; a state stamped less than a period "
+          "after the last one solved is skipped); 0: every state", low=0.0, high=1e6),
     _spec("log_period", "double", 1.0, "minimum time between two reports of the same kind of dropped message (s)",
           low=0.0, high=3600.0),
 )

@@ -339,10 +339,78 @@ def test_params_file_sets_the_declared_parameters(ros_client):
             expected = "odom" if name == "frame_id" else value
             assert node.get_parameter(name).value == expected, name
         descriptors = node.describe_parameters(sorted(declared))
-        assert {d.name for d in descriptors if d.read_only} == {"robot", "max_condition", "log_period"}
+        assert {d.name for d in descriptors if d.read_only} == {"robot", "max_condition", "max_rate", "log_period"}
         assert all(d.description for d in descriptors)
         assert node.robot.name == parameters["robot"]
         assert node.robot.solver.max_condition == parameters["max_condition"]
+    finally:
+        node.destroy_node()
+
+
+def test_max_rate_skips_states_stamped_within_its_period(ros_client, dualv):
+    """max_rate 100 on a 1 kHz stream: one state in ten solved and published, the others skipped before any
+    work (the hardware bringup's setting: the solve no longer shares the interpreter with the controller's
+    state thread a thousand times a second); 0 (the default) solves every state."""
+    names, q = list(dualv.actuated_names), dualv.home[dualv.actuated_indices]
+    for max_rate, expected in ((100.0, 10), (0.0, 100)):
+        node = ClosureSolverNode(context=ros_client.context, namespace=f"{ros_client.node.get_namespace()}/rate",
+                                 cli_args=["--ros-args", "-p", f"max_rate:={max_rate}"], use_global_arguments=False)
+        try:
+            published = []
+            node._joints_publisher.publish = published.append
+            node._pose_publisher.publish = lambda message: None
+            for k in range(100):  # 1 kHz stamps, 0.1 s
+                message = joint_state(names, q, [0.0] * len(names))
+                message.header.stamp.sec, message.header.stamp.nanosec = 7, k * 1_000_000 + (30_000 if k % 2 else 0)
+                node._on_joint_state(message)
+            assert len(published) == expected, max_rate
+            assert node.skipped == 100 - expected
+            if max_rate:
+                assert [m.header.stamp.nanosec // 1_000_000 for m in published] == list(range(0, 100, 10))
+        finally:
+            node.destroy_node()
+
+
+def test_max_rate_takes_the_newest_state_from_a_timer_not_the_executor(ros_client, dualv, monkeypatch):
+    """max_rate > 0: the node's joint_states subscription is not the executor's (no dispatch per state: the
+    hardware bringup's 1 kHz states no longer wake the process's executor thread beside the controller's state
+    thread); its timer takes the newest state received and solves that one only, after waiting at the
+    process's answer gate (in the controller's process: just after an answer, not during one)."""
+    import time  # noqa: PLC0415
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    import pardyn.nodes.closure_solver as module  # noqa: PLC0415
+
+    gate_waits: list[float] = []
+    monkeypatch.setattr(module, "ANSWER_GATE", SimpleNamespace(wait=lambda timeout_s=2e-3: gate_waits.append(1)))
+
+    names, q = list(dualv.actuated_names), dualv.home[dualv.actuated_indices]
+    node = ClosureSolverNode(context=ros_client.context, namespace=f"{ros_client.node.get_namespace()}/polled",
+                             cli_args=["--ros-args", "-p", "max_rate:=100.0"], use_global_arguments=False)
+    try:
+        assert not any(s.topic_name == node._subscription.topic_name for s in node.subscriptions)
+        assert [t.timer_period_ns for t in node.timers] == [10_000_000]
+        published = []
+        node._joints_publisher.publish = published.append
+        node._pose_publisher.publish = lambda message: None
+        publisher = ros_client.publisher(JointState, f"{ros_client.node.get_namespace()}/polled/{INPUT_TOPIC}")
+        deadline = time.monotonic() + ANSWER_TIMEOUT_S
+        while not published and time.monotonic() < deadline:  # discovery
+            publisher.publish(joint_state(names, q, [0.0] * len(names)))
+            time.sleep(0.05)
+            node._poll()
+        assert published
+        published.clear()
+        stamps = []
+        for _ in range(3):
+            message = joint_state(names, q, [0.0] * len(names))
+            stamps.append(message.header.stamp.sec)
+            publisher.publish(message)
+        time.sleep(0.3)
+        node._poll()
+        node._poll()
+        assert [m.header.stamp.sec for m in published] == [stamps[-1]]
+        assert len(gate_waits) >= 3  # every poll
     finally:
         node.destroy_node()
 

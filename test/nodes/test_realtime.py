@@ -51,6 +51,7 @@ def test_the_controller_answers_on_its_own_thread_outside_every_executor_at_the_
     from pardyn.nodes.controller import ControllerNode
 
     switch_interval = sys.getswitchinterval()
+    loops = realtime.ANSWER_GATE.loops
     node = in_process(ControllerNode, ros_client, "own_thread", "--params-file", str(CONTROLLER_CONFIG))
     robot = load_robot("dualv")
     try:
@@ -67,6 +68,7 @@ def test_the_controller_answers_on_its_own_thread_outside_every_executor_at_the_
         assert ros_client.publish_until(publisher, state, lambda: commands), "no answer without an executor"
         assert commands[0].layout.data_offset == 7 and len(commands[0].data) == 4
         assert threads and set(threads) == {"controller states"}
+        assert realtime.ANSWER_GATE.loops == loops + 1  # its answers open the process's gate
         policy, priority = scheduler_of(node._states._thread)
         note = node.realtime_note
         if "SCHED_FIFO priority 50;" in note:
@@ -80,6 +82,27 @@ def test_the_controller_answers_on_its_own_thread_outside_every_executor_at_the_
     finally:
         node.destroy_node()
     assert not node._states._thread.is_alive()
+    assert realtime.ANSWER_GATE.loops == loops
+
+
+def test_the_answer_gate_lets_other_work_run_just_after_an_answer():
+    """The hardware bringup's closure solver, in the controller's process, waits at the gate before it solves:
+    it then computes in the gap after an answer, not during one (where the two threads would share the
+    interpreter lock and stretch the answer). Without a state thread the gate does not wait."""
+    import time  # noqa: PLC0415
+
+    gate = realtime.AnswerGate()
+    begin = time.monotonic()
+    assert gate.wait(1.0) is False and time.monotonic() - begin < 0.1  # no state thread: no wait
+    with gate.running():
+        timer = threading.Timer(0.05, gate.answered)
+        timer.start()
+        begin = time.monotonic()
+        assert gate.wait(2.0) is True
+        assert 0.04 <= time.monotonic() - begin < 1.5  # released by the answer, not before it
+        timer.join()
+        assert gate.wait(0.01) is False  # no answer: the timeout
+    assert gate.loops == 0
 
 
 def test_where_the_priority_is_not_permitted_one_info_line_says_so_and_what_still_applies():

@@ -21,7 +21,12 @@ Topics (relative names, so ``__ns`` remapping moves them all):
   ``theta`` for the planar robots and the H4, yaw-pitch-roll for the hexapod), identity
   for a translational platform (five-bar, Delta).
 
-Parameters: :data:`pardyn.node_parameters.CLOSURE_SOLVER` (``config/closure_solver.yaml``).
+Parameters: :data:`pardyn.node_parameters.CLOSURE_SOLVER` (``config/closure_solver.yaml``). With
+``max_rate`` > 0 a timer at that rate (steady clock) takes the newest state received
+(:class:`pardyn.nodes.realtime.PolledSubscription`: no executor work for the others), and a state stamped
+less than ``1/max_rate`` after the last one solved is skipped (the hardware bringup: 100 Hz, so that the
+solve, Python at ~350 us a state, and the dispatch of every state do not share the interpreter with the
+controller's 1 kHz state thread a thousand times a second).
 
 Velocities given as NaN/inf for some joints (a joint_state_broadcaster for a joint
 without a velocity interface) are estimated from the positions
@@ -44,13 +49,16 @@ import sys
 import traceback
 
 from geometry_msgs.msg import PoseStamped
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.subscription import Subscription
 from sensor_msgs.msg import JointState
 
 from pardyn.control.joint_state import JointStateFilter
 from pardyn.errors import PardynError
 from pardyn.kinematics.tracker import ClosureTracker, JointStateError
 from pardyn.nodes.common import LATEST_STATE_QOS, Reporter, declare_parameters, run_node, stamp_to_ns
+from pardyn.nodes.realtime import ANSWER_GATE, PolledSubscription
 from pardyn.robot import load_robot
 
 __all__ = ["ClosureSolverNode", "main"]
@@ -75,6 +83,11 @@ class ClosureSolverNode(Node):
         super().__init__(NODE_NAME, **node_options)
         p = declare_parameters(self, NODE_NAME)
         robot_name, max_condition, log_period = p["robot"], p["max_condition"], p["log_period"]
+        # states stamped closer than this to the last one solved are skipped (max_rate; 0: none skipped); the
+        # tolerance of half a 1 kHz period keeps a 100 Hz decimation of a jittered 1 kHz stream at 100 Hz
+        self._min_interval_ns = int(1e9 / p["max_rate"]) - 500_000 if p["max_rate"] > 0.0 else 0
+        self._last_solved_ns: int | None = None
+        self.skipped = 0  # states skipped by max_rate
         self.robot = load_robot(robot_name, max_condition=max_condition, kernels="auto")  # pardyn.kernels
         self.get_logger().info(self.robot.kernel_note)
         self.tracker = ClosureTracker(self.robot)
@@ -82,13 +95,33 @@ class ClosureSolverNode(Node):
         self._reporter = Reporter(self, log_period, what="more dropped")
         self._joints_publisher = self.create_publisher(JointState, JOINTS_TOPIC, QUEUE_DEPTH)
         self._pose_publisher = self.create_publisher(PoseStamped, POSE_TOPIC, QUEUE_DEPTH)
-        self._subscription = self.create_subscription(JointState, INPUT_TOPIC, self._on_joint_state, LATEST_STATE_QOS)
+        self._subscription: PolledSubscription | Subscription
+        if p["max_rate"] > 0.0:  # the newest state taken by a timer at max_rate: no executor work per state
+            self._subscription = PolledSubscription(self, JointState, INPUT_TOPIC, LATEST_STATE_QOS)
+            self._poll_timer = self.create_timer(1.0 / p["max_rate"], self._poll,
+                                                 clock=Clock(clock_type=ClockType.STEADY_TIME))
+        else:
+            self._subscription = self.create_subscription(JointState, INPUT_TOPIC, self._on_joint_state,
+                                                          LATEST_STATE_QOS)
         sensed = f" (+ sensed {list(self.robot.sensed_names)} when present)" if self.robot.sensed_names else ""
         self.get_logger().info(
             f"robot {self.robot.name} from {self.robot.description.source}: "
             f"{self._subscription.topic_name} {list(self.robot.actuated_names)}{sensed} -> "
             f"{self._joints_publisher.topic_name} ({self.robot.nv} joints), {self._pose_publisher.topic_name}"
         )
+
+    def _poll(self) -> None:
+        """max_rate > 0: solve the newest state received since the last poll, if any."""
+        assert isinstance(self._subscription, PolledSubscription)  # the timer exists only then
+        ANSWER_GATE.wait()  # beside a controller's state thread (one process): just after its answer, not during one
+        message = self._subscription.take()
+        if message is not None:
+            self._on_joint_state(message)
+
+    def destroy_node(self) -> None:
+        if isinstance(getattr(self, "_subscription", None), PolledSubscription):
+            self._subscription.destroy()
+        super().destroy_node()
 
     def _report(self, kind: str, text: str, *, error: bool) -> None:
         """Log ``text`` (a warning, or an error) unless ``kind`` was reported less than ``log_period`` ago."""
@@ -110,6 +143,13 @@ class ClosureSolverNode(Node):
         return reading.velocities
 
     def _on_joint_state(self, message: JointState) -> None:
+        if self._min_interval_ns:
+            stamp_ns = stamp_to_ns(message.header.stamp)
+            last = self._last_solved_ns
+            if last is not None and 0 <= stamp_ns - last < self._min_interval_ns:
+                self.skipped += 1
+                return
+            self._last_solved_ns = stamp_ns  # an older stamp (a restarted driver, a rewound bag) starts again
         try:
             state = self.tracker.update(message.name, message.position, self._velocities(message))
         except JointStateError as error:

@@ -30,16 +30,18 @@ apply in every case.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["COLLECT_PERIOD_S", "SWITCH_INTERVAL_S", "CollectorControl", "StateLoop", "lock_memory",
+__all__ = ["ANSWER_GATE", "COLLECT_PERIOD_S", "SWITCH_INTERVAL_S", "AnswerGate", "CollectorControl",
+           "PolledSubscription", "StateLoop", "lock_memory",
            "node_realtime_setup", "own_process", "raise_priority", "realtime_setup"]
 
 SWITCH_INTERVAL_S = 2e-5
@@ -143,6 +145,52 @@ def realtime_setup(priority: int, memory: bool) -> tuple[bool, str]:
         f"{sys.getswitchinterval() * 1e6:.0f} us{fallback}"
 
 
+class AnswerGate:
+    """Where a node's heavy periodic work goes in a process whose state thread answers at 1 kHz: right after
+    an answer, in the gap before the next state.
+
+    Python threads of one process share one interpreter lock, handed over every switch interval: a state
+    that arrives while another node's callback computes (the closure solver's 350 us solve) has its answer
+    stretched by as much, whatever the state thread's priority. A callback that calls :meth:`wait` first
+    runs just after an answer instead (a period of 1 ms, an answer of ~0.3 ms: it has ~0.7 ms before the next
+    state). Without a running state thread :meth:`wait` returns at once."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._answers = 0
+        self.loops = 0  # state threads running in this process
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """A state thread runs in this process while the ``with`` block does."""
+        with self._condition:
+            self.loops += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self.loops -= 1
+
+    def answered(self) -> None:
+        """A state thread finished an answer (called by :class:`StateLoop`)."""
+        with self._condition:
+            self._answers += 1
+            self._condition.notify_all()
+
+    def wait(self, timeout_s: float = 2e-3) -> bool:
+        """Block until the next answer of a state thread of this process, at most ``timeout_s``; whether one came
+        (False at once without a running state thread)."""
+        if self.loops <= 0:
+            return False
+        with self._condition:
+            seen = self._answers
+            return self._condition.wait_for(lambda: self._answers != seen, timeout_s)
+
+
+ANSWER_GATE = AnswerGate()
+"""The process's gate (:class:`AnswerGate`): every :class:`StateLoop` says its answers to it."""
+
+
 class StateLoop:
     """One subscription of ``node`` served by its own thread (module docstring); created stopped.
 
@@ -177,6 +225,10 @@ class StateLoop:
 
         self.waited = DurationLog()  # from the middleware's reception of a message to its callback's start
         self.busy = DurationLog()  # the callback
+        # the first of them in two: reception -> the wait's return with the interpreter lock held again, and the
+        # take (the message converted to Python)
+        self.woken = DurationLog()
+        self.take = DurationLog()
 
     def start(self, setup: Callable[[], Any] | None = None) -> None:
         """Start the thread; ``setup()`` runs on it before the first wait (its result: ``setup_result``)."""
@@ -185,7 +237,8 @@ class StateLoop:
         def run() -> None:
             self.setup_result = setup() if setup is not None else None
             ready.set()
-            self._serve()
+            with ANSWER_GATE.running():
+                self._serve()
 
         self._thread = threading.Thread(target=run, name=self._name, daemon=True)
         self._thread.start()
@@ -194,14 +247,16 @@ class StateLoop:
     def _serve(self) -> None:
         rclpy, handle, guard, msg_type, callback = self._rclpy, self._handle, self._guard, self._msg_type, self._callback
         with_info = self._message_info
-        context, waited, busy = self._node.context, self.waited, self.busy
+        context, waited, busy, woken, take = self._node.context, self.waited, self.busy, self.woken, self.take
         wait_set = rclpy.WaitSet(1, 1, 0, 0, 0, 0, context.handle)
+        gate = ANSWER_GATE
         reported: set[str] = set()
         while not self._stopping and context.ok():
             wait_set.clear_entities()
             wait_set.add_subscription(handle)
             wait_set.add_guard_condition(guard)
             wait_set.wait(100_000_000)  # ns: the context's end is looked at at least every 0.1 s
+            woken_ns = time.time_ns()  # the wait returned and this thread holds the interpreter lock again
             if self._stopping:
                 break
             taken = handle.take_message(msg_type, False)
@@ -209,7 +264,10 @@ class StateLoop:
                 continue
             self.taken += 1
             begin_ns = time.time_ns()  # the middleware stamps the reception on the system clock
-            waited.add((begin_ns - taken[1]["received_timestamp"]) * 1e-9)
+            received_ns = taken[1]["received_timestamp"]
+            waited.add((begin_ns - received_ns) * 1e-9)
+            woken.add((woken_ns - received_ns) * 1e-9)
+            take.add((begin_ns - woken_ns) * 1e-9)
             try:
                 if with_info:
                     callback(taken[0], taken[1])
@@ -221,10 +279,12 @@ class StateLoop:
                     reported.add(kind)
                     self._node.get_logger().error(f"{self._name}: {kind}: {error} (said once per kind)")
             busy.add((time.time_ns() - begin_ns) * 1e-9)
+            gate.answered()
 
     def describe(self) -> str:
         """The thread's figures: reception -> callback, and the callback, p50/p99/max."""
-        return f"state thread: reception -> callback {self.waited.describe('us')}; callback {self.busy.describe('us')}"
+        return (f"state thread: reception -> callback {self.waited.describe('us')} (reception -> woken "
+                f"{self.woken.describe('us')}, take {self.take.describe('us')}); callback {self.busy.describe('us')}")
 
     def stop(self, timeout_s: float = 1.0) -> None:
         """End the thread (it finishes the callback it is in), waiting at most ``timeout_s``."""
@@ -239,6 +299,43 @@ class StateLoop:
         if self._thread is None or not self._thread.is_alive():
             self._handle.destroy_when_not_in_use()
             self._guard.destroy_when_not_in_use()
+
+
+class PolledSubscription:
+    """A keep-last subscription of ``node`` that no executor serves: :meth:`take` returns the newest message
+    (or None), called from a timer at the rate the node needs it.
+
+    A node that needs every tenth state (the closure solver at ``max_rate``) but subscribes normally still has
+    each of the thousand states a second taken, converted to Python and dispatched on the executor's thread, at
+    the moment the controller's state thread answers the same state in the same process: the two threads then
+    share the interpreter lock on every state. Polled, the executor wakes only at the node's rate.
+
+    Attributes ``topic_name`` and ``qos_profile``: as a :class:`rclpy.subscription.Subscription` has them."""
+
+    def __init__(self, node, msg_type: type, topic: str, qos_profile) -> None:
+        from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy  # noqa: PLC0415
+        from rclpy.type_support import check_is_valid_msg_type  # noqa: PLC0415
+
+        check_is_valid_msg_type(msg_type)
+        self._msg_type = msg_type
+        with node.handle:  # on the node, not in node.subscriptions: no executor waits on it
+            self._handle = _rclpy.Subscription(node.handle, msg_type, topic, qos_profile.get_c_qos_profile(), None)
+        self.topic_name: str = self._handle.get_topic_name()
+        self.qos_profile = qos_profile
+        self.taken = 0
+
+    def take(self):
+        """The newest message received since the last call, or None (older ones, beyond the depth, are gone)."""
+        newest = None
+        while (taken := self._handle.take_message(self._msg_type, False)) is not None:
+            newest = taken[0]
+        if newest is not None:
+            self.taken += 1
+        return newest
+
+    def destroy(self) -> None:
+        """Release the subscription."""
+        self._handle.destroy_when_not_in_use()
 
 
 class CollectorControl:
