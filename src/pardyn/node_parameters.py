@@ -343,6 +343,8 @@ TRAJECTORY = (
     _spec("start_time", "double", 0.0, "absolute start time (s) on the node's clock if > 0", low=0.0, high=1e12),
     _spec("start_delay", "double", 0.5, "if start_time is 0: start this long after publication (s)",
           low=0.0, high=1e6),
+    _spec("wait_for_subscriber", "string", "", "publish only once a node of this name (in this namespace) "
+          "subscribes to reference/trajectory, so that start_delay counts from then; empty: at once"),
     _spec("seed", "integer", 0, "exciting: seed of the random Fourier coefficients", low=0, high=2**31 - 1),
     _spec("base_frequency", "double", 0.0, "exciting: fundamental frequency (Hz); 0: the robot's default "
           "(pardyn.excitation.bounds)", low=0.0, high=1e3),

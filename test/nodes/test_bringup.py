@@ -177,7 +177,7 @@ def test_bringup_hardware_commands_are_the_pd_of_each_state(bringup, ros_client,
     # the shipped file with a longer start delay: DDS discovery between this process and the bringup
     # can take most of the shipped 2 s on a loaded machine, leaving no answered state before the start
     hardware = tmp_path / "hardware.yaml"
-    hardware.write_text(BRINGUPS["hardware"].read_text().replace("{start_delay: 2.0}", "{start_delay: 4.0}"))
+    hardware.write_text(BRINGUPS["hardware"].read_text().replace("{start_delay: 2.0,", "{start_delay: 4.0,"))
     assert hardware.read_text() != BRINGUPS["hardware"].read_text()
     names = list(robot.actuated_names)
     controller, trajectory = node_parameters("controller"), node_parameters("trajectory")
@@ -216,6 +216,7 @@ def test_bringup_hardware_commands_are_the_pd_of_each_state(bringup, ros_client,
         code = process.stop(signal.SIGINT, timeout_s=30.0)  # Ctrl-C: the runner forwards SIGINT to every node
     assert code == 0, process.output()
     assert "Traceback" not in process.output()
+    assert "its beginning is skipped" not in process.output()  # the trajectory waited for the controller
 
     home = robot.home[robot.task_indices]
     h = 1e-4  # s

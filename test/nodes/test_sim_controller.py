@@ -502,3 +502,49 @@ def test_controller_removes_internal_stress_on_the_dualv(launch_node, ros_client
     assert np.linalg.norm(internal.T @ pd) > 0.1  # N m: the PD alone does load the structure here
     np.testing.assert_allclose(internal.T @ tau, 0.0, atol=1e-9)
     np.testing.assert_allclose(jacobian.T @ tau, jacobian.T @ pd, atol=1e-9)
+
+
+def test_trajectory_waits_for_the_named_subscriber_before_it_fixes_the_start(ros_client, in_process):
+    """``wait_for_subscriber: controller`` (the hardware bringup): the reference is not published while only
+    another node (this test's) subscribes; once a node named ``controller`` of the trajectory's namespace
+    subscribes, it is, its start ``start_delay`` after then. Without it a controller still starting in its own
+    process received a free-running circle after its start and answered ``hold`` during it (the hardware
+    bringup test, 1 of 2 runs on a loaded machine)."""
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+    from trajectory_msgs.msg import JointTrajectory
+
+    from pardyn.nodes.common import LATCHED_QOS
+    from pardyn.nodes.trajectory import TOPIC, TrajectoryNode
+
+    node = in_process(TrajectoryNode, ros_client, "waiting", "--params-file", str(REPO / "config" / "trajectory.yaml"),
+                      "-p", "wait_for_subscriber:=controller", "-p", "start_delay:=1.0", "-p", "duration:=0.5")
+    namespace = node.get_namespace()
+    references: list = []
+    other = Node("recorder", namespace=namespace, context=ros_client.context)  # not the awaited name
+    other.create_subscription(JointTrajectory, TOPIC, references.append, LATCHED_QOS)
+    executor = SingleThreadedExecutor(context=ros_client.context)
+    for each in (node, other):
+        executor.add_node(each)
+    controller = None
+    try:
+        deadline = time.monotonic() + 1.5  # the other subscriber matched, the timer ran ~30 times
+        while time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.01)
+        assert node.get_subscriptions_info_by_topic(f"{namespace}/{TOPIC}") and not references
+        assert node.message is None
+        controller = Node("controller", namespace=namespace, context=ros_client.context)
+        controller.create_subscription(JointTrajectory, TOPIC, lambda message: None, LATCHED_QOS)
+        executor.add_node(controller)
+        subscribed_ns = node.get_clock().now().nanoseconds
+        deadline = time.monotonic() + 30.0
+        while not references and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.01)
+        assert references, "no reference once the controller subscribed"
+        start_ns = references[0].header.stamp.sec * 1_000_000_000 + references[0].header.stamp.nanosec
+        assert 0.99e9 <= start_ns - subscribed_ns <= 1.0e9 + 0.5e9  # start_delay after the match (+ its discovery)
+    finally:
+        executor.shutdown()
+        for each in (node, other, controller):
+            if each is not None:
+                each.destroy_node()

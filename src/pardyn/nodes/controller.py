@@ -131,6 +131,7 @@ __all__ = ["ControllerNode", "REFERENCE_TOPIC", "main"]
 
 NODE_NAME = "controller"
 REFERENCE_TOPIC = "reference/trajectory"
+LATE_REFERENCE_S = 0.1  # s: a reference received this long after its start is reported (its beginning skipped)
 
 
 # --------------------------------------------------------------------------- node
@@ -226,6 +227,11 @@ class ControllerNode(Node):
             self._reporter.warning("trajectory", f"dropped {REFERENCE_TOPIC} message: {error}")
             return
         self._trajectory = (trajectory, start_ns)
+        late_s = (self.get_clock().now().nanoseconds - start_ns) * 1e-9 - trajectory.start_time
+        if late_s > LATE_REFERENCE_S:
+            self._reporter.warning("late reference", f"{REFERENCE_TOPIC} arrived {late_s:.3g} s after its start: "
+                                   "its beginning is skipped (the reference jumps); start it later (the trajectory "
+                                   "node's start_delay or wait_for_subscriber: controller)")
         self.get_logger().info(
             f"new reference: {len(message.points)} points from t = {(start_ns * 1e-9 + trajectory.start_time):.9g} s "
             f"to {(start_ns * 1e-9 + trajectory.end_time):.9g} s"

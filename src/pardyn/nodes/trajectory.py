@@ -20,6 +20,10 @@ Start time (``header.stamp``, on the node's clock: simulated time with
 ``use_sim_time``): ``start_time`` (s) when positive, else the node's clock at
 publication plus ``start_delay`` (s). Points every ``1/sample_rate`` s
 (positions, velocities, accelerations of ``robot.actuated_names``).
+``wait_for_subscriber`` (a node name, e.g. ``controller``): publish only once
+that node of this namespace subscribes to the reference, so that a
+controller still starting (its own process, a loaded machine) misses no part
+of a free-running motion (the hardware bringup).
 
 Run: ``ros2 run pardyn trajectory --ros-args --params-file config/trajectory.yaml``.
 """
@@ -64,6 +68,7 @@ class TrajectoryNode(Node):
         robot_name, kind, start_task, goal_task = p["robot"], p["kind"], p["start_task"], p["goal_task"]
         radius, turns, start_angle, duration = p["radius"], p["turns"], p["start_angle"], p["duration"]
         sample_rate, start_time, self._start_delay = p["sample_rate"], p["start_time"], p["start_delay"]
+        self._wait_for = p["wait_for_subscriber"]
         excitation = {
             "seed": p["seed"], "base_frequency_hz": p["base_frequency"], "harmonics": p["harmonics"],
             "amplitude": p["amplitude"], "max_velocity": p["max_velocity"], "max_acceleration": p["max_acceleration"],
@@ -84,8 +89,10 @@ class TrajectoryNode(Node):
         self._start_time_ns = int(round(start_time * 1e9))
         self._publisher = self.create_publisher(JointTrajectory, TOPIC, LATCHED_QOS)
         self.message: JointTrajectory | None = None
+        self._said_waiting = False
         # steady clock: with use_sim_time a ROS-time timer would wait for /clock
-        self._timer = self.create_timer(0.0, self._publish_once, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._timer = self.create_timer(0.05 if self._wait_for else 0.0, self._publish_once,
+                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(
             f"robot {robot.name}: {kind} of {duration:g} s from task {list(map(float, start))}, "
             f"{self.samples.times.size} points of {list(robot.actuated_names)} on {self._publisher.topic_name}"
@@ -122,7 +129,17 @@ class TrajectoryNode(Node):
             return PointToPoint(start, goal, duration_s=duration)
         raise InputError(f"parameter kind: unknown trajectory kind {kind!r}, expected one of {list(TRAJECTORY_KINDS)}")
 
+    def subscribed(self, node_name: str) -> bool:
+        """Whether a node named ``node_name`` of this node's namespace subscribes to the reference."""
+        return any(info.node_name == node_name and info.node_namespace == self.get_namespace()
+                   for info in self.get_subscriptions_info_by_topic(self._publisher.topic_name))
+
     def _publish_once(self) -> None:
+        if self._wait_for and not self.subscribed(self._wait_for):
+            if not self._said_waiting:
+                self._said_waiting = True
+                self.get_logger().info(f"waiting for {self._wait_for!r} to subscribe to {self._publisher.topic_name}")
+            return
         self._timer.cancel()
         start_ns = self._start_time_ns
         if start_ns <= 0:
