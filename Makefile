@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-TEST_WORKERS ?= 1  # pytest-xdist processes of make test; 2: ~13.5-14 min of tests from a fresh clone (28 Nov) but the model-swap node test fails under that load (a watchdog zero command under use_sim_time: see the issue notes)
+TEST_WORKERS ?= 2  # pytest-xdist processes of make test (2 cores): ~14 min of tests from a fresh clone; 1: ~25 min
 
 .PHONY: demo test test-fast test-compiled lint bench docs install clean
 
