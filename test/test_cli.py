@@ -94,9 +94,16 @@ def test_two_demos_in_one_ros_domain_keep_to_their_own_nodes(tmp_path, draw_ros_
     outputs = [run.communicate(timeout=300)[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
     first, second = (json.loads((tmp_path / name / "result.json").read_text()) for name in ("first", "second"))
-    assert first["fit"] == second["fit"], outputs  # the outputs say a run's stalled steps or missed periods
+    # said in full when they differ: each run's output and its node log's warnings (stalled steps, missed periods,
+    # states lost by the recorder)
+    said = "\n\n".join(
+        f"== {name}\n{output}\n-- {name}/nodes.log, warnings and errors:\n" + "\n".join(
+            line for line in (tmp_path / name / "nodes.log").read_text(errors="replace").splitlines()
+            if "WARN" in line or "ERROR" in line or "lost" in line or "stalled" in line)
+        for name, output in zip(("first", "second"), outputs))
+    assert first["fit"] == second["fit"], said
     for figure in ("relative_error_norm", "nominal"):
-        assert first["validation"][figure] == second["validation"][figure], outputs
+        assert first["validation"][figure] == second["validation"][figure], said
 
 
 def test_experiment_through_the_cli_prints_its_claim_and_writes_its_json(tmp_path):
