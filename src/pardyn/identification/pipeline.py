@@ -704,14 +704,17 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
     actuated = list(robot.actuated_indices)
     tried: dict[bytes, SimulatedSystem] = {}  # the start's run, simulated to choose the start, used once
 
+    def model_runs(chi: np.ndarray, accelerations: bool = True):
+        """Each recording's closed-loop run of the model ``chi``, with that recording."""
+        for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded)):
+            yield data, simulators[-1].run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
+                                           payload=with_payload, accelerations=accelerations)
+
     def simulate(chi: np.ndarray) -> SimulatedSystem:
         if chi.tobytes() in tried:
             return tried.pop(chi.tobytes())
-        simulator = simulators[-1]
         runs, positions = [], []
-        for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded)):
-            run = simulator.run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
-                                payload=with_payload)
+        for data, run in model_runs(chi):
             observation, measured = regressor.equations(run.q, run.qdot, run.qddot, run.tau)
             runs.append(replace(data, observation=observation, measured=measured))
             positions.append(run.q[:, actuated])
@@ -723,10 +726,7 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
     def simulate_positions(chi: np.ndarray) -> np.ndarray:  # CLOE, ML: the positions alone
         if chi.tobytes() in tried:
             return np.asarray(tried.pop(chi.tobytes()).positions)
-        return np.concatenate([
-            simulators[-1].run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
-                               payload=with_payload, accelerations=False).q[:, actuated]
-            for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded))])
+        return np.concatenate([run.q[:, actuated] for _, run in model_runs(chi, accelerations=False)])
 
     say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
     start, kind = None, getattr(options, "start", "wls")  # a plug-in's options may have no start
@@ -758,13 +758,10 @@ def _physical_start(reduced: LinearSystem, base: BaseParameters, robot: Robot, w
     """The closed-loop estimators' ``"physical"`` start: the physically consistent WLS of the reduced system (its
     base columns placed on their standard ones, :func:`pardyn.identification.physical.physical_estimate`), whose
     bodies give the model a positive definite reduced mass matrix (Wensing, Kim, Slotine 2017, Thm. 1)."""
-    from pardyn.identification.physical import physical_estimate  # noqa: PLC0415 - cvxpy on demand
-
     columns = np.zeros((reduced.rows, len(base.standard_names)))
     columns[:, base.independent] = reduced.W
     system = LinearSystem(columns, reduced.Y, reduced.block_sizes, tuple(base.standard_names))
-    return physical_estimate(system, base, robot.nominal_parameters, block_sigmas=weighted.block_sigmas,
-                             **({} if settings.data.rotor_model is None else {"nonnegative_drive_parameters": ()}))
+    return _physical(system, base, robot, weighted, settings)
 
 
 def check_fit(estimate: Estimate, essential: EssentialParameters, settings: IdentificationSettings | FitSettings) -> None:
