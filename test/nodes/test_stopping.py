@@ -325,9 +325,11 @@ def test_a_callback_that_runs_on_does_not_keep_the_node_past_1_s():
 
 
 HUNG_TEARDOWN = """
-import os, sys, time
+import ctypes, os, sys, time
 from pardyn.nodes.stopping import stop_signals
 stop = stop_signals()
+if {executable}:
+    stop.exit_promptly("hung_teardown")  # what a node executable's console script does first
 from rclpy.node import Node
 from pardyn.nodes.common import run_node
 
@@ -336,19 +338,30 @@ class HangingNode(Node):
         super().__init__("hung_teardown")
         self.create_timer(0.05, lambda: print("spinning", file=sys.stderr, flush=True))
 
-    def destroy_node(self):  # rclpy's C++ teardown that never returns (seen: 8 s in TypeDescriptionService.destroy)
-        time.sleep(3600.0)
+    def destroy_node(self):  # rclpy's C++ teardown that never returns
+        {hang}
 
 code = run_node(HangingNode, "hung_teardown")
 sys.stderr.flush()
 os._exit(code)
 """
 
+HANGS = {
+    # seen: 8 s in TypeDescriptionService.destroy, the interpreter lock free for other threads
+    "sleeps": (False, "time.sleep(3600.0)", "did not return within 0.6 s"),
+    # seen: the node handle's destroy_when_not_in_use holding the lock (a C call through PyDLL keeps it)
+    "holds the interpreter lock": (True, "ctypes.PyDLL(None).sleep(3600)", "did not return within 0.85 s"),
+}
 
-def test_a_teardown_that_hangs_in_rclpy_does_not_keep_the_node_past_1_s(ros_domain):
+
+@pytest.mark.parametrize("hang", HANGS, ids=list(HANGS))
+def test_a_teardown_that_hangs_in_rclpy_does_not_keep_the_node_past_1_s(hang, ros_domain):
     """rclpy's ``destroy_node`` hung 8 s twice under two xdist workers (the trajectory node after a clean SIGINT:
     faulthandler's exit 1, bringup's SIGTERM at 5 s). The teardown is waited for 0.6 s, then left to the process's
-    exit: exit 0 within 1 s, and the stop line says what was left. Before: 8 s, exit 1 and a stack dump."""
-    run = NodeRun([sys.executable, "-c", HUNG_TEARDOWN])
+    exit: exit 0 within 1 s, and the stop line says what was left. Before: 8 s, exit 1 and a stack dump. A teardown
+    that holds the interpreter lock (the recorder in a serial suite run: no Python thread ran again) is ended from
+    C (:class:`pardyn.nodes.stopping.LockFreeExit`); before: the same 8 s and exit 1."""
+    executable, code, said = HANGS[hang]
+    run = NodeRun([sys.executable, "-c", HUNG_TEARDOWN.format(executable=executable, hang=code)])
     run.wait_for(lambda: any("spinning" in line for line in run.lines), "the node spinning")
-    check_prompt_stop(run, "hung_teardown", signal.SIGINT, "did not return within 0.6 s")
+    check_prompt_stop(run, "hung_teardown", signal.SIGINT, said)

@@ -238,6 +238,7 @@ def period_ns(rate_hz: float) -> int:
 EXECUTOR_VARIABLE = "PARDYN_EXECUTOR"
 CLEANUP_TIMEOUT_S = 8.0  # s: the longest a node's process may take from its stop to its exit
 RELEASE_WAIT_S = 0.6  # s: the wait for rclpy's teardown (a stop ends a node within 1 s: issue 34)
+HELD_EXIT_S = 0.25  # s: after that wait, a teardown holding the interpreter lock ends the process from C
 
 
 def one_blas_thread() -> None:
@@ -352,7 +353,9 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
         # a bounded stop: a process still here CLEANUP_TIMEOUT_S later prints every thread's stack and exits 1,
         # before launch's SIGKILL would end it silently
         faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S, exit=True)
-        destroyed = release_rclpy(executor, node, rclpy.try_shutdown)
+        hung = f"rclpy's node destruction did not return within {RELEASE_WAIT_S + HELD_EXIT_S:.2f} s: process ended"
+        line = stop.stop_line(name, hung, RELEASE_WAIT_S + HELD_EXIT_S) if stop.requested else None
+        destroyed = release_rclpy(executor, node, rclpy.try_shutdown, exit_if_held=stop.owns_process, held_line=line)
         faulthandler.cancel_dump_traceback_later()
         give_back()
         stop.ignore_further()  # the process ends: see StopSignals.ignore_further
@@ -362,18 +365,31 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     return _stopped(name, stop, "node destroyed") if stop.requested else 0
 
 
-def release_rclpy(executor, node, shutdown: Callable[[], Any], wait_s: float | None = None) -> bool:
+def release_rclpy(executor, node, shutdown: Callable[[], Any], wait_s: float | None = None,
+                  *, exit_if_held: bool = False, held_line: str | None = None) -> bool:
     """Shut ``executor`` down, destroy ``node`` and call ``shutdown`` (rclpy's), waiting at most ``wait_s`` for them.
 
     rclpy's ``destroy_node`` has hung in its C++ teardown (twice in a few
     hundred stops under two pytest-xdist workers: 8 s in
-    ``TypeDescriptionService.destroy``), which broke the 1 s stop promise and
+    ``TypeDescriptionService.destroy``; once in a serial run of the suite, in the
+    node handle's ``destroy_when_not_in_use``), which broke the 1 s stop promise and
     ended the node with exit 1. The teardown runs on a daemon thread; past
     ``wait_s`` (default :data:`RELEASE_WAIT_S`) the node goes on to its exit
     (the console script ends with ``os._exit``, which the operating system
     cleans up after) and this returns False.
+
+    That wait needs the interpreter lock, which the hung C++ call may hold. A node executable
+    (``exit_if_held``) therefore also arms a :class:`~pardyn.nodes.stopping.LockFreeExit`
+    :data:`HELD_EXIT_S` after the wait: the process ends with exit 0 and ``held_line`` (its stop line, if
+    any) even if no Python thread runs again.
     """
     wait = RELEASE_WAIT_S if wait_s is None else wait_s
+    held_exit = None
+    if exit_if_held:
+        from pardyn.nodes.stopping import LockFreeExit  # noqa: PLC0415
+
+        held_exit = LockFreeExit()
+        held_exit.arm(wait + HELD_EXIT_S, held_line)
 
     def release() -> None:
         if executor is not None:
@@ -385,6 +401,8 @@ def release_rclpy(executor, node, shutdown: Callable[[], Any], wait_s: float | N
     worker = threading.Thread(target=release, name="rclpy release", daemon=True)
     worker.start()
     worker.join(wait)
+    if held_exit is not None:
+        held_exit.cancel()  # this thread runs again: the caller says what happened and exits
     return not worker.is_alive()
 
 

@@ -59,6 +59,7 @@ loads. This module imports neither.
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import importlib
 import math
@@ -69,7 +70,8 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["CALLBACK_GRACE_S", "SIGNAL_SETTLE_S", "STOP_SIGNALS", "StopSignals", "run_executable", "stop_signals"]
+__all__ = ["CALLBACK_GRACE_S", "SIGNAL_SETTLE_S", "STOP_SIGNALS", "LockFreeExit", "StopSignals", "run_executable",
+           "stop_signals"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _SIGNAL_NUMBERS = frozenset(int(s) for s in signal.Signals)
@@ -99,6 +101,11 @@ class StopSignals:
         self.entered: dict[str, float] = {IMPORTING: self._started}  # time.monotonic() at each phase's start
         self._phase_changed = threading.Condition()
         self._wakeup: tuple[int, int] | None = None  # the guard's pipe (read end, write end)
+
+    @property
+    def owns_process(self) -> bool:
+        """Whether this process is one node executable, which the stop may end (:meth:`exit_promptly` was called)."""
+        return self._wakeup is not None
 
     @property
     def requested(self) -> bool:
@@ -200,6 +207,14 @@ class StopSignals:
         finally:
             os.set_blocking(read_end, True)
 
+    def stop_line(self, name: str, what: str, later_s: float = 0.0) -> str:
+        """``[INFO] [name]: stopped by SIGINT 3.21 s after its start: <what>, exit code 0`` (with its newline).
+
+        ``later_s``: the line is written that much later than now (:class:`LockFreeExit` writes it from C).
+        """
+        elapsed = time.monotonic() + later_s - self._started
+        return f"[INFO] [{name}]: stopped by {self.describe()} {elapsed:.2f} s after its start: {what}, exit code 0\n"
+
     def write_stop_line(self, name: str, what: str, last: bool = False) -> None:
         """The last line of a node stopped by signals, on stderr (written at once: also from the guard).
 
@@ -208,8 +223,7 @@ class StopSignals:
         follows it (a C compiler of the kernels killed by the same Ctrl-C made the controller print its
         "compiled kernels unavailable" note after its stop line, once in a two-worker suite run).
         """
-        line = (f"[INFO] [{name}]: stopped by {self.describe()} {time.monotonic() - self._started:.2f} s after its "
-                f"start: {what}, exit code 0\n")
+        line = self.stop_line(name, what)
         try:
             sys.stderr.flush()
         except (OSError, ValueError):
@@ -245,6 +259,90 @@ class StopSignals:
     def describe(self) -> str:
         """``"SIGINT"``, ``"SIGINT, then SIGTERM"``: what arrived."""
         return ", then ".join(self.received) if self.received else "no signal"
+
+
+class LockFreeExit:
+    """An exit with code 0 and one line that needs no interpreter lock: for a teardown hung inside a C call.
+
+    rclpy's ``Node.destroy_node`` has hung in its C++ (``destroy_when_not_in_use`` of the node's handle, rcl's
+    node teardown: once in a 1374-test run, after the recorder had closed its bag) while *holding* the
+    interpreter lock: no Python thread runs then (neither the wait of
+    :func:`pardyn.nodes.common.release_rclpy` nor the stop guard), and the faulthandler's bounded stop
+    ended the node 8 s later with exit 1. :meth:`arm` starts two POSIX timers whose expiry runs a C function
+    on a thread of the C library's own (``timer_create`` with ``SIGEV_THREAD``, the one argument given
+    as the timer's value): ``puts(line)`` (the C library's ``stdout`` pointed at an unbuffered copy of
+    stderr, where the other stop lines go: ``puts`` takes no stream) and, :data:`LINE_LEAD_S` later,
+    ``_exit(0)``. :meth:`cancel` deletes them. Linux with
+    glibc only; elsewhere :meth:`arm` returns False and the process keeps the faulthandler's bound.
+    """
+
+    LINE_LEAD_S = 0.02  # s: the line's timer fires this long before the exit's
+
+    _SIGEV_THREAD = 2
+    _CLOCK_MONOTONIC = 1
+    _IONBF = 2
+
+    class _SigEvent(ctypes.Structure):  # struct sigevent of Linux (64 bytes), its SIGEV_THREAD member
+        _fields_ = (("value", ctypes.c_void_p), ("signo", ctypes.c_int), ("notify", ctypes.c_int),
+                    ("function", ctypes.c_void_p), ("attributes", ctypes.c_void_p), ("padding", ctypes.c_char * 32))
+
+    class _TimerSpec(ctypes.Structure):  # struct itimerspec: interval, then first expiry (s, ns each)
+        _fields_ = (("interval_s", ctypes.c_long), ("interval_ns", ctypes.c_long),
+                    ("value_s", ctypes.c_long), ("value_ns", ctypes.c_long))
+
+    def __init__(self) -> None:
+        self._timers: list[ctypes.c_void_p] = []
+        self._line: ctypes.Array | None = None  # kept alive while a timer may read it
+        self._libc: ctypes.CDLL | None = None
+        self._stdout: ctypes.c_void_p | None = None  # the C library's stdout variable
+        self._saved_stdout: int | None = None  # its value before arm()
+
+    def arm(self, delay_s: float, line: str | None) -> bool:
+        """End the process ``delay_s`` from now with exit code 0, ``line`` (if any; no newline needed) written first."""
+        if sys.platform != "linux" or ctypes.sizeof(self._SigEvent) != 64:
+            return False
+        try:
+            libc = self._libc = ctypes.CDLL(None, use_errno=True)
+            create, settime = libc.timer_create, libc.timer_settime
+            libc.fdopen.restype = ctypes.c_void_p
+            functions = (ctypes.cast(libc.puts, ctypes.c_void_p).value, ctypes.cast(libc._exit, ctypes.c_void_p).value)
+            self._stdout = ctypes.c_void_p.in_dll(libc, "stdout")
+        except (OSError, AttributeError, ValueError):
+            return False
+        calls = [(functions[1], None, delay_s)]  # _exit(0)
+        if line is not None:
+            stream = libc.fdopen(os.dup(2), b"w")  # puts writes to stdout: there, an unbuffered copy of stderr
+            if not stream:
+                return False
+            libc.setvbuf(ctypes.c_void_p(stream), None, self._IONBF, ctypes.c_size_t(0))
+            self._saved_stdout = self._stdout.value
+            self._stdout.value = stream  # glibc's stdout is a plain variable (its manual: assignable)
+            self._line = ctypes.create_string_buffer(line.rstrip("\n").encode())
+            calls.append((functions[0], ctypes.cast(self._line, ctypes.c_void_p).value,
+                          max(0.0, delay_s - self.LINE_LEAD_S)))  # puts(line)
+        for function, value, delay in calls:
+            event = self._SigEvent(value=value, notify=self._SIGEV_THREAD, function=function)
+            timer = ctypes.c_void_p()
+            if create(self._CLOCK_MONOTONIC, ctypes.byref(event), ctypes.byref(timer)) != 0:
+                self.cancel()
+                return False
+            self._timers.append(timer)
+            seconds = int(delay)
+            spec = self._TimerSpec(0, 0, seconds, max(1, int(round((delay - seconds) * 1e9))))
+            if settime(timer, 0, ctypes.byref(spec), None) != 0:
+                self.cancel()
+                return False
+        return True
+
+    def cancel(self) -> None:
+        """Delete the timers (the process goes on): the exit's first."""
+        if self._libc is None:
+            return
+        for timer in self._timers:
+            self._libc.timer_delete(timer)
+        self._timers.clear()
+        if self._saved_stdout is not None and self._stdout is not None:
+            self._stdout.value, self._saved_stdout = self._saved_stdout, None
 
 
 _PROCESS: StopSignals | None = None
