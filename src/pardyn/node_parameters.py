@@ -173,8 +173,9 @@ CLOSURE_SOLVER = (
           "condition number of a closure Jacobian block above which a configuration is singular (message dropped)",
           low=1.0, high=1e16),
     _spec("max_rate", "double", 0.0,
-          "at most this many solutions per second of joint_states stamps (Hz; a state stamped less than a period "
-          "after the last one solved is skipped); 0: every state", low=0.0, high=1e6),
+          "at most this many solutions per second (Hz): a steady-clock timer at this rate solves the newest "
+          "joint_states message received since its last tick, the others are never taken; 0: every state as it "
+          "arrives", low=0.0, high=1e6),
     _spec("log_period", "double", 1.0, "minimum time between two reports of the same kind of dropped message (s)",
           low=0.0, high=3600.0),
 )

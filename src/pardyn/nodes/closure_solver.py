@@ -22,10 +22,9 @@ Topics (relative names, so ``__ns`` remapping moves them all):
   for a translational platform (five-bar, Delta).
 
 Parameters: :data:`pardyn.node_parameters.CLOSURE_SOLVER` (``config/closure_solver.yaml``). With
-``max_rate`` > 0 a timer at that rate (steady clock) takes the newest state received
-(:class:`pardyn.nodes.realtime.PolledSubscription`: no executor work for the others), and a state stamped
-less than ``1/max_rate`` after the last one solved is skipped (the hardware bringup: 100 Hz, so that the
-solve, Python at ~350 us a state, and the dispatch of every state do not share the interpreter with the
+``max_rate`` > 0 a timer at that rate (steady clock) takes the newest state received since its last
+tick (:class:`pardyn.nodes.realtime.PolledSubscription`: no executor work for the others; the hardware
+bringup: 100 Hz, so that the solve, Python at ~350 us a state, and the dispatch of every state do not share the interpreter with the
 controller's 1 kHz state thread a thousand times a second).
 
 Velocities given as NaN/inf for some joints (a joint_state_broadcaster for a joint
@@ -83,11 +82,6 @@ class ClosureSolverNode(Node):
         super().__init__(NODE_NAME, **node_options)
         p = declare_parameters(self, NODE_NAME)
         robot_name, max_condition, log_period = p["robot"], p["max_condition"], p["log_period"]
-        # states stamped closer than this to the last one solved are skipped (max_rate; 0: none skipped); the
-        # tolerance of half a 1 kHz period keeps a 100 Hz decimation of a jittered 1 kHz stream at 100 Hz
-        self._min_interval_ns = int(1e9 / p["max_rate"]) - 500_000 if p["max_rate"] > 0.0 else 0
-        self._last_solved_ns: int | None = None
-        self.skipped = 0  # states skipped by max_rate
         self.robot = load_robot(robot_name, max_condition=max_condition, kernels="auto")  # pardyn.kernels
         self.get_logger().info(self.robot.kernel_note)
         self.tracker = ClosureTracker(self.robot)
@@ -143,13 +137,6 @@ class ClosureSolverNode(Node):
         return reading.velocities
 
     def _on_joint_state(self, message: JointState) -> None:
-        if self._min_interval_ns:
-            stamp_ns = stamp_to_ns(message.header.stamp)
-            last = self._last_solved_ns
-            if last is not None and 0 <= stamp_ns - last < self._min_interval_ns:
-                self.skipped += 1
-                return
-            self._last_solved_ns = stamp_ns  # an older stamp (a restarted driver, a rewound bag) starts again
         try:
             state = self.tracker.update(message.name, message.position, self._velocities(message))
         except JointStateError as error:
