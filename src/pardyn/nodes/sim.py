@@ -115,11 +115,12 @@ from pardyn.nodes.common import (
     STATE_TOPIC,
     Reporter,
     declare_parameters,
+    NANOSECONDS,
     log_summary,
-    ns_to_stamp,
     period_ns,
     run_node,
 )
+from pardyn.nodes.messages import JointStateBuffer
 from pardyn.nodes.realtime import StateLoop
 from pardyn.plants import PlantState
 from pardyn.plants.measurement import MeasurementModel
@@ -223,6 +224,12 @@ class SimNode(Node):
         self._motor_publisher = (  # rotor encoders of a flexible-joint plant
             self.create_publisher(JointState, MOTOR_STATE_TOPIC, state_qos) if p["plant"] == "flexible" else None
         )
+        # the messages of a state, refilled per step (pardyn.nodes.messages.JointStateBuffer)
+        self._truth_buffer = (JointStateBuffer(self.robot.joint_names, ("position", "velocity"))
+                              if self._truth_publisher is not None else None)
+        self._motor_buffer = (JointStateBuffer(self.names, ("position", "effort"))
+                              if self._motor_publisher is not None else None)
+        self._clock_message = ClockMessage()
         sources = frozenset(self._qualified(name) for name in p["command_sources"])
         self._sources = CommandSources(sources, self._command_publishers) if sources else None
         # the commands on a thread of their own (pardyn.nodes.realtime.StateLoop, started at the end of the
@@ -268,38 +275,35 @@ class SimNode(Node):
         return Payload(mass, com, matrix, frame)
 
     def _make_measurement(self, options: dict) -> MeasurementModel:
+        """The sensor model and the state message it fills (one effort per name: zero on sensed passive joints)."""
         model = MeasurementModel(self.robot, **options)
-        actuated = set(self.names)
-        self._effort_rows = [model.torque_names.index(n) if n in actuated else None for n in model.names]
+        names = list(model.names)
+        actuated = [k for k, name in enumerate(names) if name in self.names]
+        self._effort_mask = np.isin(names, self.names)
+        self._effort_sources = np.array([model.torque_names.index(names[k]) for k in actuated], dtype=int)
+        self._efforts = np.zeros(len(names))
+        self._actuated_rows = np.array([names.index(name) for name in self.names], dtype=int)
+        self._state_buffer = JointStateBuffer(names)
         return model
 
     # ------------------------------------------------------------ publishing
     def _publish(self, state: PlantState) -> None:
         """Measure ``state`` (state ``self.step``) and publish it; keep the messages for re-sending."""
-        stamp = ns_to_stamp(self.step * self.period_ns)
+        stamp_ns = self.step * self.period_ns
         reading = self.measurement.measure(state)
-        message = JointState()
-        message.header.stamp = stamp
-        message.name = list(reading.names)
-        message.position = reading.positions.tolist()
-        message.velocity = reading.velocities.tolist()
         # one effort per name: the actuators' measured torques, zero on the sensed passive joints
-        message.effort = [0.0 if row is None else float(reading.torques[row]) for row in self._effort_rows]
+        self._efforts[self._effort_mask] = reading.torques[self._effort_sources]
+        message = self._state_buffer.fill(stamp_ns, position=reading.positions, velocity=reading.velocities,
+                                          effort=self._efforts)
         truth = None
-        if self._truth_publisher is not None:
-            truth = JointState()
-            truth.header.stamp = stamp
-            truth.name = list(self.robot.joint_names)
-            truth.position = state.q.tolist()
-            truth.velocity = state.qdot.tolist()
+        if self._truth_buffer is not None:
+            truth = self._truth_buffer.fill(stamp_ns, position=state.q, velocity=state.qdot)
         motor = None
-        if self._motor_publisher is not None:
-            motor = JointState()
-            motor.header.stamp = stamp
-            motor.name = list(self.names)
-            motor.position = self.measurement.quantize(state.theta)[1].tolist()
-            motor.effort = list(message.effort)
-        self._sent = (message, truth, ClockMessage(clock=stamp), motor)
+        if self._motor_buffer is not None:
+            motor = self._motor_buffer.fill(stamp_ns, position=self.measurement.quantize(state.theta)[1],
+                                            effort=self._efforts[self._actuated_rows])
+        self._clock_message.clock.sec, self._clock_message.clock.nanosec = divmod(stamp_ns, NANOSECONDS)
+        self._sent = (message, truth, self._clock_message, motor)
         self._send(resend=False)
         self.timing.sent(self.step, time.monotonic())
 
