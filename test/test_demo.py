@@ -30,7 +30,7 @@ def test_demo_identifies_the_dualv_through_the_ros_nodes(tmp_path):
         hog = subprocess.Popen([sys.executable, "-c", "import os\nos.nice(5)\nwhile True: pass"])
     try:
         completed = subprocess.run(
-            [sys.executable, "-m", "pardyn.cli", "demo", "--duration", "5", "--out", str(out)],
+            [sys.executable, "-m", "pardyn.cli", "demo", "--duration", "5", "--rate", "100", "--out", str(out)],
             capture_output=True, text=True, timeout=600,
         )
     finally:
