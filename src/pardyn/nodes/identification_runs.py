@@ -8,7 +8,8 @@ PD of :func:`~pardyn.simulation.identification_runs.controller`: 15 Hz, damping 
 the ``trajectory`` node (an exciting trajectory, seeded) and the ``recorder`` node
 (``joint_states`` to a rosbag2 MCAP bag), run in one process by
 :func:`pardyn.nodes.bringup.run_nodes` until the simulated clock passes the end of the
-trajectory. Used by ``pardyn demo`` and the ``hexapod_identification`` experiment.
+trajectory and the recorder holds the sim's last state (:class:`RunEnd`: a lockstep run's bag, and the fit from
+it, the same whatever the load). Used by ``pardyn demo`` and the ``hexapod_identification`` experiment.
 
 Each call runs its nodes in a namespace of its own (``/pardyn_<8 hex digits>``, ``/clock``
 included: :func:`pardyn.nodes.bringup.namespace_remappings`): two demos in one ROS domain --
