@@ -58,8 +58,7 @@ def test_robot_delta_bag_identify_validate_through_the_nodes(ros_domain, tmp_pat
         }), until=lambda nodes: nodes["sim"].step * nodes["sim"].period_s >= START_S + duration_s + 0.3)
         return bag, nodes["sim"].max_closure_violation
 
-    # 4 s (was 6 s: 62 s of the suite): held-out 0.21 % against the bound's 5 % and the nominal model's 5.5 % (28 Nov)
-    identification, violation_a = record("identification", 1, 4.0)
+    identification, violation_a = record("identification", 1, 6.0)
     validation, violation_b = record("validation", 3, 3.0)
     assert max(violation_a, violation_b) < 1e-6  # m: MuJoCo's equality constraints held the loops
 
