@@ -27,8 +27,9 @@ def dualv_runs(tmp_path_factory):
     """The issue's protocol at a third of its length (the paper's 60 s runs are ``pardyn experiment`` / bench work:
     the plant costs ~2.4 CPU-s per simulated s, MuJoCo's step half of it): 20 s without, 20 s with the 5.37 kg
     payload, a 7 s held-out run, 2**17 counts/rev, 1 % noise: 44 s against 64 s at 30/30/10 s (both slots, 28 Nov;
-    146 s in a two-worker suite). At 20/20/7 s every bound below held with room: payload mass 0.04 % (bound 1 %), m x 0.4 % (5 %),
-    held-out 1.8 % (5 %, nominal 5.9 %), fs 3-10 % (15 %), prediction 0.6 % (3 %), case 2 mass 0.07 % (2 %)."""
+    146 s in a two-worker suite). At 20/20/7 s every bound below held with room: payload mass 0.04 % (bound 1 %),
+    m x 0.4 % (5 %), held-out 1.8 % (5 %, nominal 5.9 %), fs 3-10 % (15 %), prediction 0.6 % (3 %), case 2 mass
+    0.07 % (2 %)."""
     runs = standard_runs("dualv", duration_s=20.0, validation_s=7.0)[:3]
     return record_runs("dualv", runs, tmp_path_factory.mktemp("dualv"), show_progress=False)
 
