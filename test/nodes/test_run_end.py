@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from pardyn.bags.gaps import StampGaps
 from pardyn.nodes.identification_runs import STUCK_S, TAIL_S, RunEnd, _warnings
 
 PERIOD_NS = 1_000_000  # 1 kHz
@@ -17,10 +18,15 @@ PERIOD_NS = 1_000_000  # 1 kHz
 class Recorder:
     def __init__(self) -> None:
         self.latest = None
+        self.gaps = StampGaps("/joint_states")
 
     def latest_stamp_ns(self, topic: str):
         assert topic == "joint_states"
         return self.latest
+
+    def gap_record(self, topic: str):
+        assert topic == "joint_states"
+        return self.gaps.record()
 
 
 class Clock:
@@ -46,8 +52,24 @@ def test_the_run_waits_for_the_recorder_to_hold_the_sims_last_state():
         clock.now += 0.5
         assert not until(nodes(1000, recorder)), latest
     recorder.latest = 1000 * PERIOD_NS
+    for k in range(1001):
+        recorder.gaps.add(k * PERIOD_NS)
     assert until(nodes(1000, recorder))
-    assert until.tail_missing is None and not until.stuck
+    assert until.tail_missing is None and not until.stuck and until.states_lost == 0
+
+
+def test_states_the_recorder_lost_before_the_last_are_counted_and_said():
+    """A recorder more than its queue behind loses states in the middle (and a late one at the start): the bag then
+    differs from another run's, said on the run's line."""
+    clock, recorder = Clock(), Recorder()
+    until = RunEnd(1.0, label="unloaded", show_progress=False, clock=clock)
+    for k in [*range(2, 400), *range(410, 1001)]:  # 0-1 and 400-409 lost
+        recorder.gaps.add(k * PERIOD_NS)
+    recorder.latest = 1000 * PERIOD_NS
+    assert until(nodes(1000, recorder))
+    assert until.states_lost == 12
+    text = _warnings({"missed_periods": 0, "stalled_steps": 0, "states_lost": 12})
+    assert "the recorder lost 12 of the sim's states" in text
 
 
 def test_a_recorder_that_never_catches_up_ends_the_run_after_the_tail_wait_with_a_warning():

@@ -52,7 +52,10 @@ class RunEnd:
     ``joint_states`` stamp ``step * period``): the bag then holds every step the run asked for, whatever the load,
     so that a lockstep run's bag -- and the fit from it -- is the same in every run. Also true when the sim's clock
     stood still for :data:`STUCK_S` s (``stuck``) or the recorder is still short of the last state :data:`TAIL_S`
-    s after the sim's end (``tail_missing``: the last stamp it holds, ns). ``clock``: wall time (tests give theirs).
+    s after the sim's end (``tail_missing``: the last stamp it holds, ns). At the end, ``states_lost``: the sim's
+    states missing from the bag before its last stamp (a recorder that fell over its queue's depth behind on a
+    loaded machine; the bag, and the fit from it, then differ from another run's). ``clock``: wall time (tests give
+    theirs).
     """
 
     def __init__(self, end_s: float, *, label: str, show_progress: bool, clock=time.perf_counter,
@@ -64,6 +67,7 @@ class RunEnd:
         self.ended_at: float | None = None  # wall time of the sim's end
         self.stuck = False
         self.tail_missing: tuple[int | None, int] | None = None  # (the recorder's last stamp, the sim's), ns
+        self.states_lost = 0
 
     def __call__(self, nodes: dict) -> bool:
         sim = nodes["sim"]
@@ -73,11 +77,14 @@ class RunEnd:
             if self.ended_at is None:
                 self.ended_at = wall
                 self._progress(now, wall)
-            last, wanted = nodes["recorder"].latest_stamp_ns("joint_states"), sim.step * sim.period_ns
+            recorder = nodes["recorder"]
+            last, wanted = recorder.latest_stamp_ns("joint_states"), sim.step * sim.period_ns
             if last is not None and last >= wanted:
+                self.states_lost = _lost(recorder, sim.period_ns)
                 return True
             if wall - self.ended_at > TAIL_S:
                 self.tail_missing = (last, wanted)
+                self.states_lost = _lost(recorder, sim.period_ns)
                 return True
             return False
         if sim.step != self.step:
@@ -94,6 +101,14 @@ class RunEnd:
             self.last_shown = wall
             print(f"  {self.label}: simulated {now:6.2f} / {self.end_s:.2f} s "
                   f"({now / max(wall - self.start, 1e-9):.2f}x real time)", flush=True)
+
+
+def _lost(recorder, period_ns: int) -> int:
+    """The sim's states (stamps ``k * period_ns`` from 0) missing from the recorder's bag up to its last one."""
+    record = recorder.gap_record("joint_states")
+    if record is None or not record.received:
+        return 0
+    return record.lost + record.first_ns // period_ns
 
 
 def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: bool, namespace: str) -> dict:
@@ -114,19 +129,23 @@ def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: b
             "excitation_condition_number": None if design is None else design.condition_number,
             "commands_rejected": sum(sim.rejected.values()), "missed_periods": sim.missed_periods,
             "watchdog_ms": 1e3 * sim.watchdog_s, "stalled_steps": sim.stalls, "stall_timeout_s": sim.stall_timeout_s,
+            "states_lost": until.states_lost,
             "recorder_short_s": 0.0 if tail is None else (tail[1] - (tail[0] if tail[0] is not None else -1)) * 1e-9}
 
 
 def _warnings(numbers: dict) -> str:
     """The run line's warnings: missed periods (time held, nothing lost), stalled steps (zero torque: only with a
     ``stall_timeout`` given in ``sim_parameters``; the demo's sim waits for every command) and a bag short of the
-    sim's last states (the recorder still behind :data:`TAIL_S` s after the sim's end)."""
+    sim's last states (the recorder still behind :data:`TAIL_S` s after the sim's end) or some before them."""
     late = (f"; warning: {numbers['missed_periods']} missed periods (a command later than the "
             f"{numbers['watchdog_ms']:g} ms watchdog: simulated time held, nothing lost; a loaded machine)"
             if numbers["missed_periods"] else "")
     if numbers["stalled_steps"]:  # zero torque after stall_timeout of wall time: the run depends on the load
         late += (f"; warning: {numbers['stalled_steps']} stalled steps (no command for "
                  f"{numbers['stall_timeout_s']:g} s of wall time: stepped with zero torque)")
+    if numbers.get("states_lost"):
+        late += (f"; warning: the recorder lost {numbers['states_lost']} of the sim's states (behind by more than its "
+                 "queue on a loaded machine: the bag, and the fit from it, differ from another run's)")
     if numbers.get("recorder_short_s"):
         late += (f"; warning: the bag misses the last {numbers['recorder_short_s']:.3f} s of the run (the recorder "
                  f"was still behind {TAIL_S:g} s after the sim's end: a loaded machine)")

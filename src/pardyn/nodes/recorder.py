@@ -70,7 +70,7 @@ from std_srvs.srv import Trigger
 
 from pardyn.bags.cdr import deserialize_cdr, normalize_msgtype, stamp_ns_from_cdr, typestore_for
 from pardyn.bags.errors import BagError
-from pardyn.bags.gaps import CUSTOM_DATA_PREFIX, StampGaps
+from pardyn.bags.gaps import CUSTOM_DATA_PREFIX, GapRecord, StampGaps
 from pardyn.bags.writer import BagWriter, FlushPolicy, available_bag_path
 from pardyn.errors import InputError, PardynError
 from pardyn.nodes.common import declare_parameters, run_node
@@ -205,6 +205,13 @@ class RecorderNode(Node):
         once the recorder holds its last state (:mod:`pardyn.nodes.identification_runs`) asks this."""
         plan = self.plans.get(self.resolve_topic_name(topic))
         return None if plan is None or self.bag is None else plan.latest_stamp_ns
+
+    def gap_record(self, topic: str) -> GapRecord | None:
+        """What the stamps of the periodic ``topic`` (parameter ``periodic_topics``) written to the current bag so far
+        say of the messages lost (:class:`~pardyn.bags.gaps.GapRecord`); None: not recording, or not a periodic
+        topic recorded."""
+        plan = self.plans.get(self.resolve_topic_name(topic))
+        return None if plan is None or plan.gaps is None or self.bag is None else plan.gaps.record()
 
     def start(self) -> tuple[bool, str]:
         """Open a new bag and record into it; (success, bag path or the reason of the failure)."""
