@@ -23,8 +23,9 @@ TEST_ROOT = Path(__file__).resolve().parent
 ROS_FIXTURES = frozenset({"ros_domain", "launch_node", "ros_client", "start_process", "in_process",
                           "own_robot_demo", "private_ros_domain"})
 """Fixtures that start rclpy nodes or node processes (test/nodes/conftest.py, here, test/experiments)."""
-NODES_WITHOUT_ROS = frozenset({"test_parameters.py", "test_launch_files.py"})
-"""test/nodes modules that start no node: the parameter tables and the launch files' descriptions, in process."""
+NODES_WITHOUT_ROS = frozenset({"test_parameters.py", "test_launch_files.py", "test_run_end.py"})
+"""test/nodes modules that start no node: the parameter tables, the launch files' descriptions and an
+identification run's stop condition (stub nodes), in process."""
 ROS_TESTS = frozenset({
     "test_demo.py",  # pardyn demo: the sim, controller, recorder and identifier nodes
     "test_cli.py::test_two_demos_in_one_ros_domain_keep_to_their_own_nodes",

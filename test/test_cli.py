@@ -93,6 +93,8 @@ def test_two_demos_in_one_ros_domain_keep_to_their_own_nodes(tmp_path, draw_ros_
                              text=True, env=environment) for name in ("first", "second")]
     outputs = [run.communicate(timeout=300)[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
+    # each bag holds the sim's every step: the run waited for the recorder to write the last one (RunEnd)
+    assert not any("the bag misses the last" in output for output in outputs), outputs
     first, second = (json.loads((tmp_path / name / "result.json").read_text()) for name in ("first", "second"))
     # said in full when they differ: each run's output and its node log's warnings (stalled steps, missed periods,
     # states lost by the recorder)

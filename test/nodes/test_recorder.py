@@ -350,3 +350,35 @@ def test_states_lost_at_load_6_are_counted_exactly_in_the_metadata_and_the_closi
     assert pardyn_main(["bag", "info", str(bag_path)]) == 0
     assert f"losses: {record.describe()}" in capsys.readouterr().out
     print(f"load {LOAD}: {record.describe()}; {outside}")
+
+
+def test_the_latest_stamp_written_is_what_a_run_waits_for(ros_client, in_process, tmp_path):
+    """:meth:`RecorderNode.latest_stamp_ns` (an identification run stops once it reaches the sim's last stamp,
+    pardyn.nodes.identification_runs.RunEnd): the latest header stamp in the bag, per topic, relative names
+    resolved; None before a message, for another topic and once the bag is closed. :meth:`RecorderNode.gap_record`:
+    the states lost so far (the run says them)."""
+    from pardyn.nodes.recorder import RecorderNode
+
+    node = in_process(RecorderNode, ros_client, "latest", "--params-file", str(CONFIG), "-p",
+                      f"bag_path:={tmp_path / 'latest'}", "-p", "topics:=[joint_states]", "-p", "autostart:=true")
+    try:
+        ros_client.executor.add_node(node)
+        assert node.latest_stamp_ns("joint_states") is None
+        publisher = ros_client.publisher(JointState, node.resolve_topic_name("joint_states"))
+        assert ros_client.spin_until(lambda: node.plans[node.resolve_topic_name("joint_states")].subscription,
+                                     TIMEOUT_S), "the recorder did not subscribe"
+        assert ros_client.spin_until(lambda: publisher.get_subscription_count() >= 1, TIMEOUT_S)
+        for k in (3, 7, 4):  # out of order: the latest is the largest
+            publisher.publish(joint_state(k))
+        assert ros_client.spin_until(lambda: node.gap_record("joint_states").received == 3, TIMEOUT_S), \
+            node.gap_record("joint_states")
+        assert node.latest_stamp_ns("joint_states") == stamp_ns(7)
+        assert node.latest_stamp_ns(node.resolve_topic_name("joint_states")) == stamp_ns(7)
+        assert node.latest_stamp_ns("other") is None
+        record = node.gap_record("joint_states")  # joint_states is periodic in recorder.yaml: 5 and 6 missing
+        assert (record.received, record.lost, record.first_ns, record.last_ns) == (3, 2, stamp_ns(3), stamp_ns(7))
+        node.stop()
+        assert node.latest_stamp_ns("joint_states") is None and node.gap_record("joint_states") is None
+    finally:
+        ros_client.executor.remove_node(node)
+        node.destroy_node()

@@ -49,7 +49,7 @@ def test_the_demo_runs_on_it_and_says_which_body_was_corrected_and_by_how_much(t
     description = write_robot(tmp_path, inertias={"shoulder_link": MOMENTS})
     out = tmp_path / "demo"
     completed = subprocess.run([sys.executable, "-m", "pardyn.cli", "demo", "--robot", str(description),
-                                "--duration", "2", "--no-loaded", "--out", str(out)],
+                                "--duration", "2", "--no-loaded", "--rate", "100", "--out", str(out)],
                                capture_output=True, text=True, timeout=900)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     said = [line for line in completed.stderr.splitlines() if "A + B >= C" in line]

@@ -8,7 +8,8 @@ PD of :func:`~pardyn.simulation.identification_runs.controller`: 15 Hz, damping 
 the ``trajectory`` node (an exciting trajectory, seeded) and the ``recorder`` node
 (``joint_states`` to a rosbag2 MCAP bag), run in one process by
 :func:`pardyn.nodes.bringup.run_nodes` until the simulated clock passes the end of the
-trajectory. Used by ``pardyn demo`` and the ``hexapod_identification`` experiment.
+trajectory and the recorder holds the sim's last state (:class:`RunEnd`: a lockstep run's bag, and the fit from
+it, the same whatever the load). Used by ``pardyn demo`` and the ``hexapod_identification`` experiment.
 
 Each call runs its nodes in a namespace of its own (``/pardyn_<8 hex digits>``, ``/clock``
 included: :func:`pardyn.nodes.bringup.namespace_remappings`): two demos in one ROS domain --
@@ -29,7 +30,7 @@ from pardyn.errors import PardynError
 from pardyn.simulation.identification_runs import RecordedRuns, Run, as_built_parameters, controller
 from pardyn.robot import load_robot
 
-__all__ = ["record_through_nodes"]
+__all__ = ["RunEnd", "record_through_nodes"]
 
 SETTLE_S = 0.3
 """Simulated time recorded after the trajectory ends (s)."""
@@ -38,51 +39,116 @@ STUCK_S = 60.0
 ``stall_timeout`` is 0, so that the data do not depend on the load; a controller that never answers is an error)."""
 
 
-def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: bool, namespace: str) -> dict:
-    """Run one bringup until the sim's clock passes ``end_s``; its figures."""
-    from pardyn.nodes.bringup import run_nodes  # noqa: PLC0415 - imports rclpy
+TAIL_S = 10.0
+"""Wall time the run waits, after the sim's last step, for the recorder to write the sim's last state (its own node:
+the states come to it through DDS and its callbacks; a bag cut short of its tail gave two loaded five-bar demos'
+fits that differed in the third digit, 0.26293 vs 0.26203 %)."""
 
-    shown = {"last": 0.0, "start": time.perf_counter(), "step": -1, "moved": time.perf_counter(), "stuck": False}
-    interactive = sys.stdout.isatty()  # progress lines on a terminal only; a log or pipe gets the run's summary
 
-    def finished(nodes: dict) -> bool:
+class RunEnd:
+    """The stop condition of one run (:func:`pardyn.nodes.bringup.run_nodes`'s ``until``), with its progress lines.
+
+    True once the sim's clock has passed ``end_s`` *and* the recorder has written the sim's last state (its
+    ``joint_states`` stamp ``step * period``): the bag then holds every step the run asked for, whatever the load,
+    so that a lockstep run's bag -- and the fit from it -- is the same in every run. Also true when the sim's clock
+    stood still for :data:`STUCK_S` s (``stuck``) or the recorder is still short of the last state :data:`TAIL_S`
+    s after the sim's end (``tail_missing``: the last stamp it holds, ns). At the end, ``states_lost``: the sim's
+    states missing from the bag before its last stamp (a recorder that fell over its queue's depth behind on a
+    loaded machine; the bag, and the fit from it, then differ from another run's). ``clock``: wall time (tests give
+    theirs).
+    """
+
+    def __init__(self, end_s: float, *, label: str, show_progress: bool, clock=time.perf_counter,
+                 interactive: bool | None = None) -> None:
+        self.end_s, self.label, self.show_progress, self.clock = end_s, label, show_progress, clock
+        self.interactive = sys.stdout.isatty() if interactive is None else interactive  # progress lines on a terminal
+        now = clock()
+        self.start, self.last_shown, self.step, self.moved = now, -float("inf"), -1, now
+        self.ended_at: float | None = None  # wall time of the sim's end
+        self.stuck = False
+        self.tail_missing: tuple[int | None, int] | None = None  # (the recorder's last stamp, the sim's), ns
+        self.states_lost = 0
+
+    def __call__(self, nodes: dict) -> bool:
         sim = nodes["sim"]
         now = sim.step * sim.period_s
-        wall = time.perf_counter()
-        if sim.step != shown["step"]:
-            shown["step"], shown["moved"] = sim.step, wall
-        elif wall - shown["moved"] > STUCK_S:
-            shown["stuck"] = True
+        wall = self.clock()
+        if now >= self.end_s:
+            if self.ended_at is None:
+                self.ended_at = wall
+                self._progress(now, wall)
+            recorder = nodes["recorder"]
+            last, wanted = recorder.latest_stamp_ns("joint_states"), sim.step * sim.period_ns
+            if last is not None and last >= wanted:
+                self.states_lost = _lost(recorder, sim.period_ns)
+                return True
+            if wall - self.ended_at > TAIL_S:
+                self.tail_missing = (last, wanted)
+                self.states_lost = _lost(recorder, sim.period_ns)
+                return True
+            return False
+        if sim.step != self.step:
+            self.step, self.moved = sim.step, wall
+        elif wall - self.moved > STUCK_S:
+            self.stuck = True
             return True
-        if show_progress and interactive and (wall - shown["last"] > 2.0 or now >= end_s):
-            shown["last"] = wall
-            print(f"  {label}: simulated {now:6.2f} / {end_s:.2f} s "
-                  f"({now / max(wall - shown['start'], 1e-9):.2f}x real time)", flush=True)
-        return now >= end_s
+        if wall - self.last_shown > 2.0:
+            self._progress(now, wall)
+        return False
 
-    nodes = run_nodes(bringup.with_parameters(overrides), namespace=namespace, until=finished)
+    def _progress(self, now: float, wall: float) -> None:
+        if self.show_progress and self.interactive:
+            self.last_shown = wall
+            print(f"  {self.label}: simulated {now:6.2f} / {self.end_s:.2f} s "
+                  f"({now / max(wall - self.start, 1e-9):.2f}x real time)", flush=True)
+
+
+def _lost(recorder, period_ns: int) -> int:
+    """The sim's states (stamps ``k * period_ns`` from 0) missing from the recorder's bag up to its last one."""
+    record = recorder.gap_record("joint_states")
+    if record is None or not record.received:
+        return 0
+    return record.lost + record.first_ns // period_ns
+
+
+def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: bool, namespace: str) -> dict:
+    """Run one bringup until the sim's clock passes ``end_s`` and the recorder holds its last state; its figures."""
+    from pardyn.nodes.bringup import run_nodes  # noqa: PLC0415 - imports rclpy
+
+    until = RunEnd(end_s, label=label, show_progress=show_progress)
+    nodes = run_nodes(bringup.with_parameters(overrides), namespace=namespace, until=until)
     sim, trajectory = nodes["sim"], nodes["trajectory"]
-    if shown["stuck"]:
+    if until.stuck:
         raise PardynError(f"{label}: simulated time stood still at {sim.step * sim.period_s:.3f} s for {STUCK_S:g} s "
                           f"of wall time (no command from the controller): run given up")
-    wall = time.perf_counter() - shown["start"]
+    wall = until.clock() - until.start
     design = getattr(trajectory, "design", None)
+    tail = until.tail_missing
     return {"steps": sim.step, "simulated_s": sim.step * sim.period_s, "wall_s": wall,
             "max_closure_violation": sim.max_closure_violation,
             "excitation_condition_number": None if design is None else design.condition_number,
             "commands_rejected": sum(sim.rejected.values()), "missed_periods": sim.missed_periods,
-            "watchdog_ms": 1e3 * sim.watchdog_s, "stalled_steps": sim.stalls, "stall_timeout_s": sim.stall_timeout_s}
+            "watchdog_ms": 1e3 * sim.watchdog_s, "stalled_steps": sim.stalls, "stall_timeout_s": sim.stall_timeout_s,
+            "states_lost": until.states_lost,
+            "recorder_short_s": 0.0 if tail is None else (tail[1] - (tail[0] if tail[0] is not None else -1)) * 1e-9}
 
 
 def _warnings(numbers: dict) -> str:
-    """The run line's warnings: missed periods (time held, nothing lost) and stalled steps (zero torque: only with a
-    ``stall_timeout`` given in ``sim_parameters``; the demo's sim waits for every command)."""
+    """The run line's warnings: missed periods (time held, nothing lost), stalled steps (zero torque: only with a
+    ``stall_timeout`` given in ``sim_parameters``; the demo's sim waits for every command) and a bag short of the
+    sim's last states (the recorder still behind :data:`TAIL_S` s after the sim's end) or some before them."""
     late = (f"; warning: {numbers['missed_periods']} missed periods (a command later than the "
             f"{numbers['watchdog_ms']:g} ms watchdog: simulated time held, nothing lost; a loaded machine)"
             if numbers["missed_periods"] else "")
     if numbers["stalled_steps"]:  # zero torque after stall_timeout of wall time: the run depends on the load
         late += (f"; warning: {numbers['stalled_steps']} stalled steps (no command for "
                  f"{numbers['stall_timeout_s']:g} s of wall time: stepped with zero torque)")
+    if numbers.get("states_lost"):
+        late += (f"; warning: the recorder lost {numbers['states_lost']} of the sim's states (behind by more than its "
+                 "queue on a loaded machine: the bag, and the fit from it, differ from another run's)")
+    if numbers.get("recorder_short_s"):
+        late += (f"; warning: the bag misses the last {numbers['recorder_short_s']:.3f} s of the run (the recorder "
+                 f"was still behind {TAIL_S:g} s after the sim's end: a loaded machine)")
     return late
 
 

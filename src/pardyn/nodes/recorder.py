@@ -70,7 +70,7 @@ from std_srvs.srv import Trigger
 
 from pardyn.bags.cdr import deserialize_cdr, normalize_msgtype, stamp_ns_from_cdr, typestore_for
 from pardyn.bags.errors import BagError
-from pardyn.bags.gaps import CUSTOM_DATA_PREFIX, StampGaps
+from pardyn.bags.gaps import CUSTOM_DATA_PREFIX, GapRecord, StampGaps
 from pardyn.bags.writer import BagWriter, FlushPolicy, available_bag_path
 from pardyn.errors import InputError, PardynError
 from pardyn.nodes.common import declare_parameters, run_node
@@ -132,6 +132,7 @@ class _TopicPlan:
     received: int = 0
     periodic: bool = False  # losses counted from the gaps in its stamps (parameter periodic_topics)
     gaps: StampGaps | None = None  # the stamps recorded in the current bag
+    latest_stamp_ns: int | None = None  # the latest header stamp written to the current bag (None: none yet)
 
 
 class RecorderNode(Node):
@@ -198,6 +199,20 @@ class RecorderNode(Node):
     def recording(self) -> bool:
         return self.bag is not None
 
+    def latest_stamp_ns(self, topic: str) -> int | None:
+        """The latest header stamp (ns) of ``topic`` (a relative name is resolved in the node's namespace) written
+        to the current bag; None: none yet, not recording, no header, or not a recorded topic. A run that stops
+        once the recorder holds its last state (:mod:`pardyn.nodes.identification_runs`) asks this."""
+        plan = self.plans.get(self.resolve_topic_name(topic))
+        return None if plan is None or self.bag is None else plan.latest_stamp_ns
+
+    def gap_record(self, topic: str) -> GapRecord | None:
+        """What the stamps of the periodic ``topic`` (parameter ``periodic_topics``) written to the current bag so far
+        say of the messages lost (:class:`~pardyn.bags.gaps.GapRecord`); None: not recording, or not a periodic
+        topic recorded."""
+        plan = self.plans.get(self.resolve_topic_name(topic))
+        return None if plan is None or plan.gaps is None or self.bag is None else plan.gaps.record()
+
     def start(self) -> tuple[bool, str]:
         """Open a new bag and record into it; (success, bag path or the reason of the failure)."""
         if self.bag is not None:
@@ -212,6 +227,7 @@ class RecorderNode(Node):
         self.bag = bag
         for plan in self.plans.values():
             plan.gaps = StampGaps(plan.name) if plan.periodic else None
+            plan.latest_stamp_ns = None
             if plan.subscription is not None:
                 self._add_to_bag(plan)
         if path != requested:
@@ -310,8 +326,12 @@ class RecorderNode(Node):
             timestamp = self.get_clock().now().nanoseconds
         try:
             written = bag.write(plan.name, data, timestamp_ns=timestamp)
-            if plan.gaps is not None and bag.has_stamp(plan.name):
-                plan.gaps.add(stamp_ns_from_cdr(data))
+            if bag.has_stamp(plan.name):
+                stamp = stamp_ns_from_cdr(data)
+                if plan.gaps is not None:
+                    plan.gaps.add(stamp)
+                if plan.latest_stamp_ns is None or stamp > plan.latest_stamp_ns:
+                    plan.latest_stamp_ns = stamp
             if plan.name == self.scene_source:
                 self._write_scene(bag, data, written)
         except BagError as error:
