@@ -76,8 +76,10 @@ def test_the_sim_imports_mujoco_only_for_the_mujoco_plant(ros_domain, tmp_path):
 def test_pardyn_bringup_starts_its_nodes_before_loading_a_robot():
     """``pardyn bringup FILE`` (``ros2 launch``'s stand-in) spawns the nodes after reading the file only: no
     pinocchio, rclpy or SciPy in the launcher (pardyn.robot cost it 0.3-0.5 s before the first node started);
-    ``--robot`` loads the robot when given."""
+    ``--robot`` loads the robot when given. The parser of ``pardyn bringup`` imports no other command's module
+    (``pardyn kinematics`` and ``identify`` brought pinocchio and SciPy: 1.7 s before the first node started)."""
     code = ("import sys, pardyn.cli, pardyn.cli.bringup\n"
+            "pardyn.cli.build_parser('bringup').parse_args(['bringup', 'config/bringup/sim.yaml', '--processes'])\n"
             "print(sorted(m for m in ('pinocchio', 'rclpy', 'scipy', 'mujoco', 'casadi', 'pardyn.robot') "
             "if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", code], cwd=REPO, text=True, capture_output=True, timeout=120)
