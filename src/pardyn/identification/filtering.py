@@ -172,12 +172,12 @@ def savgol_weights(length: int, order: int, *, derivative: int = 0, period: floa
     """
     if not 0 <= order < length or derivative < 0:
         raise InputError(f"0 <= order < length and derivative >= 0 expected, got {order}, {length}, {derivative}")
-    position = (length - 1) / 2.0 if position is None else position
-    if not 0 <= position < length:
+    at = (length - 1) / 2.0 if position is None else float(position)
+    if not 0 <= at < length:
         raise InputError(f"position in [0, {length}) expected, got {position}")
     if derivative > order:
         return np.zeros(length)
-    x = np.arange(-position, length - position, dtype=float)
+    x = np.arange(-at, length - at, dtype=float)
     design = x ** np.arange(order + 1, dtype=float).reshape(-1, 1)  # (order + 1, length): powers of the offsets
     target = np.zeros(order + 1)
     target[derivative] = math.factorial(derivative) / period**derivative

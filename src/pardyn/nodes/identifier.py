@@ -79,7 +79,7 @@ class IdentifierNode(Node):
                                 change_threshold=p["change_threshold"], change_holdoff_s=p["change_holdoff"])
 
     def _built(self, estimator: Deferred[OnlineIdentifier]) -> None:
-        if estimator.error is not None:
+        if estimator.error is not None or estimator.value is None:
             self.get_logger().fatal(f"cannot build the estimator: {type(estimator.error).__name__}: "
                                     f"{estimator.error}; joint_states dropped, ~/save refused")
             return
