@@ -5,7 +5,8 @@
 console script, shipped parameters file, quiet machine) the time spent in its
 imports (and ``rclpy.init``), building its node, and from ``Popen`` to its
 "ready" line (subscribed and publishing: the node's ``ready ... after its start``
-log); beside two anchors measured in the same run: a plain rclpy node
+log; the identifier's estimator, built on a thread after that, on a line of its own);
+beside two anchors measured in the same run: a plain rclpy node
 (subscription + publisher) from ``Popen`` to ready, and ``python -c 'import
 pinocchio'``. Then ``pardyn bringup config/bringup/sim.yaml --processes``:
 seconds from its start to the sim's first lockstep step.
@@ -47,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PERIOD_NS = 1_000_000
 BIN = Path(sys.executable).parent
 READY = re.compile(r"ready ([\d.]+) s after its start \(modules ([\d.]+) s, node built in ([\d.]+) s\)")
+ESTIMATOR = re.compile(r"estimator built ([\d.]+) s after the node")
 PLAIN_NODE = """
 import rclpy
 from rclpy.node import Node
@@ -114,6 +116,11 @@ def start_up(rounds: int, folder: Path) -> None:
             continue
         print(f"  {executable:<20} {median([float(m.group(2)) for _, m in runs]):>8} "
               f"{median([float(m.group(3)) for _, m in runs]):>8} {median([t for t, _ in runs]):>8}")
+        if executable == "identifier":  # its estimator is built after the node is up: when that ends
+            built = [_until_line([str(BIN / executable), *arguments], ESTIMATOR) for _ in range(rounds)]
+            if all(match is not None for _, match in built):
+                print(f"  {'  its estimator':<20} {'':>8} {median([float(m.group(1)) for _, m in built]):>8} "
+                      f"{median([t for t, _ in built]):>8}   (built on a thread after ready; states queued meanwhile)")
     launch = [_until_line([str(BIN / "pardyn"), "bringup", str(ROOT / "config" / "bringup" / "sim.yaml"),
                            "--processes", "--namespace", f"start_{uuid.uuid4().hex[:8]}", "--duration", "20"],
                           "first command received: lockstep running")[0] for _ in range(rounds)]

@@ -370,7 +370,8 @@ IDENTIFIER = (
     _spec("decimation", "integer", 10, "one equation block every this many samples (model rate = rate / decimation)",
           low=1, high=10_000),
     _spec("filter_half_width", "integer", 30, "Savitzky-Golay half-width (samples): q, qdot, qddot at the window's "
-          "centre, filter_half_width / rate s late", low=2, high=10_000),
+          "centre, filter_half_width / rate s late (at least 3: a degree-5 polynomial over 2 m + 1 samples)",
+          low=3, high=10_000),
     _spec("window", "double", 3.0, "estimation window (s): after a change (a payload) the estimate is the new "
           "robot's this long after", low=1e-3, high=3600.0),
     _spec("min_window", "double", 3.0, "shortest window solved and saved (s; at most window): after a detected "

@@ -26,6 +26,7 @@ from pardyn.identification.filtering import (
     decimate,
     decimation_cutoff_hz,
     estimate_derivatives,
+    savgol_weights,
     stack_equations,
 )
 
@@ -203,3 +204,16 @@ def test_decimation_errors():
         decimate(y, w, factor=2, names=["a"])
     with pytest.raises(InputError, match="samples"):
         decimate(y[:20], w[:20], factor=10)
+
+
+@pytest.mark.parametrize("length", [5, 13, 61])
+def test_savgol_weights_are_scipys_savgol_coeffs(length):
+    """The online identifier's Savitzky-Golay weights by numpy (scipy.signal costs it ~1 s to import): scipy's
+    coefficients for a dot product, every order, derivative, evaluation position and sample period."""
+    for order in range(min(length, 7)):
+        for derivative in range(4):
+            for position in (None, 0, length // 2 + 1, length - 1):
+                for period in (1.0, 1e-3):
+                    expected = signal.savgol_coeffs(length, order, deriv=derivative, delta=period, pos=position, use="dot")
+                    got = savgol_weights(length, order, derivative=derivative, period=period, position=position)
+                    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max(initial=1.0))

@@ -4,8 +4,8 @@ A node process (the shipped parameters file) is built without spinning and the
 modules it loaded are listed: no MuJoCo outside the sim's MuJoCo plant, no CasADi
 once the robot's compiled kernels are in the cache, never cvxpy, dask or
 matplotlib, and no SciPy (``scipy.linalg`` alone 0.2-0.45 s: the closure solver's
-factorizations are numpy's LAPACK gufuncs) unless the node filters signals
-(``scipy.signal``, ~1 s).
+factorizations are numpy's LAPACK gufuncs) unless the node needs it (the identifier's
+estimator, built after the node is up: ``scipy.linalg``, never ``scipy.signal``, ~1 s).
 Not timed: the times are ``bench/start_order.py``'s.
 """
 
@@ -22,7 +22,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 NEVER = {"cvxpy", "dask", "matplotlib"}
 UNUSED = {"mujoco", "casadi", "scipy"}  # unless the parameters need them
-USED = {"identifier": {"scipy"}}  # its online estimator filters the states (Savitzky-Golay: scipy.signal)
+USED = {"identifier": {"scipy"}}  # its estimator's base parameters: scipy.linalg's pivoted QR (not scipy.signal)
 BUILD_AND_LIST = """
 import json, sys
 import pardyn.nodes.common as common
@@ -31,6 +31,8 @@ def build(factory, name, args=None):  # run_node without the spinning
     import rclpy
     rclpy.init(args=args)
     node = factory()
+    if (deferred := getattr(node, "estimator", None)) is not None:  # built after the node is up: its modules too
+        assert deferred.finished.wait(120.0) and deferred.error is None, deferred.error
     node.destroy_node()
     print("MODULES " + json.dumps(sorted(sys.modules)), flush=True)
     return 0
@@ -64,6 +66,16 @@ def test_a_node_imports_no_module_its_parameters_do_not_use(executable, ros_doma
         modules = loaded_modules(executable, tmp_path)
     unused = (NEVER | UNUSED - USED.get(executable, set())) & modules
     assert not unused, f"{executable} imports {sorted(unused)} with its shipped parameters"
+    assert "scipy.signal" not in modules  # ~1 s: the identifier's Savitzky-Golay weights are numpy's
+
+
+def test_the_identifier_subscribes_before_it_imports_its_estimator():
+    """The identifier's module loads no SciPy and no estimator: both come on its build thread, after the node is
+    subscribed and publishing (the estimator cost it 1.5-2 s before its ready line)."""
+    code = ("import sys, pardyn.nodes.identifier\n"
+            "print(sorted(m for m in ('scipy', 'pardyn.identification', 'casadi', 'mujoco') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=REPO, text=True, capture_output=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "[]", run.stdout + run.stderr
 
 
 def test_the_sim_imports_mujoco_only_for_the_mujoco_plant(ros_domain, tmp_path):
@@ -76,8 +88,10 @@ def test_the_sim_imports_mujoco_only_for_the_mujoco_plant(ros_domain, tmp_path):
 def test_pardyn_bringup_starts_its_nodes_before_loading_a_robot():
     """``pardyn bringup FILE`` (``ros2 launch``'s stand-in) spawns the nodes after reading the file only: no
     pinocchio, rclpy or SciPy in the launcher (pardyn.robot cost it 0.3-0.5 s before the first node started);
-    ``--robot`` loads the robot when given."""
+    ``--robot`` loads the robot when given. The parser of ``pardyn bringup`` imports no other command's module
+    (``pardyn kinematics`` and ``identify`` brought pinocchio and SciPy: 1.7 s before the first node started)."""
     code = ("import sys, pardyn.cli, pardyn.cli.bringup\n"
+            "pardyn.cli.build_parser('bringup').parse_args(['bringup', 'config/bringup/sim.yaml', '--processes'])\n"
             "print(sorted(m for m in ('pinocchio', 'rclpy', 'scipy', 'mujoco', 'casadi', 'pardyn.robot') "
             "if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", code], cwd=REPO, text=True, capture_output=True, timeout=120)

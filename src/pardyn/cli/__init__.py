@@ -60,18 +60,22 @@ def one_line(message: str, limit: int = 2000) -> str:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The ``pardyn`` parser; ``command``: only that command's options are declared (the one :func:`main` runs;
-    ``pardyn experiment`` imports every experiment, and with it the plants, to declare its flags)."""
+    """The ``pardyn`` parser; ``command``: only that command's module is imported and its options declared (the
+    one :func:`main` runs: ``pardyn experiment`` imports every experiment, and with it the plants, to declare its
+    flags; ``pardyn kinematics`` and ``identify`` pinocchio and SciPy, 0.8-1.5 s before ``pardyn bringup`` started
+    its first node)."""
     parser = _Parser(
         prog="pardyn",
         description="Dynamics, identification and control of parallel robots and cobots.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
+        if command not in (None, name):  # not run: its module (and what it imports: pinocchio, SciPy) not loaded
+            subparsers.add_parser(name.replace("_", "-"))
+            continue
         module = importlib.import_module(f"pardyn.cli.{name}")
         sub = subparsers.add_parser(name.replace("_", "-"), help=module.HELP, description=module.HELP)
-        if command in (None, name):
-            module.add_arguments(sub)
+        module.add_arguments(sub)
         _accept_negative_lists(sub)
         sub.set_defaults(handler=module.run)
     return parser

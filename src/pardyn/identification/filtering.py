@@ -49,6 +49,7 @@ __all__ = [
     "cutoff_from_bandwidth",
     "decimation_cutoff_hz",
     "estimate_derivatives",
+    "savgol_weights",
     "zero_phase_lowpass",
     "decimate",
     "stack_equations",
@@ -158,6 +159,29 @@ def zero_phase_lowpass(
     from scipy import signal  # noqa: PLC0415 - see butter_sos
 
     return signal.sosfiltfilt(sos, x, axis=0, padtype="odd", padlen=int(padlen))
+
+
+def savgol_weights(length: int, order: int, *, derivative: int = 0, period: float = 1.0,
+                   position: int | None = None) -> np.ndarray:
+    """Savitzky-Golay weights (length,) whose dot product with ``length`` samples (oldest first) is the
+    ``derivative``-th derivative, at sample ``position`` (default: the centre), of their least-squares polynomial
+    of degree ``order``; samples ``period`` s apart.
+
+    ``scipy.signal.savgol_coeffs(length, order, deriv=derivative, delta=period, pos=position, use="dot")``
+    computed by numpy (equal to rounding): ``scipy.signal`` costs ~1 s to import, the online identifier's start.
+    """
+    if not 0 <= order < length or derivative < 0:
+        raise InputError(f"0 <= order < length and derivative >= 0 expected, got {order}, {length}, {derivative}")
+    at = (length - 1) / 2.0 if position is None else float(position)
+    if not 0 <= at < length:
+        raise InputError(f"position in [0, {length}) expected, got {position}")
+    if derivative > order:
+        return np.zeros(length)
+    x = np.arange(-at, length - at, dtype=float)
+    design = x ** np.arange(order + 1, dtype=float).reshape(-1, 1)  # (order + 1, length): powers of the offsets
+    target = np.zeros(order + 1)
+    target[derivative] = math.factorial(derivative) / period**derivative
+    return np.linalg.lstsq(design, target, rcond=None)[0]
 
 
 def _central_differences(x: np.ndarray, period: float) -> tuple[np.ndarray, np.ndarray]:

@@ -59,6 +59,7 @@ from pardyn.dynamics.regressor import Regressor
 from pardyn.errors import InputError
 from pardyn.control.estimate_file import ESTIMATE_KEY, check_estimate_file
 from pardyn.identification.base_parameters import BaseParameters, base_parameters, symmetric_order
+from pardyn.identification.filtering import savgol_weights
 from pardyn.identification.identifiability import random_states
 from pardyn.identification.model_simulation import standard_from_base
 
@@ -160,13 +161,11 @@ class OnlineIdentifier:
         self.window = int(window)
         self.max_condition = float(max_condition)
         length = 2 * window + 1
-        from scipy.signal import savgol_coeffs  # noqa: PLC0415 - scipy.signal costs ~1 s to import (the controller's start)
-
-        # position, velocity, acceleration at the window's centre (scipy: coefficients for a dot product)
-        self._filters = np.stack([savgol_coeffs(length, order, deriv=d, delta=self.period, use="dot") for d in range(3)])
+        # position, velocity, acceleration at the window's centre (weights for a dot product)
+        self._filters = np.stack([savgol_weights(length, order, derivative=d, period=self.period) for d in range(3)])
         # an effort stamped t is the torque held over the period before t (the sim node's convention, as the
         # pipeline's effort_delay_s): the torque at the centre is the mean of the centre's and the next sample's
-        self._effort_filter = 0.5 * (self._filters[0] + savgol_coeffs(length, order, pos=window + 1, use="dot"))
+        self._effort_filter = 0.5 * (self._filters[0] + savgol_weights(length, order, position=window + 1))
         self._times: deque[float] = deque(maxlen=length)
         self._positions: deque[np.ndarray] = deque(maxlen=length)
         self._efforts: deque[np.ndarray] = deque(maxlen=length)

@@ -13,13 +13,17 @@
 * the window restarts on a detected change of the robot (``change_threshold``, ``change_holdoff``:
   :mod:`pardyn.identification.online`).
 
-Bad input (missing joints, NaN) is logged, throttled, and dropped; the estimate goes on.
+Bad input (missing joints, NaN) is logged, throttled, and dropped; the estimate goes on. The estimator (its
+regressor, the robot's structural base parameters, SciPy) is built on a thread after the node is subscribed and
+publishing; the states that arrive meanwhile are queued and taken in, in order, once it exists
+(:class:`pardyn.nodes.deferred.Deferred`; its set-up line says how many), and ~/save answers that it is being built.
 Parameters: ``config/identifier.yaml`` (table: :data:`pardyn.node_parameters.IDENTIFIER`). Run: ``ros2 run pardyn identifier --ros-args --params-file config/identifier.yaml``.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rclpy.node import Node
@@ -28,9 +32,12 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 from pardyn.errors import InputError, PardynError
-from pardyn.identification.online import OnlineIdentifier
 from pardyn.nodes.common import Reporter, declare_parameters, run_node, stamp_to_ns
+from pardyn.nodes.deferred import Deferred
 from pardyn.robot import load_robot
+
+if TYPE_CHECKING:
+    from pardyn.identification.online import OnlineIdentifier
 
 __all__ = ["IdentifierNode", "main"]
 
@@ -48,25 +55,44 @@ class IdentifierNode(Node):
         p = declare_parameters(self, NODE_NAME)
         self.parameters_out = p["parameters_out"]
         self.robot = load_robot(p["robot"])
-        self.identifier = OnlineIdentifier(self.robot, rate_hz=p["rate"], decimation=p["decimation"],
-                                           window=p["filter_half_width"], window_s=p["window"],
-                                           max_condition=p["max_condition"],
-                                           min_window_s=min(p["min_window"], p["window"]),
-                                           change_threshold=p["change_threshold"],
-                                           change_holdoff_s=p["change_holdoff"])
         self._reporter = Reporter(self, p["log_period"])
         self._changes_logged = 0
         self._estimate = self.create_publisher(JointState, ESTIMATE_TOPIC, 10)
+        # the estimator (its regressor, structural base parameters, SciPy: 1-2 s) is built after the node is up;
+        # the states that come meanwhile are queued and taken in, in order, once it exists (pardyn.nodes.deferred)
+        self.estimator: Deferred[OnlineIdentifier] = Deferred(lambda: self._make_identifier(p), self._take,
+                                                              done=self._built, name="identifier build")
         # not a control loop: a deep queue, so that a busy executor loses no sample (a gap restarts the filter)
-        self._states = self.create_subscription(JointState, STATE_TOPIC, self._on_state, STATE_QOS)
+        self._states = self.create_subscription(JointState, STATE_TOPIC, self.estimator.offer, STATE_QOS)
         self._timer = self.create_timer(1.0 / p["publish_rate"], self._publish)
         self._save = self.create_service(Trigger, "~/save", self._on_save)
-        self.get_logger().info(
-            f"robot {self.robot.name}: {self._states.topic_name} -> {self._estimate.topic_name} at "
-            f"{p['publish_rate']:g} Hz, {len(self.identifier.names)} base parameters, window {p['window']:g} s"
-        )
+        self._setup = (f"robot {self.robot.name}: {self._states.topic_name} -> {self._estimate.topic_name} at "
+                       f"{p['publish_rate']:g} Hz, window {p['window']:g} s")
+        self.estimator.start()
 
-    def _on_state(self, message: JointState) -> None:
+    def _make_identifier(self, p: dict) -> OnlineIdentifier:
+        from pardyn.identification.online import OnlineIdentifier  # noqa: PLC0415 - SciPy: built after the start
+
+        return OnlineIdentifier(self.robot, rate_hz=p["rate"], decimation=p["decimation"],
+                                window=p["filter_half_width"], window_s=p["window"],
+                                max_condition=p["max_condition"], min_window_s=min(p["min_window"], p["window"]),
+                                change_threshold=p["change_threshold"], change_holdoff_s=p["change_holdoff"])
+
+    def _built(self, estimator: Deferred[OnlineIdentifier]) -> None:
+        if estimator.error is not None or estimator.value is None:
+            self.get_logger().fatal(f"cannot build the estimator: {type(estimator.error).__name__}: "
+                                    f"{estimator.error}; joint_states dropped, ~/save refused")
+            return
+        self.get_logger().info(
+            f"{self._setup}, {len(estimator.value.names)} base parameters (estimator built {estimator.seconds:.2f} s "
+            f"after the node, {estimator.replayed} states taken in that came meanwhile)")
+
+    @property
+    def identifier(self) -> OnlineIdentifier | None:
+        """The estimator, None while it is built (or if its build failed)."""
+        return self.estimator.value
+
+    def _take(self, identifier: OnlineIdentifier, message: JointState) -> None:
         names = list(message.name)
         try:
             missing = [n for n in self.robot.measured_names if n not in names]
@@ -76,16 +102,16 @@ class IdentifierNode(Node):
                                  f"{len(message.position)} positions, {len(message.effort)} efforts)")
             position = np.array([message.position[names.index(n)] for n in self.robot.measured_names])
             effort = np.array([message.effort[names.index(n)] for n in self.robot.actuated_names])
-            self.identifier.add(stamp_to_ns(message.header.stamp) * 1e-9, position, effort)
-            if len(self.identifier.changes) > self._changes_logged:
-                self._changes_logged = len(self.identifier.changes)
-                self.get_logger().info(f"change of the robot detected at t = {self.identifier.changes[-1]:.3f} s: "
+            identifier.add(stamp_to_ns(message.header.stamp) * 1e-9, position, effort)
+            if len(identifier.changes) > self._changes_logged:
+                self._changes_logged = len(identifier.changes)
+                self.get_logger().info(f"change of the robot detected at t = {identifier.changes[-1]:.3f} s: "
                                        "estimation window restarted")
         except PardynError as error:
             self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
 
     def _publish(self) -> None:
-        estimate = self.identifier.estimate()
+        estimate = None if self.identifier is None else self.identifier.estimate()
         if estimate is None:
             return
         message = JointState()
@@ -98,6 +124,11 @@ class IdentifierNode(Node):
         self._estimate.publish(message)
 
     def _on_save(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        if self.identifier is None:
+            response.success, response.message = False, (
+                "the estimator is still being built" if self.estimator.error is None
+                else f"the estimator could not be built: {self.estimator.error}")
+            return response
         try:
             estimate = self.identifier.save(self.parameters_out)
         except (OSError, PardynError) as error:
