@@ -704,9 +704,11 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
     actuated = list(robot.actuated_indices)
     tried: dict[bytes, SimulatedSystem] = {}  # the start's run, simulated to choose the start, used once
 
+    recordings = list(zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded)))  # with payload?
+
     def model_runs(chi: np.ndarray, accelerations: bool = True):
         """Each recording's closed-loop run of the model ``chi``, with that recording."""
-        for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded)):
+        for data, setup, with_payload in recordings:
             yield data, simulators[-1].run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
                                            payload=with_payload, accelerations=accelerations)
 
@@ -728,6 +730,19 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
             return np.asarray(tried.pop(chi.tobytes()).positions)
         return np.concatenate([run.q[:, actuated] for _, run in model_runs(chi, accelerations=False)])
 
+    def simulate_linearised(chi: np.ndarray):  # CLOE, ML: the positions and their linearised sensitivity
+        if chi.tobytes() in tried_linearised:
+            return tried_linearised.pop(chi.tobytes())
+        runs = [simulators[-1].run_linearised(chi, setup, regressor, start_time=data.start_time, start=data.start_q,
+                                              times=data.t, payload=with_payload)
+                for data, setup, with_payload in recordings]
+        return (np.concatenate([run.q[:, actuated] for run, _ in runs]),
+                lambda: np.concatenate([sensitivity() for _, sensitivity in runs]))
+
+    tried_linearised: dict[bytes, tuple] = {}
+    linearised = getattr(options, "sensitivity", None) == "linearised" and all(
+        hasattr(setup.law, "kp") and hasattr(setup.law, "kd") for setup in closed_loop)
+
     say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
     start, kind = None, getattr(options, "start", "wls")  # a plug-in's options may have no start
     if kind == "nominal":
@@ -735,7 +750,10 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         start = base.from_standard(np.array([values[n] for n in base.standard_names]))
     elif kind == "wls":
         try:
-            tried[weighted.chi.tobytes()] = simulate(weighted.chi)
+            if linearised:
+                tried_linearised[weighted.chi.tobytes()] = simulate_linearised(weighted.chi)
+            else:
+                tried[weighted.chi.tobytes()] = simulate(weighted.chi)
         except ModelSimulationError as error:
             if not hasattr(options, "start"):
                 raise
@@ -749,6 +767,7 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         simulators.append(ModelSimulator(robot, consistent.parameters, base))  # the min-norm correction from it
     context = EstimatorContext(weighted=weighted, simulate=simulate, start=start, block_sigmas=weighted.block_sigmas,
                                rank_eps=_solver_eps(settings), progress=say, simulate_positions=simulate_positions,
+                               simulate_linearised=simulate_linearised if linearised else None,
                                positions=np.concatenate([data.q[:, actuated] for data in every]))
     return estimate(chosen.name, reduced, options, context)
 

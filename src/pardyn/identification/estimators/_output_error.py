@@ -64,7 +64,7 @@ from pardyn.registry import option
 
 __all__ = ["SENSITIVITIES", "OutputErrorOptions", "position_output_error"]
 
-SENSITIVITIES = ("secant", "differences")
+SENSITIVITIES = ("linearised", "secant", "differences")
 """How the output-error estimators take the sensitivity (module docstring)."""
 
 
@@ -72,9 +72,10 @@ SENSITIVITIES = ("secant", "differences")
 class OutputErrorOptions(IterationOptions):
     """The position output-error estimators' options: :class:`IterationOptions` and the sensitivity."""
 
-    sensitivity: str = option(SENSITIVITIES[0], "sensitivity of the simulated positions: forward differences at the "
-                              "first step then Broyden updates (secant), or forward differences at every step",
-                              choices=SENSITIVITIES)
+    sensitivity: str = option(SENSITIVITIES[0], "sensitivity of the simulated positions: the linearised closed loop "
+                              "integrated along each run (linearised; secant where the simulation gives none), "
+                              "forward differences at the first step then Broyden updates (secant), or forward "
+                              "differences at every step", choices=SENSITIVITIES)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -135,16 +136,32 @@ def position_output_error(name: str, system: LinearSystem, context: EstimatorCon
             raise InputError(f"the {name} estimator's error covariance is singular ({error}): a joint's simulated "
                              "and measured positions agree exactly") from error
 
-    simulated: dict[bytes, np.ndarray] = {}  # the last runs by chi: the accepted candidate is the next base
-    secant = getattr(options, "sensitivity", "differences") == "secant"
+    simulated: dict[bytes, tuple] = {}  # the last runs by chi: the accepted candidate is the next base
+    mode = getattr(options, "sensitivity", "differences")
+    if mode == "linearised" and context.simulate_linearised is None:
+        mode = "secant"  # a simulation without the linearised loop (a plug-in's, a law without gains)
+        if context.progress:
+            context.progress(f"{name}: the simulation gives no linearised closed loop: secant sensitivity")
+    secant = mode == "secant"
 
-    def positions(chi: np.ndarray) -> np.ndarray:
+    def run(chi: np.ndarray) -> tuple:
         key = chi.tobytes()
         if key not in simulated:
             if len(simulated) > 4:
                 simulated.clear()
-            simulated[key] = _positions(context, chi)
+            if mode == "linearised":
+                out, sensitivity = context.simulate_linearised(chi)
+                simulated[key] = (np.asarray(out, dtype=float), sensitivity)
+            else:
+                simulated[key] = (_positions(context, chi), None)
         return simulated[key]
+
+    def positions(chi: np.ndarray) -> np.ndarray:
+        return run(chi)[0]
+
+    def linearised(chi: np.ndarray, base: np.ndarray) -> np.ndarray:
+        """(L1) on the run of ``chi`` (N n_a, n_b)."""
+        return np.asarray(run(chi)[1](), dtype=float).reshape(base.size, chi.size)
 
     def differences(chi: np.ndarray, base: np.ndarray) -> np.ndarray:
         """Forward differences ``d vec(q_s) / d chi`` (N n_a, n_b), one simulation per parameter."""
@@ -165,7 +182,7 @@ def position_output_error(name: str, system: LinearSystem, context: EstimatorCon
         cost = _cost(residual, root)
         fresh = not secant or "sensitivity" not in last
         if fresh:
-            last["sensitivity"] = differences(chi, base)
+            last["sensitivity"] = linearised(chi, base) if mode == "linearised" else differences(chi, base)
         new, new_cost = chi, cost
         while True:
             raw = np.asarray(last["sensitivity"])  # d vec(q_s) / d chi (N n_a, n_b), unweighted
