@@ -17,6 +17,11 @@ The runs measured on 28 Nov 2026 (one CPU slot each, ``--workers 1``), stopped a
     pardyn experiment estimator_benchmark --out OUT --draws 50 --estimators ols,wls,ekf,ukf --workers 1
     pardyn experiment estimator_benchmark --out OUT_OE --draws 1 --levels mid --robots dualv,delta \\
         --estimators wls,iv,didim,cloe,ml --workers 1
+
+and with the linearised sensitivity of CLOE and ML (stopped at 12:12 UTC by ``timeout 1500``: 5/5/4 draws per level):
+
+    pardyn experiment estimator_benchmark --out OUT_CLOE --draws 50 --robots dualv --levels low,mid,high \\
+        --estimators wls,iv,cloe,ml --workers 1
 """
 
 from __future__ import annotations
