@@ -7,9 +7,12 @@
   forward differences at every step. With position noise 30 times larger on one joint than on the other,
   Gauss-Markov says that weighting by the inverse noise covariance (maximum likelihood) estimates the
   shared ``f`` with a smaller spread than weighting alike (CLOE): checked over 12 noise draws.
-* The five-bar in closed loop with its controller (pardyn's closed-loop forward dynamics with the
-  nominal parameters): noise-free positions, start 5 % off, truth to 1e-8; and ``pardyn identify
-  --estimator cloe`` on a MuJoCo run (the plant's as-built parameters as the truth).
+* The linearised sensitivity (eq. L1): on the hand-built loop from the test's own sensitivity equations (the
+  estimator's use of it: truth to 1e-8, fewer simulations than secant); on the five-bar's model in closed loop
+  with its controller (pardyn's closed-loop forward dynamics, :func:`position_sensitivity`) against forward
+  differences of the full simulation (every base column within 1 %), and CLOE with it from a start 5 % off
+  returning the truth to 1e-8 (one simulation a step, never one without its sensitivity). The pipeline's ML on a
+  MuJoCo run is in ``test_estimators.py``.
 """
 
 from __future__ import annotations
