@@ -253,9 +253,11 @@ class ModelSimulator:
                 carried = set()
             columns = [-1 if c in carried else c for c in columns]
 
+        mapping = np.linalg.pinv(self.base.regrouping)  # d chi_st / d chi_b = K^+ (standard_from_base)
+
         def sensitivity() -> np.ndarray:
             return position_sensitivity(self.robot, plant.dynamics, regressor, recording.q, recording.qdot,
-                                        recording.command, setup, gains, columns, self.base.independent)[index]
+                                        recording.command, setup, gains, columns, mapping)[index]
 
         return run, sensitivity
 
@@ -271,7 +273,7 @@ def _law_gains(law: ControlLaw) -> tuple[np.ndarray, np.ndarray]:
 def position_sensitivity(
     robot: Robot, dynamics: ForwardDynamics, regressor: Regressor, q: np.ndarray, qdot: np.ndarray,
     command: np.ndarray, setup: ClosedLoopSetup, gains: tuple[np.ndarray, np.ndarray], columns: Sequence[int],
-    independent: np.ndarray,
+    mapping: np.ndarray,
 ) -> np.ndarray:
     """Sensitivity of the actuated positions to the base parameters along a closed-loop run: eq. (L1) of
     :mod:`pardyn.identification.estimators._output_error` (the law's gains, its velocity filter and saturation, the
@@ -284,7 +286,7 @@ def position_sensitivity(
         q, qdot: the run's states at every control instant (K, nv); command: the torque held after each (K, n_a).
         setup: the controller (rate, velocity filter, limits); gains: its ``kp``, ``kd`` (n_a,).
         columns: each standard column of the base parameters in the regressor's columns (-1: zero, a payload
-            column of an unloaded run); independent: the base columns among them (n_b,).
+            column of an unloaded run); mapping: ``d chi_st / d chi_b`` (n_st, n_b) of the simulated model, ``K^+``.
 
     Returns:
         ``S`` (K, n_a, n_b): ``d q_a(t_k) / d chi_b`` (rad, m per unit of each base parameter).
@@ -301,7 +303,7 @@ def position_sensitivity(
                 tree[:, :, regressor.names.index(name)] = maps[:, drive.index, :] * np.tanh(
                     qdot[:, drive.index, None] / dynamics.coulomb_width)
     standard = np.where(np.asarray(columns)[None, None, :] >= 0, tree[:, :, np.maximum(columns, 0)], 0.0)
-    observation = standard[:, :, independent]  # (K, n, n_b): W^T Y_t K^+ = the base columns
+    observation = standard @ mapping  # (K, n, n_b): W^T Y_t K^+ (the base columns where the regrouping is exact)
     mass = np.empty((count, robot.nv, robot.nv))
     model, data = dynamics.model, dynamics.data
     for k in range(count):

@@ -40,10 +40,12 @@ The sensitivity (``sensitivity`` option, :class:`OutputErrorOptions`):
   the path, not the estimate. Measured: on the five-bar every base column within 0.39 % of forward differences
   of the full simulation (2.8 % without the friction slope); on the DualV (n_b = 28, 2 s of the benchmark's
   trajectory, nominal parameters) 0.21-0.89 % (median 0.40 %; 0.85-3.7 % without the friction slope: its
-  Coulomb friction of 0.3 N m smoothed over 0.02 rad/s is 15 N m s/rad near rest). One CLOE fit of the DualV
-  benchmark draw (``python bench/estimator_benchmark.py cost dualv cloe 3``, both CPU slots held): 33 s,
-  3 simulations (the start's and one per step; converged in 2 steps), base-parameter error 0.97 %; ML 35 s,
-  3 simulations, 0.87 % (secant, measured before: 276 s, 31 simulations, 0.99 %). Where the
+  Coulomb friction of 0.3 N m smoothed over 0.02 rad/s is 15 N m s/rad near rest); on the Delta (n_b = 43, 1 s,
+  differences of relative step 1e-3: at 1e-6 the closures' 1e-12 projection tolerance is their noise) 40 columns
+  within 0.18 %, the three ``zz`` of the bars, whose effect is 10^4 times below the largest, within 7.5 %. One
+  CLOE fit of the DualV benchmark draw (``python bench/estimator_benchmark.py cost dualv cloe 3``, both CPU
+  slots held): 33 s, 3 simulations (the start's and one per step; converged in 2 steps), base-parameter error
+  0.97 %; ML 35 s, 3 simulations, 0.87 % (secant, measured before: 276 s, 31 simulations, 0.99 %). Where the
   simulation gives no linearised loop (a plug-in's, a law without gains ``kp``, ``kd``) the secant sensitivity
   is taken, in one progress line.
 * ``"differences"``: forward differences at every step, one closed-loop simulation per base parameter
