@@ -45,7 +45,8 @@ The sensitivity (``sensitivity`` option, :class:`OutputErrorOptions`):
   within 0.18 %, the three ``zz`` of the bars, whose effect is 10^4 times below the largest, within 7.5 %. One
   CLOE fit of the DualV benchmark draw (``python bench/estimator_benchmark.py cost dualv cloe 3``, both CPU
   slots held): 33 s, 3 simulations (the start's and one per step; converged in 2 steps), base-parameter error
-  0.97 %; ML 35 s, 3 simulations, 0.87 % (secant, measured before: 276 s, 31 simulations, 0.99 %). Where the
+  0.97 %; ML 35 s, 3 simulations, 0.87 %; secant, same session: 247 s, 31 simulations, 0.99 %, also 2 steps
+  (``... cost dualv cloe 3 secant``). Where the
   simulation gives no linearised loop (a plug-in's, a law without gains ``kp``, ``kd``) the secant sensitivity
   is taken, in one progress line.
 * ``"differences"``: forward differences at every step, one closed-loop simulation per base parameter
