@@ -17,6 +17,11 @@ The runs measured on 28 Nov 2026 (one CPU slot each, ``--workers 1``), stopped a
     pardyn experiment estimator_benchmark --out OUT --draws 50 --estimators ols,wls,ekf,ukf --workers 1
     pardyn experiment estimator_benchmark --out OUT_OE --draws 1 --levels mid --robots dualv,delta \\
         --estimators wls,iv,didim,cloe,ml --workers 1
+
+and with the linearised sensitivity of CLOE and ML (stopped at 12:12 UTC by ``timeout 1500``: 5/5/4 draws per level):
+
+    pardyn experiment estimator_benchmark --out OUT_CLOE --draws 50 --robots dualv --levels low,mid,high \\
+        --estimators wls,iv,cloe,ml --workers 1
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ def table(out: Path) -> None:
     print(text)
 
 
-def cost(robot_name: str, name: str, iterations: int = 3, sensitivity: str = "secant") -> None:
+def cost(robot_name: str, name: str, iterations: int = 3, sensitivity: str = "linearised") -> None:
     from pardyn.experiments import estimator_benchmark as eb  # noqa: PLC0415
     from pardyn.identification import model_simulation as ms  # noqa: PLC0415
     from pardyn.identification.pipeline import identify  # noqa: PLC0415
@@ -63,7 +68,7 @@ def cost(robot_name: str, name: str, iterations: int = 3, sensitivity: str = "se
     if not bag.exists():
         eb._record(robot_name, truth, reference, start, duration, eb.LEVELS[1], 1000, bag)
     count = [0, 0.0]
-    run = ms.ModelSimulator.run
+    run = ms.ModelSimulator._closed_loop  # every closed-loop simulation (run, run_linearised)
 
     def counted(self, *args, **kwargs):
         clock = time.perf_counter()
@@ -72,7 +77,7 @@ def cost(robot_name: str, name: str, iterations: int = 3, sensitivity: str = "se
         count[1] += time.perf_counter() - clock
         return result
 
-    ms.ModelSimulator.run = counted
+    ms.ModelSimulator._closed_loop = counted
     settings = IdentificationSettings(workers=1, estimator_iterations=iterations, estimator_sensitivity=sensitivity)
     clock = time.perf_counter()
     result = identify(robot, [bag], settings=settings.replace(estimator=name), show_progress=True,

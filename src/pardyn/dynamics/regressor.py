@@ -231,6 +231,10 @@ class Regressor:
         return out
 
     # ------------------------------------------------------ closed loop
+    def velocity_maps(self, q: np.ndarray) -> np.ndarray:
+        """The closed loops' velocity maps ``W`` (N, nv, n), ``qdot = W xdot``, at the states ``q`` (N, nv)."""
+        return self._maps(np.atleast_2d(np.asarray(q, dtype=float)))
+
     def _maps(self, q: np.ndarray) -> np.ndarray:
         if self._fast is not None:  # the loops' row space from computeJointJacobians (ActuationMaps)
             return self._fast.velocity_maps(self._fast.constraint_jacobians(q))

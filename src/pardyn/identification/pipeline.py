@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -704,9 +704,11 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
     actuated = list(robot.actuated_indices)
     tried: dict[bytes, SimulatedSystem] = {}  # the start's run, simulated to choose the start, used once
 
+    recordings = list(zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded)))  # with payload?
+
     def model_runs(chi: np.ndarray, accelerations: bool = True):
         """Each recording's closed-loop run of the model ``chi``, with that recording."""
-        for data, setup, with_payload in zip(every, closed_loop, [False] * len(unloaded) + [True] * len(loaded)):
+        for data, setup, with_payload in recordings:
             yield data, simulators[-1].run(chi, setup, start_time=data.start_time, start=data.start_q, times=data.t,
                                            payload=with_payload, accelerations=accelerations)
 
@@ -728,6 +730,8 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
             return np.asarray(tried.pop(chi.tobytes()).positions)
         return np.concatenate([run.q[:, actuated] for _, run in model_runs(chi, accelerations=False)])
 
+    simulate_linearised = _linearised_runs(options, simulators, recordings, regressor, actuated)
+
     say = (lambda line: print(line, file=sys.stderr)) if show_progress else None
     start, kind = None, getattr(options, "start", "wls")  # a plug-in's options may have no start
     if kind == "nominal":
@@ -735,7 +739,10 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         start = base.from_standard(np.array([values[n] for n in base.standard_names]))
     elif kind == "wls":
         try:
-            tried[weighted.chi.tobytes()] = simulate(weighted.chi)
+            if simulate_linearised is None:
+                tried[weighted.chi.tobytes()] = simulate(weighted.chi)
+            else:  # the run is kept for the estimator's first step
+                simulate_linearised(weighted.chi)
         except ModelSimulationError as error:
             if not hasattr(options, "start"):
                 raise
@@ -749,8 +756,35 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         simulators.append(ModelSimulator(robot, consistent.parameters, base))  # the min-norm correction from it
     context = EstimatorContext(weighted=weighted, simulate=simulate, start=start, block_sigmas=weighted.block_sigmas,
                                rank_eps=_solver_eps(settings), progress=say, simulate_positions=simulate_positions,
+                               simulate_linearised=simulate_linearised,
                                positions=np.concatenate([data.q[:, actuated] for data in every]))
     return estimate(chosen.name, reduced, options, context)
+
+
+def _linearised_runs(options: object, simulators: list[ModelSimulator],
+                     recordings: list[tuple[BagData, ClosedLoopSetup, bool]], regressor: Regressor, actuated: list[int]):
+    """``simulate_linearised(chi)`` of the position output-error estimators (None unless their ``sensitivity`` is
+    ``"linearised"`` and every recording's law has gains ``kp``, ``kd``): every recording's run of the last
+    simulator's model ``chi`` (its actuated positions, stacked) and their linearised sensitivity (N, n_a, n_b),
+    computed when asked. The last answer is kept until the next call and given again to a call with the same
+    ``chi`` (the start's run, simulated to choose the start, is the estimator's first)."""
+    if getattr(options, "sensitivity", None) != "linearised" or not all(
+            hasattr(setup.law, "kp") and hasattr(setup.law, "kd") for _, setup, _ in recordings):
+        return None
+    last: dict[bytes, tuple] = {}
+
+    def simulate_linearised(chi: np.ndarray) -> tuple[np.ndarray, Callable[[], np.ndarray]]:
+        if chi.tobytes() in last:
+            return last.pop(chi.tobytes())
+        last.clear()
+        runs = [simulators[-1].run_linearised(chi, setup, regressor, start_time=data.start_time, start=data.start_q,
+                                              times=data.t, payload=with_payload)
+                for data, setup, with_payload in recordings]
+        last[chi.tobytes()] = answer = (np.concatenate([run.q[:, actuated] for run, _ in runs]),
+                                        lambda: np.concatenate([sensitivity() for _, sensitivity in runs]))
+        return answer
+
+    return simulate_linearised
 
 
 def _physical_start(reduced: LinearSystem, base: BaseParameters, robot: Robot, weighted: Estimate,

@@ -16,7 +16,7 @@ derivative filter into ``W``:
   simulation of the model (:mod:`pardyn.identification.model_simulation`);
 * :mod:`.didim`: DIDIM (Gautier, Janot, Vandanjon 2013): closed-loop output error on the torques;
 * :mod:`.cloe`: CLOE (Landau and Karimi 1997; Brunot et al. 2017): closed-loop output error on the
-  positions, Levenberg-Marquardt on finite-difference sensitivities;
+  positions, Levenberg-Marquardt on the linearised closed loop's sensitivities;
 * :mod:`.ml`: maximum likelihood: the same output error with the noise covariance of the joints
   estimated (Goodwin and Payne 1977; Brunot et al. 2017);
 * :mod:`.ekf`, :mod:`.ukf`: extended and unscented Kalman filters with the base parameters as

@@ -19,9 +19,39 @@ weighted residual variance (Gauss-Newton's asymptotic covariance).
 
 The sensitivity (``sensitivity`` option, :class:`OutputErrorOptions`):
 
+* ``"linearised"`` (default): the closed loop differentiated along each run, in one simulation. In the task
+  coordinates ``x`` (n,) of the closed loops (``qdot = W xdot``, ``J = W[actuated]``) the model is
+  ``Y_x(q, qdot, qddot) chi = J^T tau`` with ``Y_x = W^T Y_t`` the regressor in base columns (the identification
+  regressor's own, :meth:`pardyn.dynamics.regressor.Regressor.projected_tree`) and ``tau`` the recorded law,
+  ``Kp (q_ref - q_a) - Kd (qdot_ref - v_a)`` with ``v_a`` its filtered velocity. Differentiating by ``chi`` with
+  ``S_x = d x / d chi`` (n, n_b):
+
+      M_x S_x'' + W^T F' W S_x' = J^T dtau - Y_x,     dtau = -Kp S_a - Kd S_v,     S_a = J S_x      (L1)
+
+  (``M_x = W^T M W`` the reduced mass matrix, ``F'`` (nv, nv) diagonal the drives' friction slope
+  ``fv + fs / w sech^2(qdot / w)``, ``S_v`` the velocity filter applied to ``S_a``, ``dtau = 0`` on a saturated
+  joint, ``dtau`` held over the control period as the command is). The rest of the model's own derivatives in
+  ``q`` and ``qdot`` (Coriolis, gravity stiffness, ``dM/dq``) are neglected: the stiff PD dominates them. The
+  start is fixed and at rest (``S_x(0) = S_x'(0) = 0``); the sensitivity of the actuated positions is
+  ``S_a`` at the sample times (:func:`pardyn.identification.model_simulation.position_sensitivity`:
+  trapezoidal steps at the control rate, the friction term implicit). (L1) is derived here from the
+  reduced dynamics (the DualV paper's eqs. 15-16, :mod:`pardyn.dynamics.forward`); no reference stating it was
+  checked. The truth of noise-free data is a fixed point whatever ``S`` (below), so the neglected terms change
+  the path, not the estimate. Measured: on the five-bar every base column within 0.39 % of forward differences
+  of the full simulation (2.8 % without the friction slope); on the DualV (n_b = 28, 2 s of the benchmark's
+  trajectory, nominal parameters) 0.21-0.89 % (median 0.40 %; 0.85-3.7 % without the friction slope: its
+  Coulomb friction of 0.3 N m smoothed over 0.02 rad/s is 15 N m s/rad near rest); on the Delta (n_b = 43, 1 s,
+  differences of relative step 1e-3: at 1e-6 the closures' 1e-12 projection tolerance is their noise) 40 columns
+  within 0.18 %, the three ``zz`` of the bars, whose effect is 10^4 times below the largest, within 7.5 %. One
+  CLOE fit of the DualV benchmark draw (``python bench/estimator_benchmark.py cost dualv cloe 3``, both CPU
+  slots held): 33 s, 3 simulations (the start's and one per step; converged in 2 steps), base-parameter error
+  0.97 %; ML 35 s, 3 simulations, 0.87 %; secant, same session: 247 s, 31 simulations, 0.99 %, also 2 steps
+  (``... cost dualv cloe 3 secant``). Where the
+  simulation gives no linearised loop (a plug-in's, a law without gains ``kp``, ``kd``) the secant sensitivity
+  is taken, in one progress line.
 * ``"differences"``: forward differences at every step, one closed-loop simulation per base parameter
   (``n_b + 2`` simulations a step at least);
-* ``"secant"`` (default): forward differences at the first step only, then Broyden's rank-one update
+* ``"secant"``: forward differences at the first step only, then Broyden's rank-one update
   after each accepted step ``delta`` (Broyden 1965; Dennis and Schnabel 1996, eq. 8.1.5):
 
       S+ = S + (Delta q_s - S delta) delta^T / (delta^T delta),    Delta q_s = vec(q_s(chi + delta) - q_s(chi))   (S1)
@@ -33,7 +63,8 @@ The sensitivity (``sensitivity`` option, :class:`OutputErrorOptions`):
   the reported covariance, from the last ``S``). Measured on the DualV benchmark draw (n_b = 28, one
   closed-loop simulation ~15 s): three steps cost 35 simulations instead of 96. With the cheaper simulation
   (:mod:`pardyn.identification.model_simulation`: positions alone, 8.9 s each) a CLOE fit of that draw takes
-  276 s for 31 simulations (``python bench/estimator_benchmark.py cost dualv cloe 3``).
+  276 s for 31 simulations, base-parameter error 0.99 %
+  (``python bench/estimator_benchmark.py cost dualv cloe 3 secant``).
 
 Reference: Q. Leboutet, J. Roux, A. Janot, J. R. Guadarrama-Olvera, G. Cheng, "Inertial parameter
 identification in robotics: a survey", Applied Sciences 11(9) 4303, 2021 (CLOE and ML as in its
@@ -64,7 +95,7 @@ from pardyn.registry import option
 
 __all__ = ["SENSITIVITIES", "OutputErrorOptions", "position_output_error"]
 
-SENSITIVITIES = ("secant", "differences")
+SENSITIVITIES = ("linearised", "secant", "differences")
 """How the output-error estimators take the sensitivity (module docstring)."""
 
 
@@ -72,9 +103,10 @@ SENSITIVITIES = ("secant", "differences")
 class OutputErrorOptions(IterationOptions):
     """The position output-error estimators' options: :class:`IterationOptions` and the sensitivity."""
 
-    sensitivity: str = option(SENSITIVITIES[0], "sensitivity of the simulated positions: forward differences at the "
-                              "first step then Broyden updates (secant), or forward differences at every step",
-                              choices=SENSITIVITIES)
+    sensitivity: str = option(SENSITIVITIES[0], "sensitivity of the simulated positions: the linearised closed loop "
+                              "integrated along each run (linearised; secant where the simulation gives none), "
+                              "forward differences at the first step then Broyden updates (secant), or forward "
+                              "differences at every step", choices=SENSITIVITIES)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -107,6 +139,45 @@ def _cost(residual: np.ndarray, root: np.ndarray) -> float:
     return float(np.sum((residual @ root) ** 2))
 
 
+def _mode(name: str, context: EstimatorContext, options: OutputErrorOptions) -> str:
+    """The sensitivity rule to use: the option's, secant where the simulation gives no linearised loop."""
+    mode = getattr(options, "sensitivity", "differences")
+    if mode == "linearised" and context.simulate_linearised is None:  # a plug-in's simulation, a law without gains
+        mode = "secant"
+        if context.progress:
+            context.progress(f"{name}: the simulation gives no linearised closed loop: secant sensitivity")
+    return mode
+
+
+class _Runs:
+    """The model's last closed-loop runs by ``chi`` (the accepted candidate is the next step's base run), with their
+    (L1) sensitivity when ``mode`` is ``"linearised"`` (computed when asked: a rejected candidate never is)."""
+
+    def __init__(self, context: EstimatorContext, mode: str) -> None:
+        self.context, self.mode = context, mode
+        self.simulated: dict[bytes, tuple] = {}
+
+    def _run(self, chi: np.ndarray) -> tuple:
+        key = chi.tobytes()
+        if key not in self.simulated:
+            if len(self.simulated) > 4:
+                self.simulated.clear()
+            if self.mode == "linearised":
+                out, sensitivity = self.context.simulate_linearised(chi)
+                self.simulated[key] = (np.asarray(out, dtype=float), sensitivity)
+            else:
+                self.simulated[key] = (_positions(self.context, chi), None)
+        return self.simulated[key]
+
+    def positions(self, chi: np.ndarray) -> np.ndarray:
+        """The simulated actuated positions (N, n_a)."""
+        return self._run(chi)[0]
+
+    def linearised(self, chi: np.ndarray) -> np.ndarray:
+        """(L1) on the run of ``chi`` (N, n_a, n_b)."""
+        return np.asarray(self._run(chi)[1](), dtype=float)
+
+
 def position_output_error(name: str, system: LinearSystem, context: EstimatorContext, options: OutputErrorOptions,
                           covariance: Covariance) -> EstimatorResult:
     """The output-error estimate of the base parameters on the positions (module docstring).
@@ -135,16 +206,16 @@ def position_output_error(name: str, system: LinearSystem, context: EstimatorCon
             raise InputError(f"the {name} estimator's error covariance is singular ({error}): a joint's simulated "
                              "and measured positions agree exactly") from error
 
-    simulated: dict[bytes, np.ndarray] = {}  # the last runs by chi: the accepted candidate is the next base
-    secant = getattr(options, "sensitivity", "differences") == "secant"
+    mode = _mode(name, context, options)
+    secant = mode == "secant"
+    runs = _Runs(context, mode)
+    positions = runs.positions
 
-    def positions(chi: np.ndarray) -> np.ndarray:
-        key = chi.tobytes()
-        if key not in simulated:
-            if len(simulated) > 4:
-                simulated.clear()
-            simulated[key] = _positions(context, chi)
-        return simulated[key]
+    def afresh(chi: np.ndarray, base: np.ndarray) -> np.ndarray:
+        """``d vec(q_s) / d chi`` (N n_a, n_b) afresh: (L1) on the run of ``chi``, or forward differences."""
+        if mode == "linearised":
+            return runs.linearised(chi).reshape(base.size, chi.size)
+        return differences(chi, base)
 
     def differences(chi: np.ndarray, base: np.ndarray) -> np.ndarray:
         """Forward differences ``d vec(q_s) / d chi`` (N n_a, n_b), one simulation per parameter."""
@@ -165,7 +236,7 @@ def position_output_error(name: str, system: LinearSystem, context: EstimatorCon
         cost = _cost(residual, root)
         fresh = not secant or "sensitivity" not in last
         if fresh:
-            last["sensitivity"] = differences(chi, base)
+            last["sensitivity"] = afresh(chi, base)
         new, new_cost = chi, cost
         while True:
             raw = np.asarray(last["sensitivity"])  # d vec(q_s) / d chi (N n_a, n_b), unweighted

@@ -2,9 +2,9 @@
 
 The base parameters that make the model, simulated in closed loop with the recorded controller and
 reference, reproduce the measured actuated positions: ``min ||vec(q_m - q_s(chi))||^2``, every joint
-weighted alike, by Levenberg-Marquardt on finite-difference sensitivities started from the eq. (48)
-WLS estimate (:mod:`._output_error`, its eqs. 38-39). Unlike DIDIM (whose output is the torque), the
-noise it sees is the encoders', not the torque sensors'; it costs ``n_b + 2`` simulations a step.
+weighted alike, by Levenberg-Marquardt started from the eq. (48) WLS estimate (:mod:`._output_error`, its
+eqs. 38-39), the sensitivities from the linearised closed loop along each run (its eq. L1: one simulation a
+step). Unlike DIDIM (whose output is the torque), the noise it sees is the encoders', not the torque sensors'.
 """
 
 from __future__ import annotations

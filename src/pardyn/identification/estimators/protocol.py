@@ -180,6 +180,10 @@ class EstimatorContext:
         simulate_positions: ``simulate_positions(chi) -> (N, n_a)``: the simulated actuated positions alone
             (no observation matrix, no accelerations: cheaper); the position output-error estimators use it
             when given, else ``simulate(chi).positions``.
+        simulate_linearised: ``simulate_linearised(chi) -> (positions (N, n_a), sensitivity)``: the same positions
+            and ``sensitivity() -> (N, n_a, n_b)``, their derivatives with respect to the base parameters from the
+            same run's linearised closed loop (the ``"linearised"`` sensitivity of the position output-error
+            estimators; ``None``: they take the secant one).
     """
 
     weighted: Estimate | None = None
@@ -192,6 +196,7 @@ class EstimatorContext:
     base: Any = None
     layout: Any = None
     simulate_positions: Callable[[np.ndarray], np.ndarray] | None = None
+    simulate_linearised: Callable[[np.ndarray], tuple[np.ndarray, Callable[[], np.ndarray]]] | None = None
 
     def reference(self, system: LinearSystem) -> Estimate:
         """``weighted``, or the eq. (48) WLS of ``system`` when none was given."""
