@@ -318,7 +318,7 @@ def position_sensitivity(
         slope += dynamics.model.friction / dynamics.coulomb_width / np.cosh(qdot / dynamics.coulomb_width) ** 2
     try:
         forcing = -np.linalg.solve(reduced, observation)  # -M_x^-1 Y_x (K, n, n_b)
-        drive = np.linalg.solve(reduced, np.swapaxes(jacobian, 1, 2))  # M_x^-1 J^T (K, n, n_a)
+        actuation = np.linalg.solve(reduced, np.swapaxes(jacobian, 1, 2))  # M_x^-1 J^T (K, n, n_a)
         damping = np.linalg.solve(reduced, np.swapaxes(maps, 1, 2) @ (slope[:, :, None] * maps))  # M_x^-1 W^T F' W
     except np.linalg.LinAlgError as error:
         raise ModelSimulationError(f"the reduced mass matrix W^T M W is singular on the run ({error})") from error
@@ -340,8 +340,8 @@ def position_sensitivity(
             filtered = smoothing * filtered + (1.0 - smoothing) / period * (actuated - previous)
         previous = actuated
         torque = -(active[k] * kp)[:, None] * actuated - (active[k] * kd)[:, None] * filtered  # held (n_a, n_b)
-        now = drive[k] @ torque + forcing[k] - damping[k] @ velocity
-        after = drive[k + 1] @ torque + forcing[k + 1]  # the friction term implicit (trapezoid): stiff near rest
+        now = actuation[k] @ torque + forcing[k] - damping[k] @ velocity
+        after = actuation[k + 1] @ torque + forcing[k + 1]  # the friction term implicit (trapezoid): stiff near rest
         following = np.linalg.solve(identity + 0.5 * period * damping[k + 1], velocity + 0.5 * period * (now + after))
         after = after - damping[k + 1] @ following
         position = position + period * velocity + period**2 / 6.0 * (2.0 * now + after)
