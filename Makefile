@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-TEST_WORKERS ?= 1  # pytest-xdist processes of make test; 2 (28 Nov, fresh clone): 16-22 min of tests, with load failures of two multi-process tests in one run of two (see the issue notes)
+TEST_WORKERS ?= 2  # pytest-xdist processes of make test (1: one process, ~20 min); the load failures of two workers seen on 28 Nov fixed at their causes (recorder teardown, demo run end)
 
 .PHONY: demo test test-fast test-compiled lint bench docs install clean
 
