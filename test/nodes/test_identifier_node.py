@@ -84,3 +84,52 @@ def test_identifier_publishes_the_estimate_and_saves_it_when_well_conditioned(la
     assert response.success, response.message
     saved = json.loads(out.read_text())
     assert saved["robot"] == "dualv" and 1.0 < saved["online_estimate"]["condition"] < 1e4  # what the controller checks
+
+
+FAILING_BUILD = """
+import os, sys
+from pardyn.nodes.stopping import stop_signals
+stop_signals().exit_promptly("identifier")  # what the console script does first
+from pardyn.nodes import identifier
+from pardyn.nodes.common import run_node
+
+def failing_build(self, p):  # what a bug or an unusable robot does to the build after the node is up
+    raise RuntimeError("regressor of leg 3 not finite")
+
+identifier.IdentifierNode._make_identifier = failing_build
+code = run_node(identifier.IdentifierNode, "identifier", ["--ros-args", "--params-file", sys.argv[1]])
+sys.stderr.flush()
+os._exit(code)
+"""
+
+
+def test_an_estimator_that_cannot_be_built_ends_the_node_with_exit_1(ros_domain):
+    """The estimator is built on a thread after the node is up (start-up, issue 34); a build that fails ends the
+    node with exit code 1 and the reason (launch then reports the process died), as a node that cannot start
+    does. Before: the node logged it and went on running, dropping every state."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    run = subprocess.run([sys.executable, "-c", FAILING_BUILD, str(CONFIG)], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 1, run.stderr
+    assert "cannot build the estimator: RuntimeError: regressor of leg 3 not finite" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+
+
+def test_a_bringup_in_one_process_stops_when_the_estimator_cannot_be_built(monkeypatch):
+    """``pardyn bringup`` (nodes in one process, :func:`pardyn.nodes.bringup.run_nodes`): the same failure ends the run
+    with one error naming the node, after the nodes are destroyed. Before: the run went on without an estimator."""
+    import pytest  # noqa: PLC0415
+
+    from pardyn.errors import DescriptionError  # noqa: PLC0415
+    from pardyn.nodes import identifier  # noqa: PLC0415
+    from pardyn.nodes.bringup import Bringup, NodeSpec, run_nodes  # noqa: PLC0415
+
+    def failing_build(self, p):
+        raise RuntimeError("regressor of leg 3 not finite")
+
+    monkeypatch.setattr(identifier.IdentifierNode, "_make_identifier", failing_build)
+    bringup = Bringup(source=Path("test_failing_identifier"), nodes=(NodeSpec("identifier", parameters=(CONFIG,)),))
+    with pytest.raises(DescriptionError, match="identifier cannot go on: cannot build the estimator: RuntimeError"):
+        run_nodes(bringup, duration_s=30.0)

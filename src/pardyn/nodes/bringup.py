@@ -291,6 +291,9 @@ def run_nodes(
     :class:`~pardyn.nodes.stopping.StopSignals` (the CLI's); without it the
     handlers are installed for the run and given back after it (a test process).
     The returned nodes are destroyed: read figures from them, do not spin them.
+
+    Raises:
+        DescriptionError: a node cannot start, or cannot go on (:func:`pardyn.nodes.common.node_failure`).
     """
     import rclpy  # noqa: PLC0415 - only here: loading a bringup file needs no rclpy
     from rclpy.exceptions import ParameterException  # noqa: PLC0415
@@ -298,7 +301,7 @@ def run_nodes(
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
     from pardyn.errors import PardynError  # noqa: PLC0415
-    from pardyn.nodes.common import make_executor, needs_message_info, one_blas_thread  # noqa: PLC0415
+    from pardyn.nodes.common import make_executor, needs_message_info, node_failure, one_blas_thread  # noqa: PLC0415
     from pardyn.nodes.realtime import SWITCH_INTERVAL_S, CollectorControl, own_process  # noqa: PLC0415
     from pardyn.nodes.registry import node_class  # noqa: PLC0415
 
@@ -346,6 +349,8 @@ def run_nodes(
         while not stop.requested and context.ok() and (deadline is None or time.monotonic() < deadline):
             if until is not None and until(nodes):
                 break
+            if any(node_failure(node) is not None for node in nodes.values()):
+                break
             executor.spin_once(timeout_sec=0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
             collector.tick()
     except ExternalShutdownException:
@@ -361,6 +366,10 @@ def run_nodes(
         give_back()
         if own:
             stop.restore()
+    failed = {name: node_failure(node) for name, node in nodes.items() if node_failure(node) is not None}
+    if failed:
+        raise DescriptionError(f"{bringup.source}: " + "; ".join(f"{name} cannot go on: {why}"
+                                                                  for name, why in failed.items()))
     if stop.requested:
         print(f"[INFO] [bringup]: stopped by {stop.describe()}: {len(nodes)} nodes destroyed", file=sys.stderr,
               flush=True)

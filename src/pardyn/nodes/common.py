@@ -294,8 +294,16 @@ def needs_message_info(node: Node) -> bool:
     return bool(getattr(node, "needs_message_info", False))
 
 
+def node_failure(node: Node | None) -> str | None:
+    """What keeps a running node from its work, or None: a node sets its ``failure`` attribute when something it
+    builds after its start fails (the identifier's estimator, built on a thread once the node is up). The node
+    has logged it; :func:`run_node` then ends the process with exit code 1 (launch reports the process died) and
+    :func:`pardyn.nodes.bringup.run_nodes` raises, as for a node that cannot start."""
+    return getattr(node, "failure", None)
+
+
 def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None = None) -> int:
-    """Run ``factory()``'s node until SIGINT/SIGTERM; exit code 0, or 1 if it cannot start.
+    """Run ``factory()``'s node until SIGINT/SIGTERM; exit code 0, or 1 if it cannot start or go on (:func:`node_failure`).
 
     The signals only ask for the stop (:mod:`pardyn.nodes.stopping`): the loop
     ends between two callbacks, the node is destroyed (its summary is logged),
@@ -342,7 +350,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
         # spin_once in a loop, not spin(): the events executor of rclpy 9.1's wheels never returns from
         # spin() nor runs a callback in it (measured), while spin_once works; the stop is looked at
         # between callbacks, at least every 0.1 s
-        while not stop.requested and rclpy.ok():
+        while not stop.requested and rclpy.ok() and node_failure(node) is None:
             executor.spin_once(timeout_sec=0.1)
             collector.tick()
     except ExternalShutdownException:
@@ -359,6 +367,8 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
         faulthandler.cancel_dump_traceback_later()
         give_back()
         stop.ignore_further()  # the process ends: see StopSignals.ignore_further
+    if node_failure(node) is not None:
+        return 1  # the node logged what failed
     if not destroyed:
         what = f"rclpy's node destruction did not return within {RELEASE_WAIT_S} s: left to the process's exit"
         return _stopped(name, stop, what) if stop.requested else 0

@@ -58,6 +58,7 @@ class IdentifierNode(Node):
         self._reporter = Reporter(self, p["log_period"])
         self._changes_logged = 0
         self._estimate = self.create_publisher(JointState, ESTIMATE_TOPIC, 10)
+        self.failure: str | None = None  # the estimator's build failed: the node ends (common.node_failure)
         # the estimator (its regressor, structural base parameters, SciPy: 1-2 s) is built after the node is up;
         # the states that come meanwhile are queued and taken in, in order, once it exists (pardyn.nodes.deferred)
         self.estimator: Deferred[OnlineIdentifier] = Deferred(lambda: self._make_identifier(p), self._take,
@@ -80,8 +81,8 @@ class IdentifierNode(Node):
 
     def _built(self, estimator: Deferred[OnlineIdentifier]) -> None:
         if estimator.error is not None or estimator.value is None:
-            self.get_logger().fatal(f"cannot build the estimator: {type(estimator.error).__name__}: "
-                                    f"{estimator.error}; joint_states dropped, ~/save refused")
+            self.failure = f"cannot build the estimator: {type(estimator.error).__name__}: {estimator.error}"
+            self.get_logger().fatal(f"{self.failure}; the node stops (exit code 1)")
             return
         self.get_logger().info(
             f"{self._setup}, {len(estimator.value.names)} base parameters (estimator built {estimator.seconds:.2f} s "
