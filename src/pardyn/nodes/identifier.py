@@ -17,6 +17,7 @@ Bad input (missing joints, NaN) is logged, throttled, and dropped; the estimate 
 regressor, the robot's structural base parameters, SciPy) is built on a thread after the node is subscribed and
 publishing; the states that arrive meanwhile are queued and taken in, in order, once it exists
 (:class:`pardyn.nodes.deferred.Deferred`; its set-up line says how many), and ~/save answers that it is being built.
+A build that fails ends the node with exit code 1 and the reason (:func:`pardyn.nodes.common.node_failure`).
 Parameters: ``config/identifier.yaml`` (table: :data:`pardyn.node_parameters.IDENTIFIER`). Run: ``ros2 run pardyn identifier --ros-args --params-file config/identifier.yaml``.
 """
 
