@@ -363,7 +363,9 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
         faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S, exit=True)
         hung = f"rclpy's node destruction did not return within {RELEASE_WAIT_S + HELD_EXIT_S:.2f} s: process ended"
         line = stop.stop_line(name, hung, RELEASE_WAIT_S + HELD_EXIT_S) if stop.requested else None
-        destroyed = release_rclpy(executor, node, rclpy.try_shutdown, exit_if_held=stop.owns_process, held_line=line)
+        # a lock-holding hang ends the process with exit 0: not for a node that failed (exit 1, the faulthandler's)
+        destroyed = release_rclpy(executor, node, rclpy.try_shutdown,
+                                  exit_if_held=stop.owns_process and node_failure(node) is None, held_line=line)
         faulthandler.cancel_dump_traceback_later()
         give_back()
         stop.ignore_further()  # the process ends: see StopSignals.ignore_further
