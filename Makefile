@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-TEST_WORKERS ?= 2  # pytest-xdist processes of make test (1: one process, ~20 min); the load failures of two workers seen on 28 Nov fixed at their causes (recorder teardown, demo run end)
+TEST_WORKERS ?= 2  # pytest-xdist processes of make test (fresh clone, 28 Nov: 12 min 55 s; 1: one process, ~20 min); the load failures of two workers seen on 28 Nov fixed at their causes (recorder teardown, demo run end)
 
 .PHONY: demo test test-fast test-compiled lint bench docs install clean
 
