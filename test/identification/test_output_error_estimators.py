@@ -80,7 +80,7 @@ def test_noise_free_closed_loop_positions_give_the_truth(name):
 
 
 def test_secant_sensitivity_reaches_the_truth_with_fewer_simulations():
-    """Broyden's updates (default) and forward differences at every step both return the truth to 1e-8; the
+    """Broyden's updates (secant) and forward differences at every step both return the truth to 1e-8; the
     updates take the differences (3 simulations here) once, so they cost fewer simulations."""
     q, v, a, tau = _closed_loop(TRUTH)
     runs = {}

@@ -278,11 +278,9 @@ class SimNode(Node):
         """The sensor model and the state message it fills (one effort per name: zero on sensed passive joints)."""
         model = MeasurementModel(self.robot, **options)
         names = list(model.names)
-        actuated = [k for k, name in enumerate(names) if name in self.names]
-        self._effort_mask = np.isin(names, self.names)
-        self._effort_sources = np.array([model.torque_names.index(names[k]) for k in actuated], dtype=int)
         self._efforts = np.zeros(len(names))
-        self._actuated_rows = np.array([names.index(name) for name in self.names], dtype=int)
+        self._actuated_rows = np.array([names.index(name) for name in self.names], dtype=int)  # in the message
+        self._torque_rows = np.array([model.torque_names.index(name) for name in self.names], dtype=int)  # measured
         self._state_buffer = JointStateBuffer(names)
         return model
 
@@ -292,7 +290,7 @@ class SimNode(Node):
         stamp_ns = self.step * self.period_ns
         reading = self.measurement.measure(state)
         # one effort per name: the actuators' measured torques, zero on the sensed passive joints
-        self._efforts[self._effort_mask] = reading.torques[self._effort_sources]
+        self._efforts[self._actuated_rows] = reading.torques[self._torque_rows]
         message = self._state_buffer.fill(stamp_ns, position=reading.positions, velocity=reading.velocities,
                                           effort=self._efforts)
         truth = None
