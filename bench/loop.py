@@ -197,6 +197,7 @@ def run_pair(args, namespace: str, lockstep: bool, executor: str, logs: Path) ->
         "robot": args.robot, "plant": args.plant, "rate": float(args.rate), "lockstep": str(lockstep).lower(),
         "torque_noise": 0.0, "torque_noise_floor": 0.0, "publish_ground_truth": "false",
         **({"integrator": args.integrator} if args.integrator else {}),
+        **({"plant_timestep": args.plant_timestep} if args.plant_timestep else {}),
     }, sim_log, {"PARDYN_EXECUTOR": sim_executor})
     if controller_executor == "plain":  # the anchor: the smallest rclpy node answering each state
         import pardyn  # noqa: PLC0415
@@ -311,7 +312,8 @@ def in_process_rate(args, steps: int = 2000) -> float:
     from pardyn.plants.measurement import MeasurementModel  # noqa: PLC0415
 
     robot = pardyn.load_robot(args.robot)
-    plant = make_plant(robot, args.plant, options={"coulomb_width": 0.01, "integrator": args.integrator})
+    plant = make_plant(robot, args.plant, options={"coulomb_width": 0.01, "integrator": args.integrator,
+                                                   "plant_timestep": args.plant_timestep})
     sensors = MeasurementModel(robot, velocities="difference", torque_noise=0.0, torque_noise_floor=0.0)
     law = JointPD(100.0, 6.0, limits=actuator_limits(robot))
     hold = JointReference.hold(robot.home[robot.actuated_indices])
@@ -330,6 +332,8 @@ def main() -> int:
     parser.add_argument("--robot", default="dualv")
     parser.add_argument("--plant", default="mujoco", choices=["mujoco", "pinocchio"])
     parser.add_argument("--integrator", default="", help="MuJoCo integrator of the sim (sim parameter; empty: RK4)")
+    parser.add_argument("--plant-timestep", type=float, default=0.0,
+                        help="plant integration step (s; sim parameter plant_timestep; 0: the plant's default)")
     parser.add_argument("--law", default="pd", help="controller law (controller parameter)")
     parser.add_argument("--rate", type=float, default=1000.0, help="control rate (Hz)")
     parser.add_argument("--seconds", type=float, default=10.0, help="wall-clock seconds measured per run")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pardyn.control.timing import DurationLog, StepLatency
+from pardyn.control.timing import DurationLog, RealTimeRate, StepLatency
 
 
 def test_duration_log_keeps_the_last_values_in_order_and_gives_their_percentiles():
@@ -49,3 +49,16 @@ def test_step_latency_tags_wrap_at_the_modulus():
     timing.applied(step, 5)
     np.testing.assert_allclose(timing.latency.values, [0.0003], atol=1e-12)
     assert timing.fresh == 1
+
+
+def test_real_time_rate_reports_the_windows_a_loop_runs_behind():
+    """A hand clock: 1000 periods in 1 s keep a 1 kHz rate; 600 in 1 s (a period's work of ~1.7 ms) do not."""
+    rate = RealTimeRate(1000.0, window_s=1.0, share=0.95)
+    assert rate.tick(0.0) is None  # the first tick starts the window
+    reports = [rate.tick(k * 1e-3) for k in range(1, 1001)]
+    assert reports == [None] * 1000 and rate.windows == 1 and rate.slow_windows == 0
+    late = [rate.tick(1.0 + k / 600.0) for k in range(1, 601)]
+    assert late[:-1] == [None] * 599 and abs(late[-1] - 600.0) < 1e-6
+    assert (rate.windows, rate.slow_windows) == (2, 1)
+    assert all(rate.tick(2.0 + k / 960.0) is None for k in range(1, 1001))  # 960 Hz: within 95 %
+    assert (rate.windows, rate.slow_windows) == (3, 1)

@@ -10,7 +10,6 @@ minimum-norm laws).
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,9 @@ import pytest
 import rclpy
 import yaml
 from rclpy.parameter import Parameter
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
 
 from pardyn.control import JointReference
 from pardyn.control.computed_torque import ComputedTorque, ExtendedComputedTorque, MeasuredReference
@@ -56,7 +57,7 @@ def context(ros_domain):
 def make_node(context, law_file: str, **extra) -> tuple[ControllerNode, list]:
     node = ControllerNode(context=context, parameter_overrides=parameters(law_file, **extra))
     sent = []
-    node._publisher.publish = lambda message: sent.append(copy.deepcopy(message))  # capture (the node reuses its message)
+    node._publisher.publish = lambda data: sent.append(deserialize_message(data, Float64MultiArray))  # its bytes
     return node, sent
 
 

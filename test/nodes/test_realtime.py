@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 from sensor_msgs.msg import JointState
+from rclpy.serialization import deserialize_message, serialize_message
 from std_msgs.msg import Float64MultiArray
 
 from pardyn import load_robot
@@ -141,14 +142,16 @@ def test_the_fallback_line_names_the_refusal(monkeypatch):
 
 def test_no_collection_and_no_new_message_in_the_answer_path(ros_client, in_process):
     """Before: a new Float64MultiArray (layout, label, list) per state, and the collector free to run inside the
-    state's callback. Witnesses: CPython's gc callbacks, object identity."""
+    state's callback. Witnesses: CPython's gc callbacks; each command is the one buffer's bytes (the states
+    given as the state thread takes them: serialized)."""
     from pardyn.nodes.controller import ControllerNode
 
     node = in_process(ControllerNode, ros_client, "no_garbage", "--params-file", str(CONTROLLER_CONFIG),
                       "-p", "lock_memory:=false", "-p", "realtime_priority:=0")
     robot = load_robot("dualv")
     home = robot.home[robot.actuated_indices]
-    states = [joint_state(robot.actuated_names, home + 0.01 * np.sin(0.01 * k), k) for k in range(1, 3001)]
+    states = [serialize_message(joint_state(robot.actuated_names, home + 0.01 * np.sin(0.01 * k), k))
+              for k in range(1, 3001)]
     published: list = []
     node._publisher.publish = published.append
     collections: list[dict] = []
@@ -167,9 +170,9 @@ def test_no_collection_and_no_new_message_in_the_answer_path(ros_client, in_proc
             node._on_state(message)
         gc.callbacks.remove(count)
         assert collections == [], f"{len(collections)} collections during 2500 answers"
-        assert len(published) == 3000 and all(message is published[0] for message in published)
-        assert published[-1].layout.data_offset == 3000 and published[-1].layout.dim[0].label == ",".join(
-            robot.actuated_names)
+        assert len(published) == 3000 and all(type(message) is bytes for message in published)
+        last = deserialize_message(published[-1], Float64MultiArray)
+        assert last.layout.data_offset == 3000 and last.layout.dim[0].label == ",".join(robot.actuated_names)
         # the collector runs where the main loop asks it to: CPython reports it
         gc.callbacks.append(count)
         collector._next = 0.0
@@ -278,7 +281,7 @@ def test_states_answered_while_the_sim_clock_lags_do_not_trip_the_watchdog(ros_c
         clock.set_ros_time_override(Time(seconds=1.0))  # the last /clock the executor handled
         home = robot.home[robot.actuated_indices]
         for k in range(1001, 1101):  # the state thread answers 1.001 .. 1.100 s of states meanwhile
-            node._answer(joint_state(robot.actuated_names, home, k))
+            node._on_state(joint_state(robot.actuated_names, home, k))
         clock.set_ros_time_override(Time(seconds=1.1))  # the executor catches up with /clock
         assert node.protocol.watchdog(node._watchdog_clock_s()) is None  # answered 0 ms ago, not 100 ms
         assert not node.protocol.tripped

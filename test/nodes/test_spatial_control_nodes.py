@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from rclpy.serialization import deserialize_message
+from std_msgs.msg import Float64MultiArray
 
 from pardyn.control.gains import pd_gains_from_bandwidth
 from pardyn.nodes.bringup import Bringup, NodeSpec, run_nodes
@@ -55,7 +57,8 @@ def test_law_through_the_nodes_tracks_within_the_yaml_limits(name, law, model, r
         node = nodes["controller"]
         if not hasattr(node, "_spied"):  # record every command the controller publishes
             publish = node._publisher.publish
-            node._publisher.publish = lambda message: (commands.append(np.array(message.data)), publish(message))
+            node._publisher.publish = lambda data: (
+                commands.append(np.array(deserialize_message(data, Float64MultiArray).data)), publish(data))
             node._spied = True
         sim = nodes["sim"]
         return sim.step * sim.period_s >= SIMULATED_S

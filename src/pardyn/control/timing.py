@@ -10,7 +10,10 @@ allocation per sample, O(1) per record) and give percentiles on demand.
   commands carry the number of the state they answer (the lockstep tag of
   :mod:`pardyn.nodes.sim`), the wall time from sending state ``k`` to
   receiving its command, and the share of periods that ran on the command of
-  the state just before them (``fresh``) rather than an older one.
+  the state just before them (``fresh``) rather than an older one;
+* :class:`RealTimeRate`: whether a free-running loop keeps its rate over
+  windows of wall time (a simulation whose period's work exceeds the period
+  runs behind real time).
 
 The nodes print them in their summaries; ``bench/loop.py`` reads them there.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DurationLog", "StepLatency"]
+__all__ = ["DurationLog", "RealTimeRate", "StepLatency"]
 
 
 class DurationLog:
@@ -106,3 +109,35 @@ class StepLatency:
         """Latency percentiles (ms) and the share of fresh commands."""
         return (f"state -> command latency {self.latency.describe('ms')}, "
                 f"{100.0 * self.fresh_share:.2f} % of periods on the answer to the state just before")
+
+
+class RealTimeRate:
+    """Periods per wall-clock second of a free-running loop, over windows of ``window_s``.
+
+    :meth:`tick` (once per period, with a steady clock's time) returns the rate of a window that just
+    ended below ``share`` of ``rate_hz`` (the loop runs behind real time), else None. The first window
+    starts at the first tick.
+    """
+
+    def __init__(self, rate_hz: float, window_s: float = 1.0, share: float = 0.95) -> None:
+        self.rate_hz, self.window_s, self.share = float(rate_hz), float(window_s), float(share)
+        self._start: float | None = None
+        self._periods = 0
+        self.slow_windows = 0
+        self.windows = 0
+
+    def tick(self, now_s: float) -> float | None:
+        if self._start is None:
+            self._start = now_s
+            return None
+        self._periods += 1
+        elapsed = now_s - self._start
+        if elapsed < self.window_s:
+            return None
+        rate = self._periods / elapsed
+        self._start, self._periods = now_s, 0
+        self.windows += 1
+        if rate >= self.share * self.rate_hz:
+            return None
+        self.slow_windows += 1
+        return rate

@@ -104,7 +104,7 @@ from pardyn.control.joint_state import JointStateFilter
 from pardyn.control.laws import law_from_parameters, needs_model
 from pardyn.control.model_swap import swap_model
 from pardyn.control.estimate_file import check_estimate_file
-from pardyn.control.safety import SafeCommand
+from pardyn.control.safety import SafeCommand, joint_label
 from pardyn.control.step import ControlStep
 from pardyn.control.timing import DurationLog
 from pardyn.errors import InputError, PardynError
@@ -121,8 +121,9 @@ from pardyn.nodes.common import (
     run_node,
     stamp_to_ns,
 )
-from pardyn.nodes.messages import CommandBuffer, joint_readings, reference_from_message
+from pardyn.nodes.messages import joint_readings, reference_from_message
 from pardyn.nodes.realtime import StateLoop, node_realtime_setup
+from pardyn.nodes.wire import CommandWire, JointStateWire, WireState, serialized
 from pardyn.robot import Robot, load_robot
 from pardyn.trajectories import SampledReference
 from pardyn.transport.lockstep import LockstepAnswer
@@ -174,11 +175,12 @@ class ControllerNode(Node):
         self.law_time = DurationLog()  # the law (+ projection) per answered state
 
         self._lock = threading.Lock()  # the state thread's answer against the executor's callbacks
-        self._command_buffer = CommandBuffer(self.names)  # every command: one message, refilled
+        self._command_buffer = CommandWire(joint_label(self.names), len(self.names))  # every command: refilled bytes
+        self._state_wire = JointStateWire()  # every state read from its bytes (pardyn.nodes.wire)
         self._publisher = self.create_publisher(Float64MultiArray, COMMAND_TOPIC, CONTROL_QOS)
         # the states on their own thread (pardyn.nodes.realtime): no executor dispatch, no other callback before them
         self._states = StateLoop(self, JointState, STATE_TOPIC, LATEST_STATE_QOS, self._on_state,
-                                 name=f"{NODE_NAME} states")
+                                 name=f"{NODE_NAME} states", raw=True)
         self._reference = self.create_subscription(JointTrajectory, REFERENCE_TOPIC, self._on_trajectory, LATCHED_QOS)
         self._load = self.create_service(Trigger, "~/load_parameters", self._on_load_parameters)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -259,13 +261,19 @@ class ControllerNode(Node):
         self.get_logger().info(response.message)
         return response
 
-    def _on_state(self, message: JointState) -> None:
-        """Answer one state (on the state thread, :class:`pardyn.nodes.realtime.StateLoop`)."""
+    def _on_state(self, message: bytes | JointState) -> None:
+        """Answer one state (on the state thread, :class:`pardyn.nodes.realtime.StateLoop`: its bytes; a
+        ``JointState`` given in process takes the same path)."""
+        try:
+            state = self._state_wire.read(serialized(message))
+        except InputError as error:
+            self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
+            return
         with self._lock:
-            self._answer(message)
+            self._answer(state)
 
-    def _answer(self, message: JointState) -> None:
-        stamp_ns = stamp_to_ns(message.header.stamp)
+    def _answer(self, message: WireState) -> None:
+        stamp_ns = message.stamp_ns
         if len(message.position) != len(message.name) or len(message.velocity) not in (0, len(message.name)):
             self._reporter.warning("state lengths", f"dropped {STATE_TOPIC} message: {len(message.name)} names but "
                                    f"{len(message.position)} positions and {len(message.velocity)} velocities")
@@ -291,7 +299,7 @@ class ControllerNode(Node):
         if back:
             self.get_logger().info(f"{STATE_TOPIC} back at {stamp_ns * 1e-9:.6f} s: control resumed")
 
-    def _sensed(self, message: JointState) -> np.ndarray | None:
+    def _sensed(self, message: WireState) -> np.ndarray | None:
         """The sensed passive joints' positions for eq. (50)'s forward problem when the step reads them and
         the state has them all, finite (else None: the actuated joints alone)."""
         if not self.step.reads_sensed:

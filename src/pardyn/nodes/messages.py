@@ -14,7 +14,7 @@ Every reader raises :class:`pardyn.errors.InputError` naming what is wrong
 
 from __future__ import annotations
 
-import array
+import functools
 import math
 
 import numpy as np
@@ -25,17 +25,19 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from pardyn.control.safety import joint_label
 from pardyn.errors import InputError
-from pardyn.nodes.common import NANOSECONDS, ns_to_stamp
+from pardyn.nodes.common import ns_to_stamp
+from pardyn.nodes.wire import WireState
 from pardyn.trajectories import JointSamples
 from pardyn.trajectories.joint import reference_from_message  # the core's reading, the nodes' name
 
-__all__ = ["CommandBuffer", "JointStateBuffer", "command_message", "joint_readings", "reference_from_message", "trajectory_message"]
+__all__ = ["command_message", "joint_readings", "reference_from_message", "trajectory_message"]
 
 
 def joint_readings(
-    message: JointState, names: tuple[str, ...], *, what: str = "actuated", velocities=None,
+    message: JointState | WireState, names: tuple[str, ...], *, what: str = "actuated", velocities=None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Positions and velocities (k,) of the joints ``names`` (a law's ``joints``, every joint of a state) in a JointState.
+    """Positions and velocities (k,) of the joints ``names`` (a law's ``joints``, every joint of a state) in a
+    JointState (a message, or one read from its bytes: :class:`pardyn.nodes.wire.WireState`).
 
     ``velocities`` (one per message name) replace the message's own: the filled-in ones of
     :class:`pardyn.control.joint_state.JointStateFilter` (estimates where the message has none or NaN).
@@ -43,22 +45,33 @@ def joint_readings(
     Raises:
         InputError: missing names, lengths that differ, NaN/inf.
     """
-    given = list(message.name)
+    given = tuple(message.name)
     velocity_field = message.velocity if velocities is None else velocities
     if len(message.position) != len(given) or len(velocity_field) != len(given):
         raise InputError(
             f"{len(given)} names but {len(message.position)} positions and {len(velocity_field)} velocities"
         )
-    missing = [name for name in names if name not in given]
-    if missing:
-        raise InputError(f"missing {what} joints {missing}, got {given}")
-    where = [given.index(name) for name in names]
-    position = np.array([message.position[i] for i in where], dtype=float)
-    velocity = np.array([velocity_field[i] for i in where], dtype=float)
-    bad = [name for name, p, v in zip(names, position, velocity) if not (math.isfinite(p) and math.isfinite(v))]
-    if bad:
+    where = _positions_of(names, given)
+    if isinstance(where, str):
+        raise InputError(where.format(what=what))
+    position = np.asarray(message.position, dtype=float)[where]
+    velocity = np.asarray(velocity_field, dtype=float)[where]
+    if not (np.isfinite(position).all() and np.isfinite(velocity).all()):
+        bad = [name for name, p, v in zip(names, position, velocity) if not (math.isfinite(p) and math.isfinite(v))]
         raise InputError(f"non-finite position or velocity of {bad}")
     return position, velocity
+
+
+@functools.lru_cache(maxsize=64)
+def _positions_of(names: tuple[str, ...], given: tuple[str, ...]) -> np.ndarray | str:
+    """Where each of ``names`` is in ``given`` (a stream's names rarely change: computed once per pair), or the
+    message naming the missing ones (``{what}`` left to fill)."""
+    missing = [name for name in names if name not in given]
+    if missing:
+        return f"missing {{what}} joints {missing}, got {list(given)}"
+    where = np.array([given.index(name) for name in names], dtype=np.intp)
+    where.setflags(write=False)  # shared by every call with these names
+    return where
 
 
 def command_message(tau: np.ndarray, names: tuple[str, ...], tag: int) -> Float64MultiArray:
@@ -68,53 +81,6 @@ def command_message(tau: np.ndarray, names: tuple[str, ...], tag: int) -> Float6
     message.layout.data_offset = int(tag)
     message.data = [float(v) for v in tau]
     return message
-
-
-class CommandBuffer:
-    """One command message built once and refilled per state: :func:`command_message`'s fields without a new
-    message, layout or list per answer (the 1 kHz path allocates nothing it can keep).
-
-    ``message.data`` is an ``array('d')`` of ``len(names)`` values written in place through a numpy view;
-    a caller that keeps a published message must copy it (the next :meth:`fill` overwrites it).
-    """
-
-    def __init__(self, names: tuple[str, ...]) -> None:
-        self.message = Float64MultiArray()
-        self.message.layout.dim = [MultiArrayDimension(label=joint_label(names), size=len(names), stride=len(names))]
-        self.message.data = array.array("d", bytes(8 * len(names)))
-        self._values = np.frombuffer(self.message.data, dtype=float)  # a view: writes land in the message
-
-    def fill(self, tau, tag: int) -> Float64MultiArray:
-        """The message holding the torques ``tau`` (n_a,) tagged ``tag`` (the same object every call)."""
-        self._values[:] = tau
-        self.message.layout.data_offset = int(tag)
-        return self.message
-
-
-class JointStateBuffer:
-    """One ``JointState`` built once and refilled per state (the sim's 1 kHz publish), as :class:`CommandBuffer`.
-
-    ``names`` are set once; each of ``fields`` (``position``, ``velocity``, ``effort``) is an ``array('d')`` of
-    ``len(names)`` values written in place through a numpy view; :meth:`fill` sets the stamp's two integers.
-    A new message per state cost ~80 us of Python in the sim (its header, stamp, name list and the field
-    setters' conversion of lists). A caller that keeps a published message must copy it.
-    """
-
-    def __init__(self, names, fields: tuple[str, ...] = ("position", "velocity", "effort")) -> None:
-        self.message = JointState()
-        self.message.name = list(names)
-        self._views = {}
-        for field in fields:
-            setattr(self.message, field, array.array("d", bytes(8 * len(names))))
-            self._views[field] = np.frombuffer(getattr(self.message, field), dtype=float)
-
-    def fill(self, stamp_ns: int, **values) -> JointState:
-        """The message stamped ``stamp_ns`` (>= 0) holding ``values`` (field name -> (len(names),)): the same object."""
-        stamp = self.message.header.stamp
-        stamp.sec, stamp.nanosec = divmod(int(stamp_ns), NANOSECONDS)
-        for field, value in values.items():
-            self._views[field][:] = value
-        return self.message
 
 
 def trajectory_message(samples: JointSamples, indices, names, start_ns: int) -> JointTrajectory:

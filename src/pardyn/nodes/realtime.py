@@ -195,7 +195,8 @@ class StateLoop:
     """One subscription of ``node`` served by its own thread (module docstring); created stopped.
 
     ``callback(message)`` (``message_info``: ``callback(message, info)``, the info as rclpy gives it to a
-    subscription callback that takes it, ``publisher_gid`` among it) runs on that thread for every message taken; it must not raise (it is the
+    subscription callback that takes it, ``publisher_gid`` among it; ``raw``: the message's serialized bytes,
+    :mod:`pardyn.nodes.wire`) runs on that thread for every message taken; it must not raise (it is the
     node's loop: an exception is logged once per kind and the loop goes on). :meth:`start` starts the
     thread with ``setup()`` run on it first (the priority: it applies to the calling thread);
     :meth:`stop` ends it (from any thread) and :meth:`destroy` releases the subscription.
@@ -204,7 +205,7 @@ class StateLoop:
     """
 
     def __init__(self, node, msg_type: type, topic: str, qos_profile, callback: Callable[..., None],
-                 name: str = "state loop", *, message_info: bool = False) -> None:
+                 name: str = "state loop", *, message_info: bool = False, raw: bool = False) -> None:
         from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy  # noqa: PLC0415
         from rclpy.type_support import check_is_valid_msg_type  # noqa: PLC0415
 
@@ -217,6 +218,7 @@ class StateLoop:
         self.qos_profile = qos_profile
         self._name = name
         self._message_info = message_info  # callback(message, info): the publisher's gid among the info
+        self._raw = raw  # callback(bytes): the serialized message, not converted to Python (pardyn.nodes.wire)
         self._thread: threading.Thread | None = None
         self._stopping = False
         self.setup_result: Any = None
@@ -246,7 +248,7 @@ class StateLoop:
 
     def _serve(self) -> None:
         rclpy, handle, guard, msg_type, callback = self._rclpy, self._handle, self._guard, self._msg_type, self._callback
-        with_info = self._message_info
+        with_info, raw = self._message_info, self._raw
         context, waited, busy, woken, take = self._node.context, self.waited, self.busy, self.woken, self.take
         wait_set = rclpy.WaitSet(1, 1, 0, 0, 0, 0, context.handle)
         gate = ANSWER_GATE
@@ -259,7 +261,7 @@ class StateLoop:
             woken_ns = time.time_ns()  # the wait returned and this thread holds the interpreter lock again
             if self._stopping:
                 break
-            taken = handle.take_message(msg_type, False)
+            taken = handle.take_message(msg_type, raw)
             if taken is None:
                 continue
             self.taken += 1

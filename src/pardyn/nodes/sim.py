@@ -105,7 +105,7 @@ from pardyn.transport.lockstep import LockstepSim
 from pardyn.transport.sources import CommandSources, SourceEvent
 from pardyn.transport.start_gate import StartGate
 from pardyn.control.safety import CommandRejected, check_command
-from pardyn.control.timing import DurationLog, StepLatency
+from pardyn.control.timing import DurationLog, RealTimeRate, StepLatency
 from pardyn.dynamics.parameters import read_parameter_file
 from pardyn.errors import InputError
 from pardyn.nodes.common import (
@@ -120,8 +120,8 @@ from pardyn.nodes.common import (
     period_ns,
     run_node,
 )
-from pardyn.nodes.messages import JointStateBuffer
 from pardyn.nodes.realtime import StateLoop
+from pardyn.nodes.wire import JointStateWriter, WireCommand, decode_command, serialized
 from pardyn.plants import PlantState
 from pardyn.plants.measurement import MeasurementModel
 from pardyn.plants.registry import make_plant
@@ -176,6 +176,7 @@ class SimNode(Node):
         self.timing = StepLatency()  # state k sent -> command tagged k received, in this process
         self._armed_step: int | None = None  # the step at the first command: rates and freshness count from it
         self.step_time = DurationLog()  # plant step + measurement + publishing, per period
+        self.real_time = RealTimeRate(1.0 / self.period_s)  # free-running: periods per wall-clock second
         self._sent: tuple | None = None  # the messages of the current state (None: not published yet)
         self._lock = threading.Lock()  # the command thread's steps against the executor's timer
 
@@ -224,10 +225,10 @@ class SimNode(Node):
         self._motor_publisher = (  # rotor encoders of a flexible-joint plant
             self.create_publisher(JointState, MOTOR_STATE_TOPIC, state_qos) if p["plant"] == "flexible" else None
         )
-        # the messages of a state, refilled per step (pardyn.nodes.messages.JointStateBuffer)
-        self._truth_buffer = (JointStateBuffer(self.robot.joint_names, ("position", "velocity"))
+        # the messages of a state, serialized once and refilled per step (pardyn.nodes.wire)
+        self._truth_buffer = (JointStateWriter(self.robot.joint_names, ("position", "velocity"))
                               if self._truth_publisher is not None else None)
-        self._motor_buffer = (JointStateBuffer(self.names, ("position", "effort"))
+        self._motor_buffer = (JointStateWriter(self.names, ("position", "effort"))
                               if self._motor_publisher is not None else None)
         self._clock_message = ClockMessage()
         sources = frozenset(self._qualified(name) for name in p["command_sources"])
@@ -237,7 +238,7 @@ class SimNode(Node):
         # with each message, so every node of a process spins with the events executor (make_executor), which
         # cannot call a callback that takes the message info (command_sources once forced rclpy's Python one)
         self._commands = StateLoop(self, Float64MultiArray, COMMAND_TOPIC, CONTROL_QOS, self._on_command_taken,
-                                   name=f"{NODE_NAME} commands", message_info=True)
+                                   name=f"{NODE_NAME} commands", message_info=True, raw=True)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         if self.lockstep:
             self._timer = self.create_timer(max(self.watchdog_s / 2.0, 1e-3), self._lockstep_watch, clock=steady)
@@ -281,7 +282,7 @@ class SimNode(Node):
         self._efforts = np.zeros(len(names))
         self._actuated_rows = np.array([names.index(name) for name in self.names], dtype=int)  # in the message
         self._torque_rows = np.array([model.torque_names.index(name) for name in self.names], dtype=int)  # measured
-        self._state_buffer = JointStateBuffer(names)
+        self._state_buffer = JointStateWriter(names)
         return model
 
     # ------------------------------------------------------------ publishing
@@ -367,23 +368,30 @@ class SimNode(Node):
                 + ("a command source, its commands are applied" if event.accepted
                    else f"not one of command_sources {sources}, its commands stay rejected"))
 
-    def _on_command_taken(self, message: Float64MultiArray, info: dict) -> None:
-        """A command taken by the command thread (``info``: its publisher's gid, read with command_sources)."""
+    def _on_command_taken(self, message: bytes | Float64MultiArray, info: dict) -> None:
+        """A command taken by the command thread, as bytes (``info``: its publisher's gid, read with
+        command_sources); a ``Float64MultiArray`` given in process takes the same path."""
+        try:
+            command = decode_command(serialized(message))
+        except InputError as error:
+            with self._lock:
+                self.rejected["serialization"] += 1
+                self._reporter.warning("command serialization", f"rejected {COMMAND_TOPIC} message: {error}")
+            return
         with self._lock:
-            self._on_command(message, info if self._sources is not None else None)
+            self._on_command(command, info if self._sources is not None else None)
 
-    def _on_command(self, message: Float64MultiArray, info: dict | None) -> None:  # info: the publisher gid
+    def _on_command(self, message: WireCommand, info: dict | None) -> None:  # info: the publisher gid
         if self._sources is not None and not self._from_source(info):
             return
-        label = message.layout.dim[0].label if message.layout.dim else ""
         try:
-            tau = check_command(message.data, self.names, self.limits, label=label,
+            tau = check_command(message.data, self.names, self.limits, label=message.label,
                                 implausible_factor=self.implausible_factor)
         except CommandRejected as error:
             self.rejected[error.reason] += 1
             self._reporter.warning(f"command {error.reason}", f"rejected {COMMAND_TOPIC} message: {error}")
             return
-        tag = int(message.layout.data_offset)
+        tag = message.tag
         now = time.monotonic()
         self.timing.answered(tag, now, SEQUENCE_MODULUS)
         if not self.lockstep:
@@ -518,6 +526,15 @@ class SimNode(Node):
                 "applying zero torque",
             )
         self._advance(np.zeros(len(self.names)) if tau is None else tau, tag)
+        rate = self.real_time.tick(time.monotonic())
+        if rate is not None and self.real_time.slow_windows == 1:  # said once; the summary counts the seconds
+            work = self.step_time.percentiles((50.0,))[0]
+            self.get_logger().warning(
+                f"free-running at {rate:.0f} periods/s, behind the {self.real_time.rate_hz:g} Hz asked for: the "
+                f"period's work (plant, sensors, publishing) takes p50 {work * 1e6:.0f} us of each "
+                f"{self.period_s * 1e6:.0f} us period; a coarser plant_timestep or another integrator "
+                "(bench/loop.py --plant-timestep measures both) or lockstep: true; said once, the summary counts "
+                "the seconds behind")
 
     def summary(self) -> str:
         """One line on the run: steps (and per wall-clock second from the first command), commands applied and rejected by reason,
@@ -528,13 +545,15 @@ class SimNode(Node):
         rejected = ", ".join(f"{count} {reason}" for reason, count in sorted(self.rejected.items())) or "none"
         sources = (f" (by publisher: {self._sources.describe()})"
                    if self._sources is not None and (self.rejected["source"] or self.rejected["unnamed source"]) else "")
+        behind = "" if self.lockstep else \
+            f"{self.real_time.slow_windows} of {self.real_time.windows} s behind real time; "
         return (
             f"{self.step} steps ({self.step * self.period_s:.3f} s simulated) in {wall:.1f} s of wall time "
             f"from the first command ({steps / wall if wall > 0 else 0.0:.0f} steps/s), "
             f"{self.commands_applied} commands applied, commands rejected: {rejected}{sources}, "
             f"{self.stalls} stalled steps, {self.missed_periods} missed periods (a command later than the watchdog, "
             f"time held), {self.duplicates} duplicates dropped, {self.resends} state re-sends, "
-            f"max closure violation {self.max_closure_violation:.3g}; "
+            f"max closure violation {self.max_closure_violation:.3g}; {behind}"
             f"{self.timing.describe()}; period's work (plant, sensors, publishing) {self.step_time.describe('us')}"
         )
 
