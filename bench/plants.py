@@ -12,7 +12,12 @@ around home with sinusoidal torques:
   with its real-time factor (1 ms / time per period) and its ratio to 10 ``mj_step``;
 * :meth:`PinocchioPlant.step` over one 1 ms period (one RK4 step of pardyn's
   constrained forward dynamics + projection), real-time factor and ratio to
-  the MuJoCo plant's period.
+  the MuJoCo plant's period;
+* for the DualV, each integrator and step (``plant_timestep``) the sim offers: the time of one 1 ms period
+  (median), the largest joint deviation from the same run integrated with RK4 at 0.05 ms (the reference) and
+  the largest closure violation, over 2 s of the estimator benchmark's exciting trajectory tracked by the
+  identification runs' joint PD (kp 100, kd 6): what a free-running sim that must keep 1 kHz may trade
+  (``bench/loop.py --plant-timestep`` then measures the chosen step in the DDS loop).
 """
 
 from __future__ import annotations
@@ -80,6 +85,52 @@ def raw_steps(plant: MujocoPlant, robot: pardyn.Robot) -> Callable[[], int]:
     return run
 
 
+def exciting_run(robot: pardyn.Robot, reference, start: np.ndarray, integrator: str, timestep: float,
+                 periods: int) -> tuple[np.ndarray, float, float]:
+    """The joint positions after each 1 ms period (periods, nv) of ``reference`` tracked by joint PD, the median
+    period's time (s) and the largest closure violation (sampled every 10 periods)."""
+    from pardyn.control import JointReference, actuator_limits  # noqa: PLC0415
+    from pardyn.control.pd import JointPD  # noqa: PLC0415
+
+    plant = MujocoPlant(robot, None, timestep=timestep, integrator=integrator)
+    law = JointPD(100.0, 6.0, limits=actuator_limits(robot))
+    a = robot.actuated_indices
+    state = plant.reset(start)
+    positions, times, violation = [], [], 0.0
+    for k in range(periods):
+        i = min(k // 10, len(reference.times) - 1)  # the 100 Hz reference held over 10 periods
+        tau = law.torques(state.q[a], state.qdot[a],
+                          JointReference(reference.position[i], reference.velocity[i], reference.acceleration[i]))
+        begin = time.perf_counter()
+        state = plant.step(tau, PERIOD)
+        times.append(time.perf_counter() - begin)
+        positions.append(state.q.copy())
+        if k % 10 == 0:
+            violation = max(violation, plant.closure_violation())
+    return np.array(positions), float(np.median(times)), violation
+
+
+def integrators_and_steps(name: str = "dualv", seconds: float = 2.0) -> None:
+    """The cost and the deviation of each integrator and step (module docstring)."""
+    from pardyn.experiments.estimator_benchmark import _design  # noqa: PLC0415 - its exciting trajectory
+
+    robot = pardyn.load_robot(name)
+    reference, start = _design(name, seconds, 1)
+    periods = round(seconds / PERIOD)
+    truth, truth_time, truth_violation = exciting_run(robot, reference, start, "RK4", 5e-5, periods)
+    print(f"\n{name}: {seconds:g} s of an exciting trajectory under joint PD, 1 ms periods (motion amplitude "
+          f"{np.max(np.abs(truth - truth[0])):.3f} rad); reference RK4 at 0.05 ms: {truth_time * 1e6:.0f} us a "
+          f"period, closure violation {truth_violation:.1e}")
+    print(f"  {'integrator':12s} {'step (ms)':>9s} {'us a period':>11s} {'max |q - q_ref| (rad)':>22s} "
+          f"{'closure violation':>18s}")
+    for integrator in ("RK4", "implicitfast"):
+        for timestep in (1e-4, 2e-4, 5e-4, 1e-3):
+            positions, period_time, violation = exciting_run(robot, reference, start, integrator, timestep, periods)
+            default = "  (the default)" if (integrator, timestep) == ("RK4", 1e-4) else ""
+            print(f"  {integrator:12s} {timestep * 1e3:9.1f} {period_time * 1e6:11.0f} "
+                  f"{np.max(np.abs(positions - truth)):22.2e} {violation:18.1e}{default}")
+
+
 def main() -> None:
     print(f"{'robot':6s} {'operation':44s} {'us':>9s} {'RTF':>7s} {'ratio':>22s}")
     for name in ("dualv", "rrr3"):
@@ -106,6 +157,7 @@ def main() -> None:
         for label, micros, rtf, ratio in rows:
             rtf_text = "" if rtf is None else f"{rtf:7.1f}"
             print(f"{name:6s} {label:44s} {micros:9.1f} {rtf_text:>7s} {ratio:>22s}")
+    integrators_and_steps()
 
 
 if __name__ == "__main__":

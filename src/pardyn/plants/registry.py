@@ -68,7 +68,8 @@ class Timestep:
 @dataclass(frozen=True)
 class MujocoOptions(Timestep):
     integrator: str = option("", "MuJoCo plant's integrator; empty: its default (RK4, 0.1 ms steps); "
-                             "implicitfast: ~3x cheaper per step, first order (bench/loop.py --integrator)",
+                             "implicitfast: ~1/3 of RK4's cost per step, first order (RK4 at a coarser plant_timestep is "
+                             "cheaper and closer: bench/plants.py)",
                              choices=("",) + MUJOCO_INTEGRATORS)
 
 
