@@ -264,12 +264,12 @@ class ControllerNode(Node):
     def _on_state(self, message: bytes | JointState) -> None:
         """Answer one state (on the state thread, :class:`pardyn.nodes.realtime.StateLoop`: its bytes; a
         ``JointState`` given in process takes the same path)."""
-        try:
-            state = self._state_wire.read(serialized(message))
-        except InputError as error:
-            self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
-            return
         with self._lock:
+            try:
+                state = self._state_wire.read(serialized(message))
+            except InputError as error:
+                self._reporter.warning("state", f"dropped {STATE_TOPIC} message: {error}")
+                return
             self._answer(state)
 
     def _answer(self, message: WireState) -> None:

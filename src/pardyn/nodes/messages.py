@@ -51,9 +51,9 @@ def joint_readings(
         raise InputError(
             f"{len(given)} names but {len(message.position)} positions and {len(velocity_field)} velocities"
         )
-    where = _positions_of(names, given)
-    if isinstance(where, str):
-        raise InputError(where.format(what=what))
+    where, missing = _positions_of(tuple(names), given)
+    if missing:
+        raise InputError(f"missing {what} joints {list(missing)}, got {list(given)}")
     position = np.asarray(message.position, dtype=float)[where]
     velocity = np.asarray(velocity_field, dtype=float)[where]
     if not (np.isfinite(position).all() and np.isfinite(velocity).all()):
@@ -63,15 +63,13 @@ def joint_readings(
 
 
 @functools.lru_cache(maxsize=64)
-def _positions_of(names: tuple[str, ...], given: tuple[str, ...]) -> np.ndarray | str:
-    """Where each of ``names`` is in ``given`` (a stream's names rarely change: computed once per pair), or the
-    message naming the missing ones (``{what}`` left to fill)."""
-    missing = [name for name in names if name not in given]
-    if missing:
-        return f"missing {{what}} joints {missing}, got {list(given)}"
-    where = np.array([given.index(name) for name in names], dtype=np.intp)
+def _positions_of(names: tuple[str, ...], given: tuple[str, ...]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Where each of ``names`` is in ``given`` and the ones missing from it (a stream's names rarely change:
+    computed once per pair)."""
+    missing = tuple(name for name in names if name not in given)
+    where = np.array([given.index(name) for name in names if name in given], dtype=np.intp)
     where.setflags(write=False)  # shared by every call with these names
-    return where
+    return where, missing
 
 
 def command_message(tau: np.ndarray, names: tuple[str, ...], tag: int) -> Float64MultiArray:
