@@ -42,7 +42,7 @@ def table(out: Path) -> None:
     order = BenchmarkOptions().robots
     robots = tuple(sorted(dict.fromkeys(e["robot"] for e in entries), key=lambda r: (r not in order, order.index(r)
                                                                                      if r in order else 0, r)))
-    names = tuple(dict.fromkeys(k for e in entries for k in e if k not in ("robot", "level", "draw", "record_s")))
+    names = tuple(dict.fromkeys(k for e in entries for k in e if k not in ("robot", "level", "draw", "record_s", "true_base")))
     levels = tuple(level for level in LEVELS if any(e["level"] == level.name for e in entries))
     report = from_entries(out, BenchmarkOptions(robots=robots, levels=levels, estimators=names))
     text = report["table"] + "\n\nBeside the survey (Leboutet et al. 2021):\n\n" + "".join(
