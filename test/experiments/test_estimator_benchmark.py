@@ -115,7 +115,7 @@ def test_summary_ranks_by_model_error_and_lists_the_parameters_not_identified():
     assert set(rows["wls"]["per_parameter"]) == {"strong"}
     assert rows["ols"]["per_parameter"]["strong"]["median"] == pytest.approx(0.02)
     assert "| five_bar | mid | wls | 1 | 51 [26, 76] |" in eb.table(list(rows.values()))
-    assert "1/2: 1 |" in eb.table(list(rows.values()))
+    assert "1/2: 1 / 1 |" in eb.table(list(rows.values()))
 
 
 def test_a_rerun_keeps_the_finished_draws(tmp_path):

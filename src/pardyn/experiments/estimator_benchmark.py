@@ -391,7 +391,9 @@ def summarise(entries: list[dict[str, Any]], options: BenchmarkOptions) -> list[
 
 def table(summary: list[dict[str, Any]]) -> str:
     """The summary as a Markdown table (percentages: median [quartiles]); the ranking figure is the model error,
-    the base-parameter norm error is shown for what it is (dominated by the weakly excited directions)."""
+    the base-parameter norm error is shown for what it is (dominated by the weakly excited directions). The
+    identified column: how many base parameters pass :func:`identified` at that level, and the median and the
+    largest of their per-parameter median errors."""
 
     def cell(figure: dict[str, float] | None, scale: float = 100.0, digits: str = ".3g") -> str:
         if figure is None:
@@ -399,15 +401,15 @@ def table(summary: list[dict[str, Any]]) -> str:
         return (f"{scale * figure['median']:{digits}} [{scale * figure['q25']:{digits}}, "
                 f"{scale * figure['q75']:{digits}}]")
 
-    def worst(row: dict[str, Any]) -> str:
+    def spread(row: dict[str, Any]) -> str:
         medians = [f["median"] for f in row["per_parameter"].values() if f]
-        return f"{100 * max(medians):.3g}" if medians else "-"
+        return f"{100 * np.median(medians):.3g} / {100 * max(medians):.3g}" if medians else "-"
 
     lines = ["| robot | level | estimator | rank | model error (%) | held-out torque error (%) | "
-             "identified: worst median error (%) | base-parameter norm error (%) | failures | time (s) |",
+             "identified: their errors' median / worst (%) | base-parameter norm error (%) | failures | time (s) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for row in summary:
-        identified_ = f"{row['identified']}/{row['identified'] + len(row['not_identified'])}: {worst(row)}"
+        identified_ = f"{row['identified']}/{row['identified'] + len(row['not_identified'])}: {spread(row)}"
         lines.append(f"| {row['robot']} | {row['level']} | {row['estimator']} | {row.get('rank', '-')} | "
                      f"{cell(row['model_error'])} | {cell(row['torque_error'])} | {identified_} | "
                      f"{cell(row['parameter_error'])} | {row['failures']}/{row['draws']} | "
