@@ -202,23 +202,24 @@ def validation_regressor(robot_name: str, recording: Any, stride: int = VALIDATI
     row per equation, :func:`pardyn.identification.preparation.model_equations`) on the plant's TRUE states of the
     held-out run, stacked ``(samples x rows, n_st)``, and the standard names of its columns.
 
-    The true tree positions and velocities are the plant's (``Recording.q``, ``Recording.qdot``); the
-    accelerations their central differences (``np.gradient``, 1 kHz: the torque is held over each period, so
-    the acceleration is piecewise smooth and the difference its mean over two periods). Neither a draw's noise
-    nor the held-out run's enters it. ``W_v chi_true`` is the model's torque on the plant's motion: it differs from
-    the plant's applied torques by 3.9 % on the Delta and 4.7 % on the UR5e (measured, the benchmark's held-out
-    runs): the plant's effects outside the model (MuJoCo's soft loop constraints, its friction), which no estimate
-    of these parameters removes and which the model error, a difference of two model torques, leaves out.
+    Each control period (1 ms, torque held) gives one sample: the plant's true tree states (``Recording.q``,
+    ``Recording.qdot``) at the period's midpoint (the mean of its two ends) and its mean acceleration (the
+    difference of the true velocities over the period), so that ``W_v chi_true`` is the torque applied over that
+    period: the plant's torques to 2e-7 on the UR5e and 0.7 % on the Delta and the DualV (relative norm, measured on
+    the held-out runs; the closed-loop plants' effects outside the model, e.g. loops closed by soft constraints,
+    not separated here; the states at the samples with central differences: 4.7 % on the UR5e). Neither a draw's
+    noise nor the held-out run's enters ``W_v``.
     """
     from pardyn.dynamics.regressor import Regressor  # noqa: PLC0415
 
     robot = load_robot(robot_name)
     settings = IdentificationSettings()
     regressor = Regressor(robot, projection=settings.model.projection(robot), projected=settings.model.projected)
-    qdot = recording.qdot
-    qddot = np.gradient(qdot, recording.t, axis=0)
-    keep = slice(1, len(recording.t) - 1, stride)  # one-sided differences at the ends left out
-    observation, _ = regressor.equations(recording.q[keep], qdot[keep], qddot[keep])
+    q, qdot = recording.q, recording.qdot
+    qddot = np.diff(qdot, axis=0) / np.diff(recording.t)[:, None]
+    keep = slice(0, len(recording.t) - 1, stride)
+    observation, _ = regressor.equations((0.5 * (q[1:] + q[:-1]))[keep], (0.5 * (qdot[1:] + qdot[:-1]))[keep],
+                                         qddot[keep])
     return observation.reshape(-1, observation.shape[-1]), tuple(regressor.names)
 
 
