@@ -5,7 +5,8 @@ Three uses (``PYTHONPATH=src OPENBLAS_NUM_THREADS=1``, under ``/work/lead/cpu`` 
 
 * ``python bench/estimator_benchmark.py table OUT``: the table, the survey comparison and the EKF = WLS
   claim of a run (perhaps stopped: ``timeout``) from the per-draw files ``OUT/entries/*.json``
-  (:func:`pardyn.experiments.estimator_benchmark.from_entries`), written to ``OUT/partial.md``.
+  (:func:`pardyn.experiments.estimator_benchmark.from_entries`), written to ``OUT/partial.md``. A stopped run
+  resumes when given the same ``--out`` again (the finished draws kept, a draw's finished estimators too).
 * ``python bench/estimator_benchmark.py simulation ROBOT [SECONDS]``: the cost of one closed-loop simulation of
   the model per control period, with the accelerations (IV, DIDIM) and without (CLOE, ML).
 * ``python bench/estimator_benchmark.py cost ROBOT ESTIMATOR [ITERATIONS] [SENSITIVITY]``: one draw of the
@@ -22,6 +23,12 @@ and with the linearised sensitivity of CLOE and ML (stopped at 12:12 UTC by ``ti
 
     pardyn experiment estimator_benchmark --out OUT_CLOE --draws 50 --robots dualv --levels low,mid,high \\
         --estimators wls,iv,cloe,ml --workers 1
+
+and the Delta and the UR5e ranked by the model error (doc/howto/identification.md), in chunks of at most
+10 minutes, each resuming the last (``/work/lead/cpu timeout 600`` on the shared machine):
+
+    pardyn experiment estimator_benchmark --out OUT_DU --draws 3 --robots delta,ur5e --levels low,mid,high \\
+        --estimators ols,wls,iv,didim,ekf,ukf,cloe,ml --workers 1
 """
 
 from __future__ import annotations
