@@ -5,7 +5,8 @@ Three uses (``PYTHONPATH=src OPENBLAS_NUM_THREADS=1``, under ``/work/lead/cpu`` 
 
 * ``python bench/estimator_benchmark.py table OUT``: the table, the survey comparison and the EKF = WLS
   claim of a run (perhaps stopped: ``timeout``) from the per-draw files ``OUT/entries/*.json``
-  (:func:`pardyn.experiments.estimator_benchmark.from_entries`), written to ``OUT/partial.md``.
+  (:func:`pardyn.experiments.estimator_benchmark.from_entries`), written to ``OUT/partial.md``. A stopped run
+  resumes when given the same ``--out`` again (the finished draws kept, a draw's finished estimators too).
 * ``python bench/estimator_benchmark.py simulation ROBOT [SECONDS]``: the cost of one closed-loop simulation of
   the model per control period, with the accelerations (IV, DIDIM) and without (CLOE, ML).
 * ``python bench/estimator_benchmark.py cost ROBOT ESTIMATOR [ITERATIONS] [SENSITIVITY]``: one draw of the
@@ -22,6 +23,12 @@ and with the linearised sensitivity of CLOE and ML (stopped at 12:12 UTC by ``ti
 
     pardyn experiment estimator_benchmark --out OUT_CLOE --draws 50 --robots dualv --levels low,mid,high \\
         --estimators wls,iv,cloe,ml --workers 1
+
+and the Delta and the UR5e ranked by the model error (doc/howto/identification.md), in chunks of at most
+10 minutes, each resuming the last (``/work/lead/cpu timeout 600`` on the shared machine):
+
+    pardyn experiment estimator_benchmark --out OUT_DU --draws 3 --robots delta,ur5e --levels low,mid,high \\
+        --estimators ols,wls,iv,didim,ekf,ukf,cloe,ml --workers 1
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ def table(out: Path) -> None:
     order = BenchmarkOptions().robots
     robots = tuple(sorted(dict.fromkeys(e["robot"] for e in entries), key=lambda r: (r not in order, order.index(r)
                                                                                      if r in order else 0, r)))
-    names = tuple(dict.fromkeys(k for e in entries for k in e if k not in ("robot", "level", "draw", "record_s")))
+    names = tuple(dict.fromkeys(k for e in entries for k in e if k not in ("robot", "level", "draw", "record_s", "true_base")))
     levels = tuple(level for level in LEVELS if any(e["level"] == level.name for e in entries))
     report = from_entries(out, BenchmarkOptions(robots=robots, levels=levels, estimators=names))
     text = report["table"] + "\n\nBeside the survey (Leboutet et al. 2021):\n\n" + "".join(

@@ -18,17 +18,27 @@ actuation-redundant ones included:
    those named, each through :func:`pardyn.identification.pipeline.identify` on the draw's bag (the
    closed-loop ones simulate the model with the same PD and reference, at most ``max_iterations``
    simulations).
-3. **Figures per (robot, level, estimator).** ``parameter_error``: ``||chi_hat - chi_true|| /
-   ||chi_true||`` over the base parameters (chi_true: the plant's values regrouped), median and
-   quartiles over the draws; per base parameter ``|chi_hat_i - chi_true_i| / |chi_true_i|``,
-   median and quartiles; ``torque_error``: the held-out relative torque error; ``failures``:
-   draws where the estimator raised; ``time_s``: median wall time of ``identify``.
-4. **Ranking** by median parameter error per (robot, level), beside the ranking the survey
-   reports for serial robots (:data:`SURVEY_RANKING`).
+3. **Figures per (robot, level, estimator)**, median and quartiles over the draws. ``model_error``
+   (the ranking figure): the noise-free torque error the parameter error causes on the held-out trajectory,
+   ``||W_v (chi_hat - chi_true)|| / ||W_v chi_true||`` (:func:`model_error`; chi_true: the plant's values
+   regrouped; ``W_v``: the base regressor on the plant's true states of the held-out run,
+   :func:`validation_regressor`, built once per robot), so that the directions the data do not excite, which
+   no estimator can recover, do not rank the estimators. ``parameter_error``: ``||chi_hat - chi_true|| /
+   ||chi_true||`` over the base parameters, kept for what it is: on robots with zero or near-zero true base
+   parameters (torque offsets, products of inertia of symmetric bodies, light bars) it measures the poorly
+   excited directions (hundreds to thousands of percent on the Delta, for every estimator). Per base parameter
+   ``|chi_hat_i - chi_true_i| / |chi_true_i|`` only for the parameters identified at that level (:func:`identified`:
+   ``|chi_true_i| > 10 sigma_i``, ``sigma_i`` of eq. (47) from the draws' WLS fits, :func:`level_sigmas`), the
+   others listed as not identified; ``torque_error``: the held-out relative torque error (measured, noisy torques);
+   ``failures``: draws where the estimator raised; ``time_s``: median wall time of ``identify``.
+4. **Ranking** by median model error per (robot, level), beside the ranking the survey reports for serial
+   robots (:data:`SURVEY_RANKING`).
 
 Jobs (one per robot, level and draw: record, then every estimator) run on the Dask engine
 (:func:`pardyn.distributed.parallel_map`); ``<out>/estimator_benchmark.json`` holds every draw's
-figures and the summary, plots ``estimator_benchmark_<robot>_<figure>.png``.
+figures and the summary, plots ``estimator_benchmark_<robot>_<figure>.png``. Every finished draw is kept in
+``<out>/entries/`` (and a draw's finished estimators in ``<out>/entries/partial/``): a run stopped early gives its
+table (:func:`from_entries`) and a re-run with the same ``out`` resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -56,8 +66,9 @@ from pardyn.robot import load_robot
 from pardyn.simulation.identification_runs import as_built_parameters, controller
 from pardyn.trajectories.joint import joint_trajectory
 
-__all__ = ["LEVELS", "SURVEY_RANKING", "BenchmarkOptions", "NoiseLevel", "estimator_benchmark", "from_entries",
-           "survey_comparison", "table"]
+__all__ = ["IDENTIFIED_K", "LEVELS", "SURVEY_RANKING", "BenchmarkOptions", "NoiseLevel", "base_columns",
+           "estimator_benchmark", "from_entries", "identified", "level_sigmas", "model_error", "survey_comparison",
+           "table", "validation_regressor"]
 
 
 @dataclass(frozen=True)
@@ -163,21 +174,91 @@ def _design(robot_name: str, duration_s: float, seed: int) -> tuple[Any, np.ndar
 def _record(robot_name: str, truth: Any, reference: Any, start: np.ndarray, duration_s: float, level: NoiseLevel,
             seed: int, path: Path) -> Path:
     """One closed-loop run of the MuJoCo plant with the level's noise (``seed``), written as a bag at ``path``."""
+    return _run(robot_name, truth, reference, start, duration_s, level, seed).write_bag(path, reference=reference)
+
+
+def _run(robot_name: str, truth: Any, reference: Any, start: np.ndarray, duration_s: float, level: NoiseLevel,
+         seed: int) -> Any:
+    """One closed-loop run of the MuJoCo plant with the level's noise (``seed``): the recording, truth included."""
     from pardyn.plants.measurement import MeasurementModel  # noqa: PLC0415
     from pardyn.plants.mujoco_plant import MujocoPlant  # noqa: PLC0415
     from pardyn.simulation.runner import run_closed_loop  # noqa: PLC0415 - the host loop
 
     robot = load_robot(robot_name)
-    recording = run_closed_loop(
+    return run_closed_loop(
         robot, MujocoPlant(robot, truth), controller(robot), reference, duration_s=duration_s, start=start,
         rate_hz=1000.0, measurement=MeasurementModel(robot, counts_per_revolution=level.counts_per_revolution,
                                                      torque_noise=level.torque_noise, seed=seed),
     )
-    return recording.write_bag(path, reference=reference)
+
+
+VALIDATION_STRIDE = 5
+"""Every 5th sample of the held-out run (1 kHz) enters ``W_v``: 200 Hz, far above the trajectories' bandwidth."""
+
+
+def validation_regressor(robot_name: str, recording: Any, stride: int = VALIDATION_STRIDE) -> tuple[np.ndarray,
+                                                                                                 tuple[str, ...]]:
+    """``W_v`` in standard parameters: the identification model's regressor (the pipeline's, default settings: one
+    row per equation, :func:`pardyn.identification.preparation.model_equations`) on the plant's TRUE states of the
+    held-out run, stacked ``(samples x rows, n_st)``, and the standard names of its columns.
+
+    Each control period (1 ms, torque held) gives one sample: the plant's true tree states (``Recording.q``,
+    ``Recording.qdot``) at the period's midpoint (the mean of its two ends) and its mean acceleration (the
+    difference of the true velocities over the period), so that ``W_v chi_true`` is the torque applied over that
+    period: the plant's torques to 2e-7 on the UR5e and 0.7 % on the Delta and the DualV (relative norm, measured on
+    the held-out runs; the closed-loop plants' effects outside the model, e.g. loops closed by soft constraints,
+    not separated here; the states at the samples with central differences: 4.7 % on the UR5e). Neither a draw's
+    noise nor the held-out run's enters ``W_v``.
+    """
+    from pardyn.dynamics.regressor import Regressor  # noqa: PLC0415
+
+    robot = load_robot(robot_name)
+    settings = IdentificationSettings()
+    regressor = Regressor(robot, projection=settings.model.projection(robot), projected=settings.model.projected)
+    q, qdot = recording.q, recording.qdot
+    qddot = np.diff(qdot, axis=0) / np.diff(recording.t)[:, None]
+    keep = slice(0, len(recording.t) - 1, stride)
+    observation, _ = regressor.equations((0.5 * (q[1:] + q[:-1]))[keep], (0.5 * (qdot[1:] + qdot[:-1]))[keep],
+                                         qddot[keep])
+    return observation.reshape(-1, observation.shape[-1]), tuple(regressor.names)
+
+
+def base_columns(W_standard: np.ndarray, standard_names: tuple[str, ...], base: Any) -> np.ndarray:
+    """``W_v`` of a base: the standard columns the identification kept (``base.standard_names``), reduced to the
+    base columns (``W_st = W_b K``: the torques of standard values ``chi_st`` are ``W_b (K chi_st)``)."""
+    index = {name: k for k, name in enumerate(standard_names)}
+    return base.reduce(W_standard[:, [index[name] for name in base.standard_names]])
+
+
+def model_error(W: np.ndarray, chi_hat: np.ndarray, chi_true: np.ndarray) -> float:
+    """``||W (chi_hat - chi_true)|| / ||W chi_true||``: the noise-free torque error the parameter error causes on
+    the trajectory of ``W`` (the held-out run's true states): zero for an error in the null space of ``W``, ``|s - 1|``
+    for ``chi_hat = s chi_true``."""
+    W = np.asarray(W, dtype=float)
+    return float(np.linalg.norm(W @ (np.asarray(chi_hat) - np.asarray(chi_true))) / np.linalg.norm(W @ chi_true))
+
+
+IDENTIFIED_K = 10.0
+"""A base parameter counts as identified at a level when ``|chi_true_i| > k sigma_i`` with k = 10: a relative
+standard deviation ``%sigma_i = 100 sigma_i / |chi_i|`` below 10 %, the threshold usually taken for a well
+identified parameter (Gautier and Khalil; Briot, Gautier et al. 2015 (the DualV paper) give ``%sigma`` of eq. (47) in their Table 2, and
+their essential parameters end at a ratio r_sigma = 10 of the largest to the smallest, sec. 4.5). A looser k (3) would count
+parameters whose estimate still moves by a third of their value from draw to draw."""
+
+
+def identified(chi_true: np.ndarray, sigma: np.ndarray, k: float = IDENTIFIED_K) -> np.ndarray:
+    """The identifiable base parameters (boolean mask): ``|chi_true_i| > k sigma_i``, ``sigma_i`` of eq. (47)
+    (Briot et al. 2015, ``sigma_i^2 = sigma_rho^2 [(W^T W)^-1]_ii``), i.e. relative standard deviation below
+    ``100 / k`` %."""
+    return np.abs(np.asarray(chi_true, dtype=float)) > k * np.asarray(sigma, dtype=float)
 
 
 def _draw_job(shared: tuple, job: tuple[str, int, int]) -> dict[str, Any]:
-    """Record one draw, then every estimator on it: the figures of each."""
+    """Record one draw, then every estimator on it: the figures of each.
+
+    After each estimator the draw so far is kept in ``<out>/entries/partial/``; a run stopped within a draw
+    resumes it there (the draw's noise is its seed: the same bag is recorded again), and the finished draw
+    moves to ``<out>/entries/``."""
     prepared, options, out = shared
     robot_name, level_index, draw = job
     level = options.levels[level_index]
@@ -186,7 +267,13 @@ def _draw_job(shared: tuple, job: tuple[str, int, int]) -> dict[str, Any]:
     path = out / "bags" / robot_name / level.name / f"draw_{draw}"
     if path.exists():
         shutil.rmtree(path)
+    key = f"{robot_name}_{level.name}_{draw}.json"
+    partial = out / "entries" / "partial" / key
     entry: dict[str, Any] = {"robot": robot_name, "level": level.name, "draw": draw}
+    if partial.exists():
+        import json  # noqa: PLC0415
+
+        entry = json.loads(partial.read_text())
     clock = time.perf_counter()
     try:
         bag = _record(robot_name, setup["truth_parameters"], setup["reference"], setup["start"],
@@ -196,33 +283,50 @@ def _draw_job(shared: tuple, job: tuple[str, int, int]) -> dict[str, Any]:
         entry.update({name: {"failed": message} for name in options.names()})
         shutil.rmtree(path, ignore_errors=True)
         return entry
-    entry["record_s"] = time.perf_counter() - clock
+    entry.setdefault("record_s", time.perf_counter() - clock)
     truth = setup["truth"]
     closed_loop = [ClosedLoopSetup(controller(robot), setup["reference"])]
     settings = IdentificationSettings(workers=1, estimator_iterations=options.max_iterations)
     for name in options.names():
-        clock = time.perf_counter()
-        try:
-            result = identify(robot, [bag], validate_bags=[setup["validation"]], settings=settings.replace(estimator=name),
-                              closed_loop=closed_loop if ESTIMATORS.get(name).closed_loop else None,
-                              show_progress=False)
-        except Exception as error:  # noqa: BLE001 - a failed estimator is a finding, counted as such
-            entry[name] = {"failed": f"{type(error).__name__}: {error}", "time_s": time.perf_counter() - clock}
+        if name in entry:
             continue
-        base = result.base
-        true_base = base.from_standard(np.array([truth[n] for n in base.standard_names]))
-        chi = result.estimate.chi
-        entry[name] = {
-            "parameter_error": float(np.linalg.norm(chi - true_base) / np.linalg.norm(true_base)),
-            "parameter_errors": dict(zip(result.estimate.names,
-                                         (np.abs(chi - true_base) / np.maximum(np.abs(true_base), 1e-12)).tolist())),
-            "torque_error": result.as_json()["validation"]["relative_error_norm"],
-            "time_s": time.perf_counter() - clock,
-        }
+        entry[name] = _estimator_figures(robot, bag, setup, settings.replace(estimator=name), closed_loop, truth,
+                                         entry)
+        write_json(partial, entry)
     if not options.keep_bags:
         shutil.rmtree(path, ignore_errors=True)
-    write_json(out / "entries" / f"{robot_name}_{level.name}_{draw}.json", entry)  # a stopped run keeps its draws
+    write_json(out / "entries" / key, entry)  # a stopped run keeps its draws
+    partial.unlink(missing_ok=True)
     return entry
+
+
+def _estimator_figures(robot: Any, bag: Path, setup: dict[str, Any], settings: IdentificationSettings,
+                       closed_loop: list[ClosedLoopSetup], truth: dict[str, float],
+                       entry: dict[str, Any]) -> dict[str, Any]:
+    """One estimator on one draw: its base parameters and std, the errors against the truth (``true_base``
+    written in ``entry``), the held-out figures, the time; or its failure."""
+    name = settings.estimator.name
+    clock = time.perf_counter()
+    try:
+        result = identify(robot, [bag], validate_bags=[setup["validation"]], settings=settings,
+                          closed_loop=closed_loop if ESTIMATORS.get(name).closed_loop else None, show_progress=False)
+    except Exception as error:  # noqa: BLE001 - a failed estimator is a finding, counted as such
+        return {"failed": f"{type(error).__name__}: {error}", "time_s": time.perf_counter() - clock}
+    base = result.base
+    true_base = base.from_standard(np.array([truth[n] for n in base.standard_names]))
+    entry.setdefault("true_base", dict(zip(base.names, true_base.tolist())))
+    chi = result.estimate.chi
+    return {
+        "model_error": model_error(base_columns(setup["validation_regressor"][0], setup["validation_regressor"][1],
+                                                base), chi, true_base),
+        "parameter_error": float(np.linalg.norm(chi - true_base) / np.linalg.norm(true_base)),
+        "parameter_errors": dict(zip(result.estimate.names,
+                                     (np.abs(chi - true_base) / np.maximum(np.abs(true_base), 1e-12)).tolist())),
+        "chi": dict(zip(result.estimate.names, chi.tolist())),
+        "std": dict(zip(result.estimate.names, np.asarray(result.estimate.std, dtype=float).tolist())),
+        "torque_error": result.as_json()["validation"]["relative_error_norm"],
+        "time_s": time.perf_counter() - clock,
+    }
 
 
 def _quartiles(values: list[float]) -> dict[str, float] | None:
@@ -232,29 +336,54 @@ def _quartiles(values: list[float]) -> dict[str, float] | None:
     return {"median": float(q50), "q25": float(q25), "q75": float(q75)}
 
 
+SIGMA_FROM = ("wls", "ols")
+"""The estimators whose eq. (47) standard deviations decide the identifiable parameters (the first run)."""
+
+
+def level_sigmas(draws: list[dict[str, Any]], names: tuple[str, ...]) -> dict[str, float]:
+    """Per base parameter, the median over the draws of ``sigma_i`` (eq. 47) of the draws' WLS fits (OLS's without
+    WLS, else the first estimator that reports one)."""
+    for source in (*SIGMA_FROM, *names):
+        fits = [e[source]["std"] for e in draws if "std" in e.get(source, {})]
+        if fits:
+            return {p: float(np.median([fit[p] for fit in fits if p in fit])) for p in fits[0]}
+    return {}
+
+
 def summarise(entries: list[dict[str, Any]], options: BenchmarkOptions) -> list[dict[str, Any]]:
-    """Median and quartiles per (robot, level, estimator), ranked by median parameter error."""
+    """Median and quartiles per (robot, level, estimator), ranked by median model error.
+
+    Per-parameter errors only of the parameters identified at that level (:func:`identified`, ``sigma_i`` of
+    :func:`level_sigmas`); the others are listed as not identified."""
     rows = []
     for robot in options.robots:
         for level in options.levels:
             draws = [e for e in entries if e["robot"] == robot and e["level"] == level.name]
+            sigmas = level_sigmas(draws, options.names())
+            true_base: dict[str, float] = next((e["true_base"] for e in draws if "true_base" in e), {})
+            kept = [p for p in true_base if p in sigmas]
+            mask = identified(np.array([true_base[p] for p in kept]), np.array([sigmas[p] for p in kept]))
+            chosen = {p for p, ok in zip(kept, mask) if ok}
             group: list[dict[str, Any]] = []
             for name in options.names():
                 good = [e[name] for e in draws if name in e and "failed" not in e[name]]
                 per_parameter: dict[str, list[float]] = {}
                 for figures in good:
                     for parameter, value in figures["parameter_errors"].items():
-                        per_parameter.setdefault(parameter, []).append(value)
+                        if parameter in chosen:
+                            per_parameter.setdefault(parameter, []).append(value)
                 group.append({
                     "robot": robot, "level": level.name, "estimator": name, "draws": len(draws),
                     "failures": len(draws) - len(good),
+                    "model_error": _quartiles([f["model_error"] for f in good if "model_error" in f]),
                     "parameter_error": _quartiles([f["parameter_error"] for f in good]),
                     "torque_error": _quartiles([f["torque_error"] for f in good]),
                     "time_s": _quartiles([f["time_s"] for f in good]),
                     "per_parameter": {p: _quartiles(v) for p, v in per_parameter.items()},
+                    "identified": len(chosen), "not_identified": sorted(set(true_base) - chosen),
                     "first_failure": next((e[name]["failed"] for e in draws if "failed" in e.get(name, {})), None),
                 })
-            ranked = sorted((r for r in group if r["parameter_error"]), key=lambda r: r["parameter_error"]["median"])
+            ranked = sorted((r for r in group if r["model_error"]), key=lambda r: r["model_error"]["median"])
             for rank, row in enumerate(ranked, 1):
                 row["rank"] = rank
             rows.extend(group)
@@ -262,7 +391,10 @@ def summarise(entries: list[dict[str, Any]], options: BenchmarkOptions) -> list[
 
 
 def table(summary: list[dict[str, Any]]) -> str:
-    """The summary as a Markdown table (percentages: median [quartiles])."""
+    """The summary as a Markdown table (percentages: median [quartiles]); the ranking figure is the model error,
+    the base-parameter norm error is shown for what it is (dominated by the weakly excited directions). The
+    identified column: how many base parameters pass :func:`identified` at that level, and the median and the
+    largest of their per-parameter median errors."""
 
     def cell(figure: dict[str, float] | None, scale: float = 100.0, digits: str = ".3g") -> str:
         if figure is None:
@@ -270,12 +402,19 @@ def table(summary: list[dict[str, Any]]) -> str:
         return (f"{scale * figure['median']:{digits}} [{scale * figure['q25']:{digits}}, "
                 f"{scale * figure['q75']:{digits}}]")
 
-    lines = ["| robot | level | estimator | rank | parameter error (%) | held-out torque error (%) | failures | "
-             "time (s) |", "|---|---|---|---|---|---|---|---|"]
+    def spread(row: dict[str, Any]) -> str:
+        medians = [f["median"] for f in row["per_parameter"].values() if f]
+        return f"{100 * np.median(medians):.3g} / {100 * max(medians):.3g}" if medians else "-"
+
+    lines = ["| robot | level | estimator | rank | model error (%) | held-out torque error (%) | "
+             "identified: their errors' median / worst (%) | base-parameter norm error (%) | failures | time (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for row in summary:
+        identified_ = f"{row['identified']}/{row['identified'] + len(row['not_identified'])}: {spread(row)}"
         lines.append(f"| {row['robot']} | {row['level']} | {row['estimator']} | {row.get('rank', '-')} | "
-                     f"{cell(row['parameter_error'])} | {cell(row['torque_error'])} | "
-                     f"{row['failures']}/{row['draws']} | {cell(row['time_s'], 1.0, '.2g')} |")
+                     f"{cell(row['model_error'])} | {cell(row['torque_error'])} | {identified_} | "
+                     f"{cell(row['parameter_error'])} | {row['failures']}/{row['draws']} | "
+                     f"{cell(row['time_s'], 1.0, '.2g')} |")
     return "\n".join(lines)
 
 
@@ -284,25 +423,15 @@ def estimator_benchmark(out: Path | str, options: BenchmarkOptions | None = None
     options = options or BenchmarkOptions()
     out = Path(out)
     clock = time.perf_counter()
-    prepared = {}
-    for robot_name in options.robots:
-        robot = load_robot(robot_name)
-        truth = as_built_parameters(robot.nominal_parameters, seed=options.truth_seed)
-        reference, start = _design(robot_name, options.duration(robot_name), options.trajectory_seed)
-        held_reference, held_start = _design(robot_name, options.validation_s, options.validation_seed)
-        validation = out / "bags" / robot_name / "validation"
-        if validation.exists():
-            shutil.rmtree(validation)
-        _record(robot_name, truth, held_reference, held_start, options.validation_s, options.levels[0], 999,
-                validation)
-        prepared[robot_name] = {"truth_parameters": truth, "truth": truth.as_dict(), "reference": reference,
-                                "start": start, "validation": validation}
+    prepared = {robot_name: _prepare(robot_name, options, out) for robot_name in options.robots}
     # draw after draw (every robot and level at draw k before draw k + 1): a run stopped early has as many
     # draws of each, and ``<out>/entries/`` (one JSON per finished draw) gives its table (:func:`from_entries`)
     jobs = [(robot, level, draw) for draw in range(options.draws) for robot in options.robots
             for level in range(len(options.levels))]
-    entries = parallel_map(_draw_job, (prepared, options, out), jobs, workers=options.workers,
-                           label="estimator_benchmark" if options.show_progress else None)
+    finished = _finished(out, options)  # a re-run with the same ``out`` resumes: the finished draws are kept
+    entries = [finished[job] for job in jobs if job in finished] + parallel_map(
+        _draw_job, (prepared, options, out), [job for job in jobs if job not in finished], workers=options.workers,
+        label="estimator_benchmark" if options.show_progress else None)
     summary = summarise(entries, options)
     text = table(summary)
     comparison = survey_comparison(summary)
@@ -330,6 +459,37 @@ def estimator_benchmark(out: Path | str, options: BenchmarkOptions | None = None
     return report
 
 
+def _prepare(robot_name: str, options: BenchmarkOptions, out: Path) -> dict[str, Any]:
+    """A robot's truth, exciting reference, held-out bag and ``W_v`` (:func:`validation_regressor`)."""
+    robot = load_robot(robot_name)
+    truth = as_built_parameters(robot.nominal_parameters, seed=options.truth_seed)
+    reference, start = _design(robot_name, options.duration(robot_name), options.trajectory_seed)
+    held_reference, held_start = _design(robot_name, options.validation_s, options.validation_seed)
+    validation = out / "bags" / robot_name / "validation"
+    if validation.exists():
+        shutil.rmtree(validation)
+    recording = _run(robot_name, truth, held_reference, held_start, options.validation_s, options.levels[0], 999)
+    recording.write_bag(validation, reference=held_reference)
+    return {"truth_parameters": truth, "truth": truth.as_dict(), "reference": reference, "start": start,
+            "validation": validation, "validation_regressor": validation_regressor(robot_name, recording)}
+
+
+def _finished(out: Path, options: BenchmarkOptions) -> dict[tuple[str, int, int], dict[str, Any]]:
+    """The draws a former run with this ``out`` finished with every estimator asked now (and its model error)."""
+    import json  # noqa: PLC0415
+
+    finished = {}
+    for index, level in enumerate(options.levels):
+        for robot in options.robots:
+            for path in (out / "entries").glob(f"{robot}_{level.name}_*.json"):
+                entry = json.loads(path.read_text())
+                if entry["robot"] == robot and entry["level"] == level.name and entry["draw"] < options.draws and all(
+                        name in entry and ("failed" in entry[name] or "model_error" in entry[name])
+                        for name in options.names()):
+                    finished[(robot, index, entry["draw"])] = entry
+    return finished
+
+
 def survey_comparison(summary: list[dict[str, Any]]) -> list[str]:
     """One line per (robot, level): the benchmark's most accurate estimators beside the survey's (DIDIM and IV,
     :data:`SURVEY_RANKING`), agreement or difference stated; the estimators the survey ranks that did not run."""
@@ -344,7 +504,7 @@ def survey_comparison(summary: list[dict[str, Any]]) -> list[str]:
         present = [name for name in ranked_by_survey if name in order]
         failed = [r["estimator"] for r in summary if r["robot"] == robot and r["level"] == level
                   and r["estimator"] in ranked_by_survey and not r.get("rank") and r["draws"]]
-        head = f"{robot}/{level}: most accurate here {', '.join(order[:2])} (of {len(order)})"
+        head = f"{robot}/{level}: most accurate here (model error) {', '.join(order[:2])} (of {len(order)})"
         if not present:
             said = ("survey's most accurate (didim, iv) failed on every draw here" if failed
                     else "survey's most accurate (didim, iv) not run here")
@@ -388,7 +548,8 @@ def _plots(out: Path, summary: list[dict[str, Any]], options: BenchmarkOptions) 
     plots = []
     levels = [level.name for level in options.levels]
     for robot in options.robots:
-        for key, label in (("parameter_error", "base-parameter error vs the plant (%)"),
+        for key, label in (("model_error", "model error on the held-out trajectory (%)"),
+                           ("parameter_error", "base-parameter norm error vs the plant (%)"),
                            ("torque_error", "held-out torque error (%)")):
             curves = []
             for name in options.names():
