@@ -127,3 +127,26 @@ def test_a_rerun_keeps_the_finished_draws(tmp_path):
     (entries / "five_bar_mid_1.json").write_text(json.dumps(_entry(1, chi, {}, {"wls": 0.1})))  # without ols
     (entries / "five_bar_mid_5.json").write_text(json.dumps(_entry(5, chi, {}, {"wls": 0.1, "ols": 0.2})))
     assert list(eb._finished(tmp_path, options)) == [("five_bar", 0, 0)]  # draw 1 lacks ols, draw 5 not asked
+
+
+def test_an_entry_stopped_while_written_leaves_the_former_one_readable(tmp_path, monkeypatch):
+    """A benchmark stopped (Ctrl-C, timeout) while it writes a draw's entry must leave an entry a resumed run can
+    read: before, the file was written in place, and a stop mid-write left truncated JSON that ended the resume."""
+    from pathlib import Path
+
+    from pardyn.experiments.plots import write_json
+    from pardyn.textio import load_json
+
+    entry = tmp_path / "entries" / "dualv_low_0.json"
+    write_json(entry, {"robot": "dualv", "draw": 0, "wls": {"model_error": 0.003}})
+    original_write_text = Path.write_text
+
+    def stopped_halfway(self, text, *args, **kwargs):
+        original_write_text(self, text[: len(text) // 2], *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", stopped_halfway)
+    with pytest.raises(KeyboardInterrupt):
+        write_json(entry, {"robot": "dualv", "draw": 0, "wls": {"model_error": 0.004}, "cloe": {"model_error": 0.001}})
+    monkeypatch.undo()
+    assert load_json(entry) == {"robot": "dualv", "draw": 0, "wls": {"model_error": 0.003}}

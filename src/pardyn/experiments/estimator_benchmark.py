@@ -63,6 +63,7 @@ from pardyn.identification.pipeline import identify
 from pardyn.identification.settings import IdentificationSettings
 from pardyn.registry import option
 from pardyn.robot import load_robot
+from pardyn.textio import load_json
 from pardyn.simulation.identification_runs import as_built_parameters, controller
 from pardyn.trajectories.joint import joint_trajectory
 
@@ -271,9 +272,7 @@ def _draw_job(shared: tuple, job: tuple[str, int, int]) -> dict[str, Any]:
     partial = out / "entries" / "partial" / key
     entry: dict[str, Any] = {"robot": robot_name, "level": level.name, "draw": draw}
     if partial.exists():
-        import json  # noqa: PLC0415
-
-        entry = json.loads(partial.read_text())
+        entry = load_json(partial, what="benchmark entry")
     clock = time.perf_counter()
     try:
         bag = _record(robot_name, setup["truth_parameters"], setup["reference"], setup["start"],
@@ -476,13 +475,11 @@ def _prepare(robot_name: str, options: BenchmarkOptions, out: Path) -> dict[str,
 
 def _finished(out: Path, options: BenchmarkOptions) -> dict[tuple[str, int, int], dict[str, Any]]:
     """The draws a former run with this ``out`` finished with every estimator asked now (and its model error)."""
-    import json  # noqa: PLC0415
-
     finished = {}
     for index, level in enumerate(options.levels):
         for robot in options.robots:
             for path in (out / "entries").glob(f"{robot}_{level.name}_*.json"):
-                entry = json.loads(path.read_text())
+                entry = load_json(path, what="benchmark entry")
                 if entry["robot"] == robot and entry["level"] == level.name and entry["draw"] < options.draws and all(
                         name in entry and ("failed" in entry[name] or "model_error" in entry[name])
                         for name in options.names()):
@@ -519,10 +516,8 @@ def survey_comparison(summary: list[dict[str, Any]]) -> list[str]:
 
 def from_entries(out: Path | str, options: BenchmarkOptions) -> dict[str, Any]:
     """The summary and table of the draws a run (perhaps stopped early) finished: ``<out>/entries/*.json``."""
-    import json  # noqa: PLC0415
-
     out = Path(out)
-    entries = [json.loads(p.read_text()) for p in sorted((out / "entries").glob("*.json"))]
+    entries = [load_json(p, what="benchmark entry") for p in sorted((out / "entries").glob("*.json"))]
     summary = summarise(entries, options)
     return {"summary": summary, "table": table(summary), "draws": entries, "survey_ranking": SURVEY_RANKING,
             "survey_comparison": survey_comparison(summary), "claim_held": _filters_are_wls(summary)}

@@ -53,9 +53,12 @@ def _clean(value: Any) -> Any:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> Path:
-    """Write ``data`` as indented JSON (numpy values converted, non-finite -> null)."""
+    """Write ``data`` as indented JSON (numpy values converted, non-finite -> null), whole or not at all: a run
+    stopped while writing leaves the former file (a resumed benchmark reads its entries back)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_clean(data), indent=2) + "\n")
+    partial = path.with_name(path.name + ".writing")
+    partial.write_text(json.dumps(_clean(data), indent=2) + "\n")
+    partial.replace(path)
     return path
 
 

@@ -526,7 +526,7 @@ class SimNode(Node):
                 "applying zero torque",
             )
         self._advance(np.zeros(len(self.names)) if tau is None else tau, tag)
-        rate = self.real_time.tick(time.monotonic())
+        rate = self.real_time.tick(now)  # the tick's start: one clock reading per period
         if rate is not None and self.real_time.slow_windows == 1:  # said once; the summary counts the seconds
             work = self.step_time.percentiles((50.0,))[0]
             self.get_logger().warning(
