@@ -248,9 +248,8 @@ def test_the_sim_takes_its_commands_on_its_own_thread_with_their_publisher(ros_c
         assert sim._commands not in list(sim.subscriptions) and not needs_message_info(sim)
         assert ros_client.node.count_subscribers(sim._commands.topic_name) == 1  # the graph sees it
         threads: list[str] = []
-        on_command = sim._on_command
-        sim._on_command = lambda message, info: (threads.append(threading.current_thread().name),
-                                                 on_command(message, info))
+        from_source = sim._from_source  # the first look at a taken command: which thread took it
+        sim._from_source = lambda info: (threads.append(threading.current_thread().name), from_source(info))[1]
         intruder = ros_client.publisher(Float64MultiArray, sim._commands.topic_name)
         command = Float64MultiArray(data=[0.0] * len(sim.names))  # the right tag: refused only for its publisher
         # only the client's executor spins: the sim takes the command anyway, with the intruder's gid

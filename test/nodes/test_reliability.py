@@ -167,8 +167,10 @@ def test_commands_of_another_publisher_are_rejected_when_the_source_is_named(ros
             plausible = Float64MultiArray(data=[50.0, -50.0, 50.0, -50.0])  # within the limits, right tag
             plausible.layout.data_offset = sim.step % 2**32
             intruder.publish(plausible)
+            intruder.publish(b"\x00\x01\x00\x00\x02")  # not a Float64MultiArray: refused for its source first
             executor.spin_once(timeout_sec=0.01)
         assert sim.rejected["source"] > 0, sim.summary()
+        assert sim.rejected["serialization"] == 0, sim.summary()
         with sim._lock:  # the sim's command thread steps meanwhile: both counts of one moment
             assert sim.commands_applied == sim.step  # every step took the controller's command, none the intruder's
         q_set = sim.robot.solve_inverse(SETPOINT_TASK).q[sim.robot.actuated_indices]

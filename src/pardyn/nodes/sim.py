@@ -370,7 +370,12 @@ class SimNode(Node):
 
     def _on_command_taken(self, message: bytes | Float64MultiArray, info: dict) -> None:
         """A command taken by the command thread, as bytes (``info``: its publisher's gid, read with
-        command_sources); a ``Float64MultiArray`` given in process takes the same path."""
+        command_sources first: a foreign publisher's message is refused as such, whatever its bytes); a
+        ``Float64MultiArray`` given in process takes the same path."""
+        if self._sources is not None:
+            with self._lock:
+                if not self._from_source(info):
+                    return
         try:
             command = decode_command(serialized(message))
         except InputError as error:
@@ -379,11 +384,10 @@ class SimNode(Node):
                 self._reporter.warning("command serialization", f"rejected {COMMAND_TOPIC} message: {error}")
             return
         with self._lock:
-            self._on_command(command, info if self._sources is not None else None)
+            self._on_command(command)
 
-    def _on_command(self, message: WireCommand, info: dict | None) -> None:  # info: the publisher gid
-        if self._sources is not None and not self._from_source(info):
-            return
+    def _on_command(self, message: WireCommand) -> None:
+        """One decoded command from an accepted source."""
         try:
             tau = check_command(message.data, self.names, self.limits, label=message.label,
                                 implausible_factor=self.implausible_factor)
