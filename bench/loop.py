@@ -15,16 +15,16 @@ themselves (their summary lines):
     them (the command arrived before the next tick);
   - inside the controller: time in the law per state (us) and states it
     never saw (keep last 1: it skips to the newest when late);
-* lockstep: simulated steps per wall-clock second (goal >= 1500, issue 28);
+* lockstep: simulated steps per wall-clock second (goal >= 1500);
 * in this process: the controller's work on one state (PD + eq. 50 on the Python path and as one kernel
   call, :mod:`pardyn.control.compiled`) beside the PD alone, and the two paths' torque difference;
-* with rclpy's single-threaded executor, with its events executor
-  (``PARDYN_EXECUTOR``, :func:`pardyn.nodes.common.make_executor`), and the sim on the
-  single-threaded one with the controller on the events one (the shipped sim bringup with one process per
-  node: its sim checks ``command_sources``), the ratio
-  between them, and the same loop in one process without ROS (plant + encoders
-  + PD): the ceiling the DDS loop is compared against;
-* the anchor (``single/plain``): the same sim answered by ``bench/plain_answer.py``, the smallest rclpy node
+* per ``--executors`` entry: ``events`` (the default of :func:`pardyn.nodes.common.make_executor`: both nodes
+  on rclpy's events executor, one process each, as ``ros2 launch`` starts them: the shipped configuration),
+  ``single`` (rclpy's single-threaded executor, ``PARDYN_EXECUTOR``), ``SIM/CONTROLLER`` for one each, and
+  ``one-process`` (both nodes in one ``pardyn bringup`` process: one rclpy context and executor, no DDS hop
+  between processes); beside the same loop in one process without ROS (plant + encoders + PD): the ceiling
+  the DDS loop is compared against;
+* the anchor (``events/plain``): the same sim answered by ``bench/plain_answer.py``, the smallest rclpy node
   that answers each state, in place of pardyn's controller (issue 34: freshness >= 95 % and lockstep
   >= 0.55x the in-process loop with the shipped executors, beside what the plain node reaches);
 * ``--batch-workers N``: everything above (the in-process loop too) with ``N`` busy processes at nice 19 beside
@@ -34,7 +34,7 @@ themselves (their summary lines):
   shares the two cores and perturbs what it measures).
 
 Run: ``.venv/bin/python bench/loop.py [--robot dualv] [--plant mujoco] [--seconds 10] [--law pd] [--batch-workers 1]
-[--executors single/events,single/plain]``.
+[--executors events,events/plain,one-process]``.
 Not a test: numbers depend on the machine and its load.
 """
 
@@ -193,24 +193,29 @@ def run_pair(args, namespace: str, lockstep: bool, executor: str, logs: Path) ->
     sim_executor, _, controller_executor = executor.partition("/")  # "single/events": the sim's, the controller's
     tag = f"{'lockstep' if lockstep else 'free'}_{executor.replace('/', '_')}"
     sim_log, controller_log = logs / f"sim_{tag}.log", logs / f"controller_{tag}.log"
-    sim = start("sim", namespace, {
+    sim_parameters = {
         "robot": args.robot, "plant": args.plant, "rate": float(args.rate), "lockstep": str(lockstep).lower(),
         "torque_noise": 0.0, "torque_noise_floor": 0.0, "publish_ground_truth": "false",
         **({"integrator": args.integrator} if args.integrator else {}),
         **({"plant_timestep": args.plant_timestep} if args.plant_timestep else {}),
-    }, sim_log, {"PARDYN_EXECUTOR": sim_executor})
-    if controller_executor == "plain":  # the anchor: the smallest rclpy node answering each state
+    }
+    controller_parameters = {"robot": args.robot, "rate": float(args.rate), "use_sim_time": "true", "law": args.law}
+    if executor == ONE_PROCESS:  # both nodes in one `pardyn bringup` process: one log for both
+        sim_log = controller_log = logs / f"one_process_{tag}.log"
+        sim = controller = one_process(namespace, sim_parameters, controller_parameters, sim_log)
+    elif controller_executor == "plain":  # the anchor: the smallest rclpy node answering each state
         import pardyn  # noqa: PLC0415
 
         names = ",".join(pardyn.load_robot(args.robot).actuated_names)
+        sim = start("sim", namespace, sim_parameters, sim_log, {"PARDYN_EXECUTOR": sim_executor})
         controller = subprocess.Popen(
             [sys.executable, str(ROOT / "bench" / "plain_answer.py"), names, str(round(1e9 / args.rate)),
              "--ros-args", "-r", f"__ns:={namespace}", "-p", "use_sim_time:=true"],
             stdout=controller_log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     else:
-        controller = start("controller", namespace, {
-            "robot": args.robot, "rate": float(args.rate), "use_sim_time": "true", "law": args.law,
-        }, controller_log, {"PARDYN_EXECUTOR": controller_executor or sim_executor})
+        sim = start("sim", namespace, sim_parameters, sim_log, {"PARDYN_EXECUTOR": sim_executor})
+        controller = start("controller", namespace, controller_parameters, controller_log,
+                           {"PARDYN_EXECUTOR": controller_executor or sim_executor})
     observer = Observer(namespace) if args.observer else None
     try:
         deadline = time.monotonic() + 60.0
@@ -218,7 +223,8 @@ def run_pair(args, namespace: str, lockstep: bool, executor: str, logs: Path) ->
         # "holding the first measured position" (the free-running sim logs nothing then)
         while not running(sim_log, controller_log) and time.monotonic() < deadline:
             if sim.poll() is not None or controller.poll() is not None:
-                raise RuntimeError(f"a node stopped; see {sim_log} and {controller_log}")
+                raise RuntimeError(f"a node stopped; see {sim_log} and {controller_log}"
+                                   + (f" and {sim_log.with_suffix('.out')}" if executor == ONE_PROCESS else ""))
             time.sleep(0.1) if observer is None else observer.spin(0.1)
         if observer is not None:
             observer.spin(0.5)
@@ -232,12 +238,35 @@ def run_pair(args, namespace: str, lockstep: bool, executor: str, logs: Path) ->
         if observer is not None:
             observer.close()
         stop(sim)  # first: the controller's watchdog must not act on a stopped plant
-        stop(controller)
+        if controller is not sim:
+            stop(controller)
     sim_figures = summary_figures(sim_log.read_text(errors="replace"), "sim")
     controller_figures = summary_figures(controller_log.read_text(errors="replace"), "controller")
     if not sim_figures["line"]:
         raise RuntimeError(f"the sim printed no summary; see {sim_log}")
     return sim_figures, controller_figures
+
+
+ONE_PROCESS = "one-process"
+"""The ``--executors`` entry that runs the sim and the controller in one ``pardyn bringup`` process (one rclpy
+context and executor, the shipped ``pardyn bringup`` way; no DDS hop between processes)."""
+
+
+def one_process(namespace: str, sim: dict, controller: dict, log: Path) -> subprocess.Popen:
+    """``pardyn bringup`` of the sim and the controller (their shipped parameters files, then ``sim`` and
+    ``controller``) in one process, its nodes' lines in ``log``."""
+    import yaml  # noqa: PLC0415
+
+    def node(executable: str, values: dict) -> dict:
+        inline = {k: (v == "true" if v in ("true", "false") else v) for k, v in values.items()}
+        return {"executable": executable, "parameters": [f"config/{executable}.yaml", inline]}
+
+    log.touch()
+    bringup = log.with_suffix(".yaml")
+    bringup.write_text(yaml.safe_dump({"nodes": [node("sim", sim), node("controller", controller)]}))
+    return subprocess.Popen([sys.executable, "-m", "pardyn.cli", "bringup", str(bringup), "--namespace", namespace,
+                             "--log", str(log)], stdout=log.with_suffix(".out").open("wb"),
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
 def running(sim_log: Path, controller_log: Path) -> bool:
@@ -337,11 +366,12 @@ def main() -> int:
     parser.add_argument("--law", default="pd", help="controller law (controller parameter)")
     parser.add_argument("--rate", type=float, default=1000.0, help="control rate (Hz)")
     parser.add_argument("--seconds", type=float, default=10.0, help="wall-clock seconds measured per run")
-    parser.add_argument("--executors", default="single,events,single/events,single/plain",
-                        help="executors compared (PARDYN_EXECUTOR); SIM/CONTROLLER for one each (single/events: "
-                             "the shipped sim bringup with one process per node, whose sim checks command_sources; "
+    parser.add_argument("--executors", default=f"events,events/plain,{ONE_PROCESS}",
+                        help="executors compared (PARDYN_EXECUTOR); SIM/CONTROLLER for one each (events: both on "
+                             "rclpy's events executor, as shipped: one process per node as ros2 launch starts them; "
                              "CONTROLLER plain: bench/plain_answer.py, the smallest rclpy node answering each state, "
-                             "in place of pardyn's controller: the anchor)")
+                             f"in place of pardyn's controller: the anchor; {ONE_PROCESS}: both nodes in one "
+                             "pardyn bringup process)")
     parser.add_argument("--observer", action="store_true", help="also measure from a third process")
     parser.add_argument("--batch-workers", type=int, default=0,
                         help="busy processes at nice 19 beside the whole run (0: quiet)")
@@ -372,7 +402,7 @@ def measure(args) -> int:
     with tempfile.TemporaryDirectory(prefix="pardyn_bench_") as folder:
         logs = Path(folder)
         for executor in executors:
-            label = executor.replace("/", "_")
+            label = executor.replace("/", "_").replace("-", "_")
             free, controller = run_pair(args, f"{namespace}/free_{label}", False, executor, logs)
             lock, _ = run_pair(args, f"{namespace}/lock_{label}", True, executor, logs)
             rows[executor] = {
@@ -390,14 +420,18 @@ def measure(args) -> int:
                 "  x the in-process loop": lock["steps_per_s"] / reference,
             }
     goals = {"free-running periods/s": ">= 990", "  latency p99 inside the sim (ms)": "< 1",
-             "  periods on the newest answer (%)": ">= 95 (issue 28)", "  controller: law p50 (us)": "<= 50",
+             "  periods on the newest answer (%)": ">= 95 (issue 34)", "  controller: law p50 (us)": "<= 50",
              "lockstep steps/s": ">= 1500", "  x the in-process loop": ">= 0.55 (issue 34)"}
     print(f"  {'figure':38s}" + "".join(f"{e:>14s}" for e in executors) + "  goal")
     for key in rows[executors[0]]:
         print(f"  {key:38s}" + "".join(f"{rows[e][key]:14.3g}" for e in executors) + f"  {goals.get(key, '')}")
-    if "single/plain" in executors:
-        print("  single/plain: the anchor, the sim (single-threaded, as shipped) answered by bench/plain_answer.py "
-              "(subscribe, publish one Float64MultiArray; no eq. 50) in place of pardyn's controller")
+    for anchor in (e for e in executors if e.endswith("/plain")):
+        print(f"  {anchor}: the anchor, the sim ({anchor.partition('/')[0]} executor) answered by "
+              "bench/plain_answer.py (subscribe, publish one Float64MultiArray; no eq. 50) in place of pardyn's "
+              "controller")
+    if ONE_PROCESS in executors:
+        print(f"  {ONE_PROCESS}: the sim and the controller in one `pardyn bringup` process (one rclpy context "
+              "and executor; the controller's states on its own thread)")
     if {"single", "events"} <= set(executors):
         a, b = "single", "events"
         print(f"  lockstep rate {b} / {a}: {rows[b]['lockstep steps/s'] / rows[a]['lockstep steps/s']:.2f}")
