@@ -107,3 +107,14 @@ def test_rests_left_out_bring_the_held_out_error_to_the_floor_and_are_said(arm):
     for joint in ("shoulder", "elbow"):  # about half of each joint's equations: the 4 s of rest out of 8 s
         count, total = (int(v) for v in notes[0].split(f"{joint} ")[1].split(",")[0].split(")")[0].split(" of "))
         assert 0.3 * total < count < 0.6 * total
+
+
+def test_rests_that_leave_no_equation_are_refused_naming_the_setting(arm, capsys):
+    """A rest speed above every speed of the run (or a reversal window that covers it) leaves no equation: the
+    command says which setting did it in one line (it said "W is zero: no parameter has any effect")."""
+    assert main(["identify", "--robot", str(arm / "arm.yaml"), "--columns", "position=Position{i},effort=Torque{i}",
+                 "--time-unit", "samples", "--rate", "1000", "--run", str(arm / "run.csv"), "--rest-speed", "100",
+                 "--out", str(arm / "none.json")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "every equation left out" in error and "--rest-speed" in error and "\n" not in error, error
+    assert not (arm / "none.json").exists()

@@ -431,6 +431,12 @@ def _without_rests(robot: Robot, regressor: Regressor, system: LinearSystem, run
     reversal = f" or was within {window:g} s of a reversal" if window > 0 else ""
     counts = ", ".join(f"{name} {count} of {total}" for name, count, total
                        in zip(regressor.row_names, left_out, written) if count)
+    if not W.any():  # nothing left to identify from: say which setting did it, not that W is zero
+        raise InputError(
+            f"rests: every equation left out ({counts}): at each sample a joint with a Coulomb term in it moved "
+            f"slower than {limit:g} rad/s{reversal}; lower the rest speed (--rest-speed, settings "
+            "filter.rest_speed)" + (" or the reversal window (--reversal-window, settings filter.reversal_window_s)"
+                                    if window > 0 else "") + ", or give 0 to keep the rests")
     note = (f"rests: equations left out ({counts}) where a joint with a Coulomb term in them moved slower than "
             f"{limit:g} rad/s{reversal}: held by dry friction there, fs sign(qdot) flips on encoder noise and the stiction "
             "torque has no column (--rest-speed, settings filter.rest_speed: 0 keeps them; minimum speeds "
