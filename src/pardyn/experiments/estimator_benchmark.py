@@ -286,12 +286,12 @@ def _draw_job(shared: tuple, job: tuple[str, int, int]) -> dict[str, Any]:
     truth = setup["truth"]
     closed_loop = [ClosedLoopSetup(controller(robot), setup["reference"])]
     settings = IdentificationSettings(workers=1, estimator_iterations=options.max_iterations)
-    shared = SharedRuns()  # the closed-loop estimators' common start (the WLS estimate): simulated once
+    runs = SharedRuns()  # the closed-loop estimators' common start (the WLS estimate): simulated once
     for name in options.names():
         if name in entry:
             continue
         entry[name] = _estimator_figures(robot, bag, setup, settings.replace(estimator=name), closed_loop, truth,
-                                         entry, shared)
+                                         entry, runs)
         write_json(partial, entry)
     if not options.keep_bags:
         shutil.rmtree(path, ignore_errors=True)

@@ -211,11 +211,12 @@ class ModelSimulator:
 
         params = self.parameters(chi_base, payload=payload)
         model_robot = self.robot
-        key = None
-        if self.shared is not None:
+        shared = self.shared
+        key: tuple = ()
+        if shared is not None:
             key = (id(model_robot), id(setup), params.vector().tobytes(), np.asarray(params.gravity).tobytes(),
                    float(start_time), np.asarray(start, dtype=float).tobytes(), times.tobytes())
-            found = self.shared._get(key, model_robot, setup)  # noqa: SLF001 - the simulator is the cache's user
+            found = shared._get(key, model_robot, setup)  # noqa: SLF001 - the simulator is the cache's user
             if found is not None:
                 return found
         duration = float(times[-1] - start_time)
@@ -238,8 +239,8 @@ class ModelSimulator:
             raise ModelSimulationError(f"the model with the current estimate cannot be simulated in closed loop: "
                                        f"{error}") from error
         index = np.clip(np.round((times - start_time) / period).astype(int), 0, len(recording.t) - 1)
-        if key is not None:
-            self.shared._put(key, model_robot, setup, chi_base, (recording, plant, index))  # noqa: SLF001
+        if shared is not None:
+            shared._put(key, model_robot, setup, chi_base, (recording, plant, index))  # noqa: SLF001
         return recording, plant, index
 
     def run(
