@@ -27,7 +27,8 @@ before, 0.84 ms with the accelerations, 0.71 ms without.
 
 CLOE and ML's sensitivity of the simulated positions to the base parameters comes from the same run
 (:meth:`ModelSimulator.run_linearised`, :func:`position_sensitivity`): the closed loop linearised along it,
-~0.1 s per simulated second on the DualV beside ~0.7 s for the run itself.
+~0.1 s per simulated second on the DualV beside ~0.7 s for the run itself. Several estimators on the same
+recordings (the benchmark's draws) simulate their common start once (:class:`SharedRuns`).
 
 A model whose estimate gives a singular reduced mass matrix ``W^T M W`` (bodies that are not physical: a
 poorly excited WLS estimate, the Delta's) or a diverging run raises :class:`ModelSimulationError`; the
