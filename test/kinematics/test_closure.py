@@ -147,3 +147,83 @@ def test_closures_read_their_own_data_after_pickling():
         rotation = data.oMf[a].rotation @ pin.log3(data.oMf[a].rotation.T @ data.oMf[b].rotation)  # R_a log3(R_a^T R_b)
         expected.extend(np.concatenate([delta, rotation])[list(closure.components)])
     np.testing.assert_allclose(copy.residual(q), expected, atol=1e-15)
+
+
+def _pinocchio_rows(closures, q, qdot):
+    """``K`` and ``Kdot`` rows of the frame closures from pinocchio's own world-aligned frame Jacobians and their
+    time variations (one call per frame, a fresh ``pin.Data``); a distance closure's Jacobian row ``u^T (J_b -
+    J_a)_lin`` and no rate row (None)."""
+    import pinocchio as pin
+
+    model = closures.model
+    data = model.createData()
+    pin.computeJointJacobiansTimeVariation(model, data, q, qdot)
+    pin.updateFramePlacements(model, data)
+    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+    rows, rates = [], []
+    for closure in closures.closures:
+        a, b = (model.getFrameId(name) for name in closure.frames)
+        jacobian = pin.getFrameJacobian(model, data, b, lwa) - pin.getFrameJacobian(model, data, a, lwa)
+        rate = (pin.getFrameJacobianTimeVariation(model, data, b, lwa)
+                - pin.getFrameJacobianTimeVariation(model, data, a, lwa))
+        if closure.type == "distance":
+            delta = data.oMf[b].translation - data.oMf[a].translation
+            rows.append((delta / np.linalg.norm(delta)) @ jacobian[:3])
+            rates.append(None)
+        else:
+            rows.extend(jacobian[list(closure.components)])
+            rates.extend(rate[list(closure.components)])
+    return rows, rates
+
+
+@pytest.mark.parametrize("name", ("delta", "dualv"))
+def test_jacobian_and_rate_equal_pinocchio_frame_jacobians(load, name):
+    """K and Kdot (the closures' rows picked in one pass) equal pinocchio's getFrameJacobian and
+    getFrameJacobianTimeVariation (LOCAL_WORLD_ALIGNED) row by row, off the closed configurations too (3D ball
+    loops of the Delta, planar loops of the DualV); Kdot also equals finite differences of K along qdot."""
+    robot = load(name)
+    rng = np.random.default_rng(4)
+    q, qdot = _perturbed(robot, rng, 0.2), rng.normal(size=robot.nv)
+    jacobian, rate = robot.closures.jacobian_and_rate(q, qdot)
+    rows, rates = _pinocchio_rows(robot.closures, q, qdot)
+    np.testing.assert_allclose(jacobian, rows, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(rate, rates, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(robot.closures.residual_and_jacobian(q)[1], rows, rtol=0, atol=1e-14)
+    h = 1e-6
+    numeric = (robot.closures.jacobian(q + h * qdot) - robot.closures.jacobian(q - h * qdot)) / (2 * h)
+    np.testing.assert_allclose(rate, numeric, atol=1e-8)
+
+
+def test_jacobian_and_rate_of_mixed_closures_against_pinocchio_and_by_hand(load):
+    """The DualV's planar loops, a distance closure (a rod) and a cubic joint coupling in one set: the frame rows
+    equal pinocchio's frame Jacobians and rates, the distance row ``u^T (J_b - J_a)_lin``, the coupling row and its
+    rate the hand polynomial's (``e_b - P'(q_a) e_a``, ``-P''(q_a) qdot_a e_a``), every rate finite differences."""
+    from pardyn.description.config import Closure
+    from pardyn.kinematics.closure import LoopClosures
+
+    robot = load("dualv")
+    model = robot.model
+    a, b = model.joints[model.getJointId("leg1_joint1")].idx_v, model.joints[model.getJointId("leg2_joint1")].idx_v
+    coefficients = (0.1, 0.5, -0.3, 0.2)  # P(x) = 0.1 + 0.5 x - 0.3 x^2 + 0.2 x^3
+    closures = LoopClosures(model, [
+        *robot.closures.closures,
+        Closure(name="couple", frames=(), type="coupling", components=(), joints=("leg1_joint1", "leg2_joint1"),
+                coefficients=coefficients),
+        Closure(name="rod", frames=("leg1_B", "platform_c3"), type="distance", components=(), length=0.3)])
+    rng = np.random.default_rng(5)
+    q, qdot = _perturbed(robot, rng, 0.2), rng.normal(size=model.nv)
+    jacobian, rate = closures.jacobian_and_rate(q, qdot)
+    rows, rates = _pinocchio_rows(closures, q, qdot)
+    frame_rows = len(rows)
+    np.testing.assert_allclose(jacobian[:frame_rows], rows, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(rate[: frame_rows - 1], rates[:-1], rtol=0, atol=1e-13)  # the rod's rate: below
+    slope = coefficients[1] + 2 * coefficients[2] * q[a] + 3 * coefficients[3] * q[a] ** 2
+    curvature = 2 * coefficients[2] + 6 * coefficients[3] * q[a]
+    coupling, coupling_rate = np.zeros(model.nv), np.zeros(model.nv)
+    coupling[b], coupling[a], coupling_rate[a] = 1.0, -slope, -curvature * qdot[a]
+    np.testing.assert_allclose(jacobian[-1], coupling, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(rate[-1], coupling_rate, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(closures.residual_and_jacobian(q)[1], jacobian, rtol=0, atol=1e-14)
+    h = 1e-6
+    numeric = (closures.jacobian(q + h * qdot) - closures.jacobian(q - h * qdot)) / (2 * h)
+    np.testing.assert_allclose(rate, numeric, atol=1e-8)

@@ -58,7 +58,7 @@ from pardyn.excitation.design import design_exciting_trajectory
 from pardyn.experiments.plots import line_plot, write_json
 from pardyn.experiments.registry import EXPERIMENTS, ExperimentCommon, seconds
 from pardyn.identification.estimators import ESTIMATORS
-from pardyn.identification.model_simulation import ClosedLoopSetup
+from pardyn.identification.model_simulation import ClosedLoopSetup, SharedRuns
 from pardyn.identification.pipeline import identify
 from pardyn.identification.settings import IdentificationSettings
 from pardyn.registry import option
@@ -286,11 +286,12 @@ def _draw_job(shared: tuple, job: tuple[str, int, int]) -> dict[str, Any]:
     truth = setup["truth"]
     closed_loop = [ClosedLoopSetup(controller(robot), setup["reference"])]
     settings = IdentificationSettings(workers=1, estimator_iterations=options.max_iterations)
+    runs = SharedRuns()  # the closed-loop estimators' common start (the WLS estimate): simulated once
     for name in options.names():
         if name in entry:
             continue
         entry[name] = _estimator_figures(robot, bag, setup, settings.replace(estimator=name), closed_loop, truth,
-                                         entry)
+                                         entry, runs)
         write_json(partial, entry)
     if not options.keep_bags:
         shutil.rmtree(path, ignore_errors=True)
@@ -301,14 +302,15 @@ def _draw_job(shared: tuple, job: tuple[str, int, int]) -> dict[str, Any]:
 
 def _estimator_figures(robot: Any, bag: Path, setup: dict[str, Any], settings: IdentificationSettings,
                        closed_loop: list[ClosedLoopSetup], truth: dict[str, float],
-                       entry: dict[str, Any]) -> dict[str, Any]:
+                       entry: dict[str, Any], shared: SharedRuns | None = None) -> dict[str, Any]:
     """One estimator on one draw: its base parameters and std, the errors against the truth (``true_base``
     written in ``entry``), the held-out figures, the time; or its failure."""
     name = settings.estimator.name
     clock = time.perf_counter()
     try:
         result = identify(robot, [bag], validate_bags=[setup["validation"]], settings=settings,
-                          closed_loop=closed_loop if ESTIMATORS.get(name).closed_loop else None, show_progress=False)
+                          closed_loop=closed_loop if ESTIMATORS.get(name).closed_loop else None, show_progress=False,
+                          shared_runs=shared)
     except Exception as error:  # noqa: BLE001 - a failed estimator is a finding, counted as such
         return {"failed": f"{type(error).__name__}: {error}", "time_s": time.perf_counter() - clock}
     base = result.base

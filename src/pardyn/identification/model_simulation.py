@@ -27,7 +27,8 @@ before, 0.84 ms with the accelerations, 0.71 ms without.
 
 CLOE and ML's sensitivity of the simulated positions to the base parameters comes from the same run
 (:meth:`ModelSimulator.run_linearised`, :func:`position_sensitivity`): the closed loop linearised along it,
-~0.1 s per simulated second on the DualV beside ~0.7 s for the run itself.
+~0.1 s per simulated second on the DualV beside ~0.7 s for the run itself. Several estimators on the same
+recordings (the benchmark's draws) simulate their common start once (:class:`SharedRuns`).
 
 A model whose estimate gives a singular reduced mass matrix ``W^T M W`` (bodies that are not physical: a
 poorly excited WLS estimate, the Delta's) or a diverging run raises :class:`ModelSimulationError`; the
@@ -65,8 +66,8 @@ if TYPE_CHECKING:
     from pardyn.dynamics.regressor import Regressor
     from pardyn.robot import Robot
 
-__all__ = ["ClosedLoopSetup", "ModelSimulationError", "ModelSimulator", "SimulatedRun", "position_sensitivity",
-           "standard_from_base"]
+__all__ = ["ClosedLoopSetup", "ModelSimulationError", "ModelSimulator", "SharedRuns", "SimulatedRun",
+           "position_sensitivity", "standard_from_base"]
 
 
 class ModelSimulationError(InputError):
@@ -120,6 +121,42 @@ def standard_from_base(base: BaseParameters, chi_base: np.ndarray, nominal: np.n
     return nominal + correction
 
 
+class SharedRuns:
+    """The model's closed-loop runs at chosen estimates, kept across identifications of the same recordings.
+
+    The closed-loop estimators of one benchmark draw (IV, DIDIM, CLOE, ML: one
+    :func:`pardyn.identification.pipeline.identify` call each) all start from the same estimate and would simulate
+    the same run once each. Given to every call (``identify(..., shared_runs=...)``), the pipeline marks the start
+    of its iteration (:meth:`keep`) and the model's run at a kept estimate is simulated once and handed to the
+    others as it is (the same arrays: the figures do not change). Only the kept estimates' runs are held (each is
+    the size of a recording); a run is told apart by what it depends on: the simulated standard parameters, the
+    robot and the controller setup (the same objects), the start and the sample times.
+
+    Attributes:
+        hits: runs handed out again instead of simulated.
+    """
+
+    def __init__(self) -> None:
+        self._kept: set[bytes] = set()
+        self._runs: dict[tuple, tuple] = {}
+        self.hits = 0
+
+    def keep(self, chi_base: np.ndarray) -> None:
+        """Hold the runs of the model at ``chi_base`` (n_b,) from now on."""
+        self._kept.add(np.asarray(chi_base, dtype=float).tobytes())
+
+    def _get(self, key: tuple, robot: Robot, setup: ClosedLoopSetup) -> tuple | None:
+        entry = self._runs.get(key)
+        if entry is None or entry[0] is not robot or entry[1] is not setup:
+            return None
+        self.hits += 1
+        return entry[2]
+
+    def _put(self, key: tuple, robot: Robot, setup: ClosedLoopSetup, chi_base: np.ndarray, run: tuple) -> None:
+        if np.asarray(chi_base, dtype=float).tobytes() in self._kept:
+            self._runs[key] = (robot, setup, run)  # the objects themselves: their ids stay theirs while held
+
+
 class ModelSimulator:
     """Closed-loop runs of the robot's model with given base parameters.
 
@@ -127,13 +164,15 @@ class ModelSimulator:
         robot: the robot (its model is not modified: the simulation uses a copy).
         layout: the full parameter layout (nominal values), ``robot.nominal_parameters``.
         base: the base parameters of the identification system.
-        columns: the standard names of the system's columns (``base.standard_names``), all in ``layout``.
+        shared: runs kept across identifications of the same recordings (:class:`SharedRuns`), or None.
     """
 
-    def __init__(self, robot: Robot, layout: DynamicParameters, base: BaseParameters) -> None:
+    def __init__(self, robot: Robot, layout: DynamicParameters, base: BaseParameters,
+                 shared: SharedRuns | None = None) -> None:
         self.robot = robot
         self.layout = layout
         self.base = base
+        self.shared = shared
         missing = [n for n in base.standard_names if n not in layout.names]
         if missing:
             raise InputError(f"base parameters of unknown standard parameters {missing}")
@@ -173,6 +212,14 @@ class ModelSimulator:
 
         params = self.parameters(chi_base, payload=payload)
         model_robot = self.robot
+        shared = self.shared
+        key: tuple = ()
+        if shared is not None:
+            key = (id(model_robot), id(setup), params.vector().tobytes(), np.asarray(params.gravity).tobytes(),
+                   float(start_time), np.asarray(start, dtype=float).tobytes(), times.tobytes())
+            found = shared._get(key, model_robot, setup)  # noqa: SLF001 - the simulator is the cache's user
+            if found is not None:
+                return found
         duration = float(times[-1] - start_time)
         period = 1.0 / setup.rate_hz
         try:
@@ -193,6 +240,8 @@ class ModelSimulator:
             raise ModelSimulationError(f"the model with the current estimate cannot be simulated in closed loop: "
                                        f"{error}") from error
         index = np.clip(np.round((times - start_time) / period).astype(int), 0, len(recording.t) - 1)
+        if shared is not None:
+            shared._put(key, model_robot, setup, chi_base, (recording, plant, index))  # noqa: SLF001
         return recording, plant, index
 
     def run(

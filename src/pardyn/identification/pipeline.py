@@ -120,7 +120,8 @@ from pardyn.identification.result import IdentificationResult, Validation
 from pardyn.identification.selection import near_reversals
 from pardyn.identification.settings import MODELS, FitSettings, IdentificationSettings
 from pardyn.identification.metrics import relative_error_norm
-from pardyn.identification.model_simulation import ClosedLoopSetup, ModelSimulationError, ModelSimulator
+from pardyn.identification.model_simulation import (ClosedLoopSetup, ModelSimulationError, ModelSimulator,
+                                                   SharedRuns)
 from pardyn.identification.sources import Source
 from pardyn.identification.truth import TruthComparison, compare_with_truth
 from pardyn.identification.validation import validate
@@ -152,6 +153,7 @@ def identify(
     closed_loop: Sequence[ClosedLoopSetup] | None = None,
     show_progress: bool = True,
     truth: Mapping[str, float] | None = None,
+    shared_runs: SharedRuns | None = None,
 ) -> IdentificationResult:
     """Identify ``robot``'s dynamic parameters from bags (module docstring for the steps).
 
@@ -169,6 +171,9 @@ def identify(
         truth: the true standard parameters by name, when known (simulated runs): the result compares
             the identified base parameters with them and gives their own held-out error
             (:mod:`pardyn.identification.truth`).
+        shared_runs: closed-loop estimators: the model's run at the start of the iteration kept for other calls on
+            the same bags and setups (:class:`~pardyn.identification.model_simulation.SharedRuns`: several
+            estimators on one recording simulate their common start once).
 
     Raises:
         BagError: a bag that cannot be used (the message names bag, topic and time).
@@ -179,13 +184,13 @@ def identify(
     with threadpool_limits(limits=1, user_api="blas"):
         return _identify(robot, bags, loaded_bags=loaded_bags, validate_bags=validate_bags,
                          settings=settings or IdentificationSettings(), closed_loop=closed_loop,
-                         show_progress=show_progress, truth=truth)
+                         show_progress=show_progress, truth=truth, shared_runs=shared_runs)
 
 
 def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Source],
               validate_bags: Sequence[Source], settings: IdentificationSettings,
               closed_loop: Sequence[ClosedLoopSetup] | None, show_progress: bool,
-              truth: Mapping[str, float] | None) -> IdentificationResult:
+              truth: Mapping[str, float] | None, shared_runs: SharedRuns | None = None) -> IdentificationResult:
     """:func:`identify` with the BLAS thread limit in place: the story, one step a line."""
     _check_settings(robot, bags, settings)
     if loaded_bags:  # a robot without a 'payload' link carries its load on its task frame (Robot.payload_frame)
@@ -226,7 +231,7 @@ def _identify(robot: Robot, bags: Sequence[Source], *, loaded_bags: Sequence[Sou
                                      ratio=settings.fit.r_sigma, fit_tolerance=settings.fit.essential_tolerance,
                                      rank_eps=_solver_eps(settings))
     estimator = _run_estimator(robot, regressor, base, solved, weighted, unloaded, loaded, settings,
-                               payload_columns, closed_loop, show_progress)  # step 7
+                               payload_columns, closed_loop, show_progress, shared_runs)  # step 7
     timings["solve_s"] = time.perf_counter() - clock_step
     check_fit(estimator.estimate, essential, settings)
     physical = _estimator_physical(estimator, solved) if estimator.physical is not None else (
@@ -688,7 +693,8 @@ def _assemble(unloaded: Sequence[BagData], loaded: Sequence[BagData], regressor:
 def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, reduced: LinearSystem,
                    weighted: Estimate, unloaded: Sequence[BagData], loaded: Sequence[BagData],
                    settings: IdentificationSettings, payload_columns: Sequence[int],
-                   closed_loop: Sequence[ClosedLoopSetup] | None, show_progress: bool) -> EstimatorResult:
+                   closed_loop: Sequence[ClosedLoopSetup] | None, show_progress: bool,
+                   shared_runs: SharedRuns | None = None) -> EstimatorResult:
     """``settings.estimator`` on the reduced system; a closed-loop one simulates every bag with the model."""
     chosen = settings.estimator
     options = estimator_options(chosen.name, chosen.values())
@@ -696,17 +702,10 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
         context = EstimatorContext(weighted=weighted, rank_eps=_solver_eps(settings), base=base,
                                    layout=robot.nominal_parameters)
         return estimate(chosen.name, reduced, options, context)
-    if settings.model.transmission is not None or settings.filter.min_speed is not None:
-        raise InputError(f"the {chosen.name} estimator does not support transmissions or minimum speeds yet "
-                         "(the simulated model has neither the motor columns nor the same rows): use an estimator "
-                         f"without closed-loop simulation ({[n for n in ESTIMATORS.names if not ESTIMATORS.get(n).closed_loop]})")
     every = list(unloaded) + list(loaded)
-    if closed_loop is None or len(closed_loop) != len(every):
-        given = 0 if closed_loop is None else len(closed_loop)
-        raise MissingRecordingError(
-            f"the {chosen.name} estimator simulates the model in closed loop: it needs the controller and "
-            f"the reference of each of the {len(every)} bags, got {given}")
-    simulators = [ModelSimulator(robot, robot.nominal_parameters, base)]  # the last one simulates
+    _check_closed_loop(chosen.name, settings, len(every), closed_loop)
+    simulators = [ModelSimulator(robot, robot.nominal_parameters, base, shared_runs)]  # the last one simulates
+    keep = shared_runs.keep if shared_runs is not None else (lambda chi: None)  # the start's run, for other calls
     actuated = list(robot.actuated_indices)
     tried: dict[bytes, SimulatedSystem] = {}  # the start's run, simulated to choose the start, used once
 
@@ -743,7 +742,9 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
     if kind == "nominal":
         values = robot.nominal_parameters.as_dict()
         start = base.from_standard(np.array([values[n] for n in base.standard_names]))
+        keep(start)
     elif kind == "wls":
+        keep(weighted.chi)
         try:
             if simulate_linearised is None:
                 tried[weighted.chi.tobytes()] = simulate(weighted.chi)
@@ -759,12 +760,27 @@ def _run_estimator(robot: Robot, regressor: Regressor, base: BaseParameters, red
     if kind == "physical":
         consistent = _physical_start(reduced, base, robot, weighted, settings)
         start = consistent.base_values
-        simulators.append(ModelSimulator(robot, consistent.parameters, base))  # the min-norm correction from it
+        simulators.append(ModelSimulator(robot, consistent.parameters, base, shared_runs))  # the min-norm correction
+        keep(start)
     context = EstimatorContext(weighted=weighted, simulate=simulate, start=start, block_sigmas=weighted.block_sigmas,
                                rank_eps=_solver_eps(settings), progress=say, simulate_positions=simulate_positions,
                                simulate_linearised=simulate_linearised,
                                positions=np.concatenate([data.q[:, actuated] for data in every]))
     return estimate(chosen.name, reduced, options, context)
+
+
+def _check_closed_loop(name: str, settings: IdentificationSettings, bags: int,
+                       closed_loop: Sequence[ClosedLoopSetup] | None) -> None:
+    """Refuse a closed-loop estimator what it cannot simulate: transmissions, minimum speeds, missing setups."""
+    if settings.model.transmission is not None or settings.filter.min_speed is not None:
+        raise InputError(f"the {name} estimator does not support transmissions or minimum speeds yet "
+                         "(the simulated model has neither the motor columns nor the same rows): use an estimator "
+                         f"without closed-loop simulation ({[n for n in ESTIMATORS.names if not ESTIMATORS.get(n).closed_loop]})")
+    if closed_loop is None or len(closed_loop) != bags:
+        given = 0 if closed_loop is None else len(closed_loop)
+        raise MissingRecordingError(
+            f"the {name} estimator simulates the model in closed loop: it needs the controller and "
+            f"the reference of each of the {bags} bags, got {given}")
 
 
 def _linearised_runs(options: object, simulators: list[ModelSimulator],

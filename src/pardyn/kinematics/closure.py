@@ -236,27 +236,32 @@ class LoopClosures:
         model, data = self.model, self.data
         pin.computeJointJacobiansTimeVariation(model, data, q, qdot)  # data.J and data.dJ
         pin.updateFramePlacements(model, data)
-        jacobian = np.empty((self.size, model.nv))
-        rate = np.empty((self.size, model.nv))
+        nv = model.nv
+        if self.closures:  # every frame's rows by pinocchio, the closures' differences in one pass each
+            relative = np.array([pin.getFrameJacobian(model, data, b, _LWA) for b in self._frames_b])
+            relative -= np.array([pin.getFrameJacobian(model, data, a, _LWA) for a in self._frames_a])
+            relative_rate = np.array([pin.getFrameJacobianTimeVariation(model, data, b, _LWA) for b in self._frames_b])
+            relative_rate -= np.array([pin.getFrameJacobianTimeVariation(model, data, a, _LWA) for a in self._frames_a])
+            relative, relative_rate = relative.reshape(-1, nv), relative_rate.reshape(-1, nv)  # (n_closures * 6, nv)
+            if not self._distance and not len(self.couplings):
+                return relative[self._picked], relative_rate[self._picked]
+        jacobian = np.empty((self.size, nv))
+        rate = np.empty((self.size, nv))
         jacobian[self.frame_size:] = self._coupling_jacobian(q)
         rate[self.frame_size:] = self._coupling_rates(q, qdot)
-        for closure, (ia, ib), rows, components in zip(
-            self.closures, self._frame_ids, self._rows, self._components
-        ):
-            relative = pin.getFrameJacobian(model, data, ib, _LWA) - pin.getFrameJacobian(model, data, ia, _LWA)
-            relative_rate = pin.getFrameJacobianTimeVariation(model, data, ib, _LWA) - pin.getFrameJacobianTimeVariation(
-                model, data, ia, _LWA
-            )
-            if closure.type != "distance":
-                jacobian[rows], rate[rows] = relative[components], relative_rate[components]
-                continue
-            delta = data.oMf[ib].translation - data.oMf[ia].translation
+        if not self.closures:
+            return jacobian, rate
+        jacobian[self._picked_rows] = relative[self._picked]
+        rate[self._picked_rows] = relative_rate[self._picked]
+        for c, row, _ in self._distance:
+            linear, linear_rate = relative[6 * c : 6 * c + 3], relative_rate[6 * c : 6 * c + 3]
+            delta = self._positions_b[c] - self._positions_a[c]
             distance = np.linalg.norm(delta)
             unit = delta / distance
-            velocity = relative[:3] @ qdot
+            velocity = linear @ qdot
             unit_rate = (velocity - unit * (unit @ velocity)) / distance
-            jacobian[rows] = unit @ relative[:3]
-            rate[rows] = unit @ relative_rate[:3] + unit_rate @ relative[:3]
+            jacobian[row] = unit @ linear
+            rate[row] = unit @ linear_rate + unit_rate @ linear
         return jacobian, rate
 
     def _jacobian_from_data(self) -> np.ndarray:

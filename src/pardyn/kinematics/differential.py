@@ -93,25 +93,30 @@ class DifferentialKinematics:
         self.compiled = None
 
     # ------------------------------------------------------------- chart maps
-    def velocity_map_from(self, jacobian: np.ndarray) -> np.ndarray:
-        """Chart map ``W_c`` from a closure Jacobian ``K`` (m, nv): ``qdot = W_c qdot_C``, shape (nv, n_c)."""
+    def velocity_map_from(self, jacobian: np.ndarray, legs: np.ndarray | None = None) -> np.ndarray:
+        """Chart map ``W_c`` from a closure Jacobian ``K`` (m, nv): ``qdot = W_c qdot_C``, shape (nv, n_c).
+        ``legs``: ``K_D = K[:, leg_indices]`` when the caller has it."""
         velocity_map = self._chart_identity.copy()
-        velocity_map[self.leg_indices] = -solve_regular(jacobian[:, self.leg_indices], jacobian[:, self.chart_indices])
+        legs = jacobian[:, self.leg_indices] if legs is None else legs
+        velocity_map[self.leg_indices] = -solve_regular(legs, jacobian[:, self.chart_indices])
         return velocity_map
 
-    def bias_from(self, jacobian: np.ndarray, drift: np.ndarray) -> np.ndarray:
-        """Chart bias ``w_c`` from ``K`` (m, nv) and the drift ``Kdot qdot`` (m,), shape (nv,)."""
+    def bias_from(self, jacobian: np.ndarray, drift: np.ndarray, legs: np.ndarray | None = None) -> np.ndarray:
+        """Chart bias ``w_c`` from ``K`` (m, nv) and the drift ``Kdot qdot`` (m,), shape (nv,).
+        ``legs``: ``K_D = K[:, leg_indices]`` when the caller has it."""
         bias = np.zeros(self.nv)
-        bias[self.leg_indices] = -solve_regular(jacobian[:, self.leg_indices], drift)
+        bias[self.leg_indices] = -solve_regular(jacobian[:, self.leg_indices] if legs is None else legs, drift)
         return bias
 
     def maps(self, q: np.ndarray, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(K, W_c, w_c)`` from one kinematic pass: the closure Jacobian (m, nv), the
         chart velocity map (nv, n_c) and bias (nv,), ``qddot = W_c qddot_C + w_c``.
 
-        For robots whose task is the chart (virtual chains) these are the task maps."""
+        For robots whose task is the chart (virtual chains) these are the task maps. ``K_D`` is taken once and
+        factorised twice (one solve with both right-hand sides would change the last bits of the answers)."""
         jacobian, rate = self.closures.jacobian_and_rate(q, qdot)
-        return jacobian, self.velocity_map_from(jacobian), self.bias_from(jacobian, rate @ qdot)
+        legs = jacobian[:, self.leg_indices]
+        return jacobian, self.velocity_map_from(jacobian, legs), self.bias_from(jacobian, rate @ qdot, legs)
 
     # -------------------------------------------------------------- task maps
     def _stacked(self, jacobian: np.ndarray, task_jacobian: np.ndarray) -> np.ndarray:
