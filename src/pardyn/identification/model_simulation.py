@@ -145,14 +145,16 @@ class SharedRuns:
         """Hold the runs of the model at ``chi_base`` (n_b,) from now on."""
         self._kept.add(np.asarray(chi_base, dtype=float).tobytes())
 
-    def _get(self, key: tuple, robot: Robot, setup: ClosedLoopSetup) -> tuple | None:
+    def get(self, key: tuple, robot: Robot, setup: ClosedLoopSetup) -> tuple | None:
+        """The run held for ``key`` of these ``robot`` and ``setup`` objects, or None."""
         entry = self._runs.get(key)
         if entry is None or entry[0] is not robot or entry[1] is not setup:
             return None
         self.hits += 1
         return entry[2]
 
-    def _put(self, key: tuple, robot: Robot, setup: ClosedLoopSetup, chi_base: np.ndarray, run: tuple) -> None:
+    def put(self, key: tuple, robot: Robot, setup: ClosedLoopSetup, chi_base: np.ndarray, run: tuple) -> None:
+        """Hold ``run`` for ``key`` when ``chi_base`` is a kept estimate."""
         if np.asarray(chi_base, dtype=float).tobytes() in self._kept:
             self._runs[key] = (robot, setup, run)  # the objects themselves: their ids stay theirs while held
 
@@ -217,7 +219,7 @@ class ModelSimulator:
         if shared is not None:
             key = (id(model_robot), id(setup), params.vector().tobytes(), np.asarray(params.gravity).tobytes(),
                    float(start_time), np.asarray(start, dtype=float).tobytes(), times.tobytes())
-            found = shared._get(key, model_robot, setup)  # noqa: SLF001 - the simulator is the cache's user
+            found = shared.get(key, model_robot, setup)
             if found is not None:
                 return found
         duration = float(times[-1] - start_time)
@@ -241,7 +243,7 @@ class ModelSimulator:
                                        f"{error}") from error
         index = np.clip(np.round((times - start_time) / period).astype(int), 0, len(recording.t) - 1)
         if shared is not None:
-            shared._put(key, model_robot, setup, chi_base, (recording, plant, index))  # noqa: SLF001
+            shared.put(key, model_robot, setup, chi_base, (recording, plant, index))
         return recording, plant, index
 
     def run(
