@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
+from pardyn.dynamics.mass_matrix import MassMatrix
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 
@@ -165,6 +166,7 @@ class ClosedLoopModel:
             )
         self.model = self.params.apply(robot.model.copy())
         self.data = self.model.createData()
+        self.mass_matrix = MassMatrix(self.model)
         drives = self.params.drive_values()
         self._drive_index = self.params.drive_indices
         self._fv, self._fs, self._offset = drives[:, 1].copy(), drives[:, 2].copy(), drives[:, 3].copy()
@@ -173,8 +175,7 @@ class ClosedLoopModel:
 
     def tree_terms(self, q: np.ndarray, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``M`` (nv, nv), ``C_t`` (nv, nv), ``g`` (nv,), ``f`` (nv,) of the tree."""
-        mass = pin.crba(self.model, self.data, q)
-        mass = np.triu(mass) + np.triu(mass, 1).T  # crba fills the upper triangle
+        mass = self.mass_matrix(q)
         coriolis = pin.computeCoriolisMatrix(self.model, self.data, q, qdot).copy()
         gravity = pin.computeGeneralizedGravity(self.model, self.data, q).copy()
         friction = np.zeros(self.model.nv)

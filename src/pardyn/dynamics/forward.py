@@ -69,6 +69,7 @@ import numpy as np
 import pinocchio as pin
 
 from pardyn.dynamics.actuation import ActuationMaps
+from pardyn.dynamics.mass_matrix import MassMatrix
 from pardyn.errors import ConvergenceError, InputError, SingularityError
 from pardyn.kinematics.solver import solve_regular
 
@@ -158,9 +159,7 @@ class ForwardDynamics:
         self.offsets = self.params.offset_vector()  # (nv,), N m or N
         self.tolerance = float(robot.solver.tolerance if tolerance is None else tolerance)
         self.max_projection_iterations = int(max_projection_iterations)
-        # pinocchio 4 fills both triangles of M in crba; older versions only the upper one.
-        mass = pin.crba(self.model, self.data, robot.home)
-        self._fill_lower = bool(np.any(np.triu(mass, 1)) and not np.any(np.tril(mass, -1)))
+        self.mass_matrix = MassMatrix(self.model)  # M(q) (nv, nv), right for estimates with negative masses
         maps = ActuationMaps(robot)
         self._maps = maps if maps.supported and maps.point_free else None  # W, w from one kinematic pass
 
@@ -239,9 +238,7 @@ class ForwardDynamics:
     def _solve_unchecked(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray,
                          forces: bool = True) -> ForwardSolution:
         model, data = self.model, self.data
-        mass = pin.crba(model, data, q)  # (nv, nv), armature on the diagonal (pinocchio >= 3)
-        if self._fill_lower:
-            mass = np.triu(mass) + np.triu(mass, 1).T
+        mass = self.mass_matrix(q)  # (nv, nv), armature on the diagonal
         bias = pin.nonLinearEffects(model, data, q, qdot)  # (nv,) b = C qdot + g
         # K (m, nv), W (nv, n) of eq. (9), w (nv,) of eq. (10)
         if self._maps is not None and not forces:

@@ -52,7 +52,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
 
 from pardyn.control import ControlLaw, JointReference
 from pardyn.errors import InputError, PardynError
@@ -355,12 +354,7 @@ def position_sensitivity(
                     qdot[:, drive.index, None] / dynamics.coulomb_width)
     standard = np.where(np.asarray(columns)[None, None, :] >= 0, tree[:, :, np.maximum(columns, 0)], 0.0)
     observation = standard @ mapping  # (K, n, n_b): W^T Y_t K^+ (the base columns where the regrouping is exact)
-    mass = np.empty((count, robot.nv, robot.nv))
-    model, data = dynamics.model, dynamics.data
-    for k in range(count):
-        mass[k] = pin.crba(model, data, q[k])
-    if dynamics._fill_lower:  # noqa: SLF001 - pinocchio < 4 fills the upper triangle only
-        mass = np.triu(mass) + np.swapaxes(np.triu(mass, 1), 1, 2)
+    mass = np.array([dynamics.mass_matrix(q_k) for q_k in q])  # M (K, nv, nv)
     reduced = np.swapaxes(maps, 1, 2) @ mass @ maps  # W^T M W (K, n, n)
     jacobian = maps[:, np.asarray(robot.actuated_indices), :]  # J = W[a] (K, n_a, n)
     # the drives' friction slope d f / d qdot (K, nv): fv + fs / width sech^2(qdot / width), the model's own
