@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
-from pardyn.dynamics.mass_matrix import MassMatrix
+from pardyn.dynamics.inertia_terms import InertiaTerms
 from pardyn.dynamics.parameters import DynamicParameters
 from pardyn.errors import InputError
 
@@ -166,7 +166,7 @@ class ClosedLoopModel:
             )
         self.model = self.params.apply(robot.model.copy())
         self.data = self.model.createData()
-        self.mass_matrix = MassMatrix(self.model)
+        self.terms = InertiaTerms(self.model)  # M, C right for estimates with negative masses
         drives = self.params.drive_values()
         self._drive_index = self.params.drive_indices
         self._fv, self._fs, self._offset = drives[:, 1].copy(), drives[:, 2].copy(), drives[:, 3].copy()
@@ -175,8 +175,8 @@ class ClosedLoopModel:
 
     def tree_terms(self, q: np.ndarray, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``M`` (nv, nv), ``C_t`` (nv, nv), ``g`` (nv,), ``f`` (nv,) of the tree."""
-        mass = self.mass_matrix(q)
-        coriolis = pin.computeCoriolisMatrix(self.model, self.data, q, qdot).copy()
+        mass = self.terms.mass(q)
+        coriolis = self.terms.coriolis(q, qdot)
         gravity = pin.computeGeneralizedGravity(self.model, self.data, q).copy()
         friction = np.zeros(self.model.nv)
         velocity = qdot[self._drive_index]

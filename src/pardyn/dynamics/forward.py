@@ -69,7 +69,7 @@ import numpy as np
 import pinocchio as pin
 
 from pardyn.dynamics.actuation import ActuationMaps
-from pardyn.dynamics.mass_matrix import MassMatrix
+from pardyn.dynamics.inertia_terms import InertiaTerms
 from pardyn.errors import ConvergenceError, InputError, SingularityError
 from pardyn.kinematics.solver import solve_regular
 
@@ -159,7 +159,7 @@ class ForwardDynamics:
         self.offsets = self.params.offset_vector()  # (nv,), N m or N
         self.tolerance = float(robot.solver.tolerance if tolerance is None else tolerance)
         self.max_projection_iterations = int(max_projection_iterations)
-        self.mass_matrix = MassMatrix(self.model)  # M(q) (nv, nv), right for estimates with negative masses
+        self.terms = InertiaTerms(self.model)  # M(q) (nv, nv), right for estimates with negative masses
         maps = ActuationMaps(robot)
         self._maps = maps if maps.supported and maps.point_free else None  # W, w from one kinematic pass
 
@@ -238,7 +238,7 @@ class ForwardDynamics:
     def _solve_unchecked(self, q: np.ndarray, qdot: np.ndarray, tau_a: np.ndarray,
                          forces: bool = True) -> ForwardSolution:
         model, data = self.model, self.data
-        mass = self.mass_matrix(q)  # (nv, nv), armature on the diagonal
+        mass = self.terms.mass(q)  # (nv, nv), armature on the diagonal
         bias = pin.nonLinearEffects(model, data, q, qdot)  # (nv,) b = C qdot + g
         # K (m, nv), W (nv, n) of eq. (9), w (nv,) of eq. (10)
         if self._maps is not None and not forces:

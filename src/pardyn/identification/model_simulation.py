@@ -354,7 +354,7 @@ def position_sensitivity(
                     qdot[:, drive.index, None] / dynamics.coulomb_width)
     standard = np.where(np.asarray(columns)[None, None, :] >= 0, tree[:, :, np.maximum(columns, 0)], 0.0)
     observation = standard @ mapping  # (K, n, n_b): W^T Y_t K^+ (the base columns where the regrouping is exact)
-    mass = np.array([dynamics.mass_matrix(q_k) for q_k in q])  # M (K, nv, nv)
+    mass = np.array([dynamics.terms.mass(q_k) for q_k in q])  # M (K, nv, nv)
     reduced = np.swapaxes(maps, 1, 2) @ mass @ maps  # W^T M W (K, n, n)
     jacobian = maps[:, np.asarray(robot.actuated_indices), :]  # J = W[a] (K, n_a, n)
     # the drives' friction slope d f / d qdot (K, nv): fv + fs / width sech^2(qdot / width), the model's own
