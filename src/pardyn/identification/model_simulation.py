@@ -30,9 +30,11 @@ CLOE and ML's sensitivity of the simulated positions to the base parameters come
 ~0.1 s per simulated second on the DualV beside ~0.7 s for the run itself. Several estimators on the same
 recordings (the benchmark's draws) simulate their common start once (:class:`SharedRuns`).
 
-A model whose estimate gives a singular reduced mass matrix ``W^T M W`` (bodies that are not physical: a
-poorly excited WLS estimate, the Delta's) or a diverging run raises :class:`ModelSimulationError`; the
-pipeline then starts from the physically consistent WLS (``estimator_start="physical"``).
+A model whose estimate gives a singular reduced mass matrix ``W^T M W`` or a diverging run raises
+:class:`ModelSimulationError`; the pipeline then starts from the physically consistent WLS
+(``estimator_start="physical"``). Bodies that are not physical (a negative mass: the Delta's poorly excited WLS
+estimates) are simulated as they are: their mass matrix is :class:`pardyn.dynamics.inertia_terms.InertiaTerms`'s,
+right where pinocchio's CRBA is not.
 
 Base parameters are not a rigid-body model: the simulated model takes the
 standard parameters closest to the nominal ones that have the estimated base
