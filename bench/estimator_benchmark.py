@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The estimator benchmark as far as it fits, and the cost of one output-error fit.
 
-Three uses (``PYTHONPATH=src OPENBLAS_NUM_THREADS=1``, under ``/work/lead/cpu`` on a shared machine):
+Three uses (``PYTHONPATH=src OPENBLAS_NUM_THREADS=1``):
 
 * ``python bench/estimator_benchmark.py table OUT``: the table, the survey comparison and the EKF = WLS
   claim of a run (perhaps stopped: ``timeout``) from the per-draw files ``OUT/entries/*.json``
@@ -25,7 +25,7 @@ and with the linearised sensitivity of CLOE and ML (stopped at 12:12 UTC by ``ti
         --estimators wls,iv,cloe,ml --workers 1
 
 and the Delta and the UR5e ranked by the model error (doc/howto/identification.md), in chunks of at most
-10 minutes, each resuming the last (``/work/lead/cpu timeout 600`` on the shared machine):
+10 minutes, each resuming the last (``timeout 600``):
 
     pardyn experiment estimator_benchmark --out OUT_DU --draws 3 --robots delta,ur5e --levels low,mid,high \\
         --estimators ols,wls,iv,didim,ekf,ukf,cloe,ml --workers 1
@@ -49,7 +49,8 @@ def table(out: Path) -> None:
     order = BenchmarkOptions().robots
     robots = tuple(sorted(dict.fromkeys(e["robot"] for e in entries), key=lambda r: (r not in order, order.index(r)
                                                                                      if r in order else 0, r)))
-    names = tuple(dict.fromkeys(k for e in entries for k in e if k not in ("robot", "level", "draw", "record_s", "true_base")))
+    names = tuple(dict.fromkeys(k for e in entries for k, v in e.items()  # the estimators: their figures or failure
+                                if isinstance(v, dict) and ("model_error" in v or "failed" in v)))
     levels = tuple(level for level in LEVELS if any(e["level"] == level.name for e in entries))
     report = from_entries(out, BenchmarkOptions(robots=robots, levels=levels, estimators=names))
     text = report["table"] + "\n\nBeside the survey (Leboutet et al. 2021):\n\n" + "".join(

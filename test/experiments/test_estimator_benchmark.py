@@ -129,6 +129,32 @@ def test_a_rerun_keeps_the_finished_draws(tmp_path):
     assert list(eb._finished(tmp_path, options)) == [("five_bar", 0, 0)]  # draw 1 lacks ols, draw 5 not asked
 
 
+def test_a_rerun_with_another_budget_recomputes_the_draws(tmp_path):
+    """The closed-loop figures depend on the simulations allowed and the stopping rule: an entry made with
+    another budget is not taken as finished (entries without one were made with the defaults, 3 and 1e-3)."""
+    chi = {"wls": {"strong": 1.0, "weak": 1.0}}
+    entries = tmp_path / "entries"
+    entries.mkdir()
+    (entries / "five_bar_mid_0.json").write_text(json.dumps(_entry(0, chi, {}, {"wls": 0.1})))  # no budget: defaults
+    (entries / "five_bar_mid_1.json").write_text(json.dumps(
+        {**_entry(1, chi, {}, {"wls": 0.1}), "max_iterations": 8, "tolerance": 1e-6}))
+    default = BenchmarkOptions(robots=("five_bar",), draws=2, levels=(LEVELS[1],), estimators=("wls",))
+    tight = BenchmarkOptions(robots=("five_bar",), draws=2, levels=(LEVELS[1],), estimators=("wls",),
+                             max_iterations=8, tolerance=1e-6)
+    assert list(eb._finished(tmp_path, default)) == [("five_bar", 0, 0)]
+    assert list(eb._finished(tmp_path, tight)) == [("five_bar", 0, 1)]
+
+
+def test_the_command_line_passes_the_budget(tmp_path, monkeypatch):
+    seen = []
+    monkeypatch.setattr(eb, "estimator_benchmark", lambda out, options: seen.append(options) or {
+        "table": "", "survey_comparison": [], "time_s": 0.0, "paper_claim": "", "claim_definition": "",
+        "claim_held": None, "plots": []})
+    assert main(["experiment", "estimator_benchmark", "--out", str(tmp_path), "--max-iterations", "8",
+                 "--tolerance", "1e-6", "--robots", "delta", "--draws", "1"]) == 0
+    assert (seen[0].max_iterations, seen[0].tolerance, seen[0].robots) == (8, 1e-6, ("delta",))
+
+
 def test_an_entry_stopped_while_written_leaves_the_former_one_readable(tmp_path, monkeypatch):
     """A benchmark stopped (Ctrl-C, timeout) while it writes a draw's entry must leave an entry a resumed run can
     read: before, the file was written in place, and a stop mid-write left truncated JSON that ended the resume."""
