@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The estimator benchmark as far as it fits, and the cost of one output-error fit.
 
-Three uses (``PYTHONPATH=src OPENBLAS_NUM_THREADS=1``):
+Four uses (``PYTHONPATH=src OPENBLAS_NUM_THREADS=1``):
 
 * ``python bench/estimator_benchmark.py table OUT``: the table, the survey comparison and the EKF = WLS
   claim of a run (perhaps stopped: ``timeout``) from the per-draw files ``OUT/entries/*.json``
@@ -9,6 +9,9 @@ Three uses (``PYTHONPATH=src OPENBLAS_NUM_THREADS=1``):
   resumes when given the same ``--out`` again (the finished draws kept, a draw's finished estimators too).
 * ``python bench/estimator_benchmark.py simulation ROBOT [SECONDS]``: the cost of one closed-loop simulation of
   the model per control period, with the accelerations (IV, DIDIM) and without (CLOE, ML).
+* ``python bench/estimator_benchmark.py noise_free ROBOT``: the benchmark's run without measurement noise and at
+  ``low``, identified by WLS: the drive parameters' errors against the plant (a bias without noise is a mismatch
+  between the plant and the model).
 * ``python bench/estimator_benchmark.py cost ROBOT ESTIMATOR [ITERATIONS] [SENSITIVITY]``: one draw of the
   benchmark (draw 0, ``mid`` level, the benchmark's trajectory, truth and duration) identified by one
   closed-loop estimator: wall time, closed-loop simulations and their mean cost, the base-parameter error.
@@ -97,6 +100,32 @@ def cost(robot_name: str, name: str, iterations: int = 3, sensitivity: str = "li
           f"({count[1] / max(count[0], 1):.1f} s each), n_b {true_base.size}, base-parameter error {error:.4g}")
 
 
+def noise_free(robot_name: str) -> None:
+    """The benchmark's exciting run without measurement noise (2^40 counts per revolution, no torque noise) and at
+    the ``low`` level, identified by WLS: each drive parameter's error against the plant's truth and its eq. (47)
+    standard deviation. A bias that stays without noise is a mismatch between the MuJoCo plant and the model."""
+    from pardyn.experiments import estimator_benchmark as eb  # noqa: PLC0415
+    from pardyn.identification.pipeline import identify  # noqa: PLC0415
+    from pardyn.identification.settings import IdentificationSettings  # noqa: PLC0415
+    from pardyn.robot import load_robot  # noqa: PLC0415
+
+    options = eb.BenchmarkOptions(robots=(robot_name,))
+    out = Path("out") / "bench" / "noise_free" / robot_name
+    setup = eb._prepare(robot_name, options, out)
+    robot = load_robot(robot_name)
+    for level in (eb.NoiseLevel("none", 2**40, 0.0), eb.LEVELS[0]):
+        bag = out / level.name
+        if not bag.exists():
+            eb._record(robot_name, setup["truth_parameters"], setup["reference"], setup["start"],
+                       options.duration(robot_name), level, 1000, bag)
+        result = identify(robot, [bag], settings=IdentificationSettings(workers=1), show_progress=False)
+        true_base = result.base.from_standard(np.array([setup["truth"][n] for n in result.base.standard_names]))
+        for name, chi, truth, std in zip(result.estimate.names, result.estimate.chi, true_base, result.estimate.std):
+            if name.split("_")[0] in ("fv", "fs", "ia"):
+                print(f"{level.name:5s} {name:14s} WLS {chi:.4f}, truth {truth:.4f}: error {100 * (chi - truth) / truth:+.1f} %, "
+                      f"std {100 * std / abs(truth):.1f} %")
+
+
 def simulation(robot_name: str, seconds: float = 3.0) -> None:
     """One closed-loop run of the nominal model on the benchmark's trajectory (the best of two), with the
     accelerations (IV, DIDIM) and without (CLOE, ML): the cost per control period."""
@@ -131,6 +160,8 @@ if __name__ == "__main__":
         table(Path(sys.argv[2]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "simulation":
         simulation(sys.argv[2], *([float(sys.argv[3])] if len(sys.argv) > 3 else []))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "noise_free":
+        noise_free(sys.argv[2])
     elif len(sys.argv) >= 4 and sys.argv[1] == "cost":
         cost(sys.argv[2], sys.argv[3], *([int(sys.argv[4])] if len(sys.argv) > 4 else []), *sys.argv[5:6])
     else:
