@@ -93,13 +93,15 @@ def test_identified_drops_the_weakly_excited_column():
     assert eb.identified(truth, fit.std, k=1e-3).tolist() == [True, True]
 
 
-def _entry(draw, chi, std, model_errors):
+def _entry(draw, chi, std, model_errors, budget=True):
+    """A draw's entry made with the default budget (``budget=False``: one written before budgets were recorded)."""
     truth = {"strong": 1.0, "weak": 1e-3}
     figures = {name: {"model_error": m, "parameter_error": 1.0 / (1.0 + m),
                       "parameter_errors": {p: abs(chi[name][p] - truth[p]) / truth[p] for p in truth},
                       "chi": chi[name], "std": std, "torque_error": 0.1, "time_s": 1.0}
                for name, m in model_errors.items()}
-    return {"robot": "five_bar", "level": "mid", "draw": draw, "true_base": truth, **figures}
+    recorded = eb._budget(BenchmarkOptions()) if budget else {}
+    return {"robot": "five_bar", "level": "mid", "draw": draw, "true_base": truth, **recorded, **figures}
 
 
 def test_summary_ranks_by_model_error_and_lists_the_parameters_not_identified():
@@ -130,19 +132,22 @@ def test_a_rerun_keeps_the_finished_draws(tmp_path):
 
 
 def test_a_rerun_with_another_budget_recomputes_the_draws(tmp_path):
-    """The closed-loop figures depend on the simulations allowed and the stopping rule: an entry made with
-    another budget is not taken as finished (entries without one were made with the defaults, 3 and 1e-3)."""
+    """The figures depend on the simulations allowed, the stopping rule and the model rate: an entry made with
+    another budget is not taken as finished (entries without one were made with 3, 1e-3 and 100 Hz)."""
     chi = {"wls": {"strong": 1.0, "weak": 1.0}}
     entries = tmp_path / "entries"
     entries.mkdir()
-    (entries / "five_bar_mid_0.json").write_text(json.dumps(_entry(0, chi, {}, {"wls": 0.1})))  # no budget: defaults
+    (entries / "five_bar_mid_0.json").write_text(json.dumps(_entry(0, chi, {}, {"wls": 0.1}, budget=False)))
     (entries / "five_bar_mid_1.json").write_text(json.dumps(
-        {**_entry(1, chi, {}, {"wls": 0.1}), "max_iterations": 8, "tolerance": 1e-6}))
-    default = BenchmarkOptions(robots=("five_bar",), draws=2, levels=(LEVELS[1],), estimators=("wls",))
+        {**_entry(1, chi, {}, {"wls": 0.1}), "max_iterations": 8, "tolerance": 1e-6, "model_rate_hz": 1000.0}))
+    unrecorded = BenchmarkOptions(robots=("five_bar",), draws=2, levels=(LEVELS[1],), estimators=("wls",),
+                                  model_rate_hz=100.0)
     tight = BenchmarkOptions(robots=("five_bar",), draws=2, levels=(LEVELS[1],), estimators=("wls",),
                              max_iterations=8, tolerance=1e-6)
-    assert list(eb._finished(tmp_path, default)) == [("five_bar", 0, 0)]
+    assert list(eb._finished(tmp_path, unrecorded)) == [("five_bar", 0, 0)]
     assert list(eb._finished(tmp_path, tight)) == [("five_bar", 0, 1)]
+    assert not eb._finished(tmp_path, BenchmarkOptions(robots=("five_bar",), draws=2, levels=(LEVELS[1],),
+                                                       estimators=("wls",)))  # the defaults: 3, 1e-3, 1 kHz
 
 
 def test_the_command_line_passes_the_budget(tmp_path, monkeypatch):
@@ -151,8 +156,9 @@ def test_the_command_line_passes_the_budget(tmp_path, monkeypatch):
         "table": "", "survey_comparison": [], "time_s": 0.0, "paper_claim": "", "claim_definition": "",
         "claim_held": None, "plots": []})
     assert main(["experiment", "estimator_benchmark", "--out", str(tmp_path), "--max-iterations", "8",
-                 "--tolerance", "1e-6", "--robots", "delta", "--draws", "1"]) == 0
-    assert (seen[0].max_iterations, seen[0].tolerance, seen[0].robots) == (8, 1e-6, ("delta",))
+                 "--tolerance", "1e-6", "--robots", "delta", "--draws", "1", "--model-rate", "100"]) == 0
+    assert (seen[0].max_iterations, seen[0].tolerance, seen[0].robots, seen[0].model_rate_hz) == (
+        8, 1e-6, ("delta",), 100.0)
 
 
 def test_an_entry_stopped_while_written_leaves_the_former_one_readable(tmp_path, monkeypatch):

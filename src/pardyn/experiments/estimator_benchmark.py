@@ -20,7 +20,10 @@ actuation-redundant ones included:
    simulations, stopping when a step moves the torques by less than ``tolerance`` of their norm: a budget, not
    convergence. On the Delta's draw 0 at ``low``, CLOE's model error is 0.478 % with the defaults (3, 1e-3) and
    0.317 % with 8 and 1e-6: ``--estimators wls,cloe --robots delta --levels low --draws 1 [--max-iterations 8
-   --tolerance 1e-6]``).
+   --tolerance 1e-6]``). Every estimator evaluates the model at ``model_rate_hz`` (1 kHz, the control rate: the
+   pipeline's default 100 Hz puts a floor under the IDIM estimators of robots with Coulomb friction, 0.93 % model
+   error without noise on the Delta against 0.23 % at 1 kHz: ``python bench/estimator_benchmark.py noise_free
+   delta [1000]``, doc/howto/identification.md).
 3. **Figures per (robot, level, estimator)**, median and quartiles over the draws. ``model_error``
    (the ranking figure): the noise-free torque error the parameter error causes on the held-out trajectory,
    ``||W_v (chi_hat - chi_true)|| / ||W_v chi_true||`` (:func:`model_error`; chi_true: the plant's values
@@ -137,6 +140,8 @@ class BenchmarkOptions:
         validation_s: the held-out run (s).
         max_iterations: simulations allowed to the closed-loop estimators.
         tolerance: their stopping rule (a step that moves ``||W chi||`` by less than this fraction of ``||Y||``).
+        model_rate_hz: the rate at which every estimator evaluates the model before the last decimation stage
+            (the identification setting ``model_rate_hz``).
         trajectory_seed: the fixed exciting trajectory.
         validation_seed: the held-out trajectory.
         truth_seed: the as-built plant.
@@ -154,6 +159,7 @@ class BenchmarkOptions:
     validation_s: float = 6.0
     max_iterations: int = 3
     tolerance: float = DEFAULT_TOLERANCE
+    model_rate_hz: float = 1000.0
     trajectory_seed: int = 1
     validation_seed: int = 3
     truth_seed: int = 7
@@ -293,7 +299,7 @@ def _draw_job(shared: tuple, job: tuple[str, int, int]) -> dict[str, Any]:
     truth = setup["truth"]
     closed_loop = [ClosedLoopSetup(controller(robot), setup["reference"])]
     settings = IdentificationSettings(workers=1, estimator_iterations=options.max_iterations,
-                                      estimator_tolerance=options.tolerance)
+                                      estimator_tolerance=options.tolerance, model_rate_hz=options.model_rate_hz)
     runs = SharedRuns()  # the closed-loop estimators' common start (the WLS estimate): simulated once
     for name in options.names():
         if name in entry:
@@ -500,14 +506,18 @@ def _finished(out: Path, options: BenchmarkOptions) -> dict[tuple[str, int, int]
 
 def _budget(options: BenchmarkOptions) -> dict[str, float]:
     """What a draw's closed-loop figures depend on beyond the draw: kept in its entry."""
-    return {"max_iterations": options.max_iterations, "tolerance": options.tolerance}
+    return {"max_iterations": options.max_iterations, "tolerance": options.tolerance,
+            "model_rate_hz": options.model_rate_hz}
+
+
+UNRECORDED_BUDGET = {"max_iterations": 3, "tolerance": DEFAULT_TOLERANCE, "model_rate_hz": 100.0}
+"""What an entry written before its budget was recorded was made with (sixth session: the pipeline's model rate)."""
 
 
 def _same_budget(entry: dict[str, Any], options: BenchmarkOptions) -> bool:
-    """Whether a kept entry was made with ``options``' budget (entries without one: the defaults, 3 and 1e-3):
-    a re-run with another budget in the same ``out`` recomputes the draws rather than mixing them."""
-    defaults = BenchmarkOptions()
-    return all(entry.get(key, getattr(defaults, key)) == value for key, value in _budget(options).items())
+    """Whether a kept entry was made with ``options``' budget (:data:`UNRECORDED_BUDGET` where it says none): a
+    re-run with another budget in the same ``out`` recomputes the draws rather than mixing them."""
+    return all(entry.get(key, UNRECORDED_BUDGET[key]) == value for key, value in _budget(options).items())
 
 
 def survey_comparison(summary: list[dict[str, Any]]) -> list[str]:
@@ -603,6 +613,9 @@ class EstimatorBenchmark:
         validation_s: float = seconds(BenchmarkOptions.validation_s, "the held-out run in s")
         max_iterations: int = option(BenchmarkOptions.max_iterations, "simulations allowed to each closed-loop "
                                      "estimator (IV, DIDIM, CLOE, ML)", low=1, high=1000)
+        model_rate: float = option(BenchmarkOptions.model_rate_hz, "rate (Hz) at which every estimator evaluates "
+                                   "the model before the last decimation stage (pardyn identify --model-rate)",
+                                   low=1.0, high=1e6)
         tolerance: float = option(BenchmarkOptions.tolerance, "the closed-loop estimators stop when a step changes "
                                   "||W chi|| by less than this fraction of ||Y||", low=1e-15, high=1.0)
 
@@ -617,7 +630,8 @@ class EstimatorBenchmark:
         return estimator_benchmark(out, BenchmarkOptions(
             robots=options.robots, draws=options.draws, levels=levels, estimators=options.estimators,
             identification_s=options.identification_s, validation_s=options.validation_s,
-            max_iterations=options.max_iterations, tolerance=options.tolerance, **common.settings()))
+            max_iterations=options.max_iterations, tolerance=options.tolerance, model_rate_hz=options.model_rate,
+            **common.settings()))
 
     def show(self, report: dict[str, Any], out: Path) -> None:
         print(report["table"])
