@@ -45,7 +45,12 @@ import numpy as np
 
 
 def table(out: Path) -> None:
-    from pardyn.experiments.estimator_benchmark import LEVELS, BenchmarkOptions, from_entries  # noqa: PLC0415
+    from pardyn.experiments.estimator_benchmark import (  # noqa: PLC0415
+        LEVELS,
+        UNRECORDED_BUDGET,
+        BenchmarkOptions,
+        from_entries,
+    )
 
     import json  # noqa: PLC0415
 
@@ -56,7 +61,14 @@ def table(out: Path) -> None:
     names = tuple(dict.fromkeys(k for e in entries for k, v in e.items()  # the estimators: their figures or failure
                                 if isinstance(v, dict) and ("model_error" in v or "failed" in v)))
     levels = tuple(level for level in LEVELS if any(e["level"] == level.name for e in entries))
-    report = from_entries(out, BenchmarkOptions(robots=robots, levels=levels, estimators=names))
+    budgets = {tuple(sorted(((key, e.get(key, value)) for key, value in UNRECORDED_BUDGET.items()))) for e in entries}
+    if len(budgets) != 1:
+        sys.exit(f"{out}: draws of {len(budgets)} budgets (model rate, iterations, tolerance) {sorted(budgets)}: "
+                 "one folder a budget")
+    budget = dict(budgets.pop())
+    report = from_entries(out, BenchmarkOptions(robots=robots, levels=levels, estimators=names,
+                                                max_iterations=budget["max_iterations"], tolerance=budget["tolerance"],
+                                                model_rate_hz=budget["model_rate_hz"]))
     text = report["table"] + "\n\nBeside the survey (Leboutet et al. 2021):\n\n" + "".join(
         f"* {line}\n" for line in report["survey_comparison"]) + f"\nEKF = WLS (1e-6): {report['claim_held']}\n"
     (out / "partial.md").write_text(text)

@@ -148,6 +148,8 @@ def test_a_rerun_with_another_budget_recomputes_the_draws(tmp_path):
     assert list(eb._finished(tmp_path, tight)) == [("five_bar", 0, 1)]
     assert not eb._finished(tmp_path, BenchmarkOptions(robots=("five_bar",), draws=2, levels=(LEVELS[1],),
                                                        estimators=("wls",)))  # the defaults: 3, 1e-3, 1 kHz
+    assert [e["draw"] for e in from_entries(tmp_path, tight)["draws"]] == [1]  # a table never mixes budgets
+    assert [e["draw"] for e in from_entries(tmp_path, unrecorded)["draws"]] == [0]
 
 
 def test_the_command_line_passes_the_budget(tmp_path, monkeypatch):

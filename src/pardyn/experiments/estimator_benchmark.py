@@ -548,9 +548,11 @@ def survey_comparison(summary: list[dict[str, Any]]) -> list[str]:
 
 
 def from_entries(out: Path | str, options: BenchmarkOptions) -> dict[str, Any]:
-    """The summary and table of the draws a run (perhaps stopped early) finished: ``<out>/entries/*.json``."""
+    """The summary and table of the draws a run (perhaps stopped early) finished: ``<out>/entries/*.json`` made with
+    ``options``' budget (:func:`_same_budget`: draws of another model rate or iteration budget are not mixed in)."""
     out = Path(out)
-    entries = [load_json(p, what="benchmark entry") for p in sorted((out / "entries").glob("*.json"))]
+    entries = [entry for entry in (load_json(p, what="benchmark entry") for p in sorted((out / "entries").glob("*.json")))
+               if _same_budget(entry, options)]
     summary = summarise(entries, options)
     return {"summary": summary, "table": table(summary), "draws": entries, "survey_ranking": SURVEY_RANKING,
             "survey_comparison": survey_comparison(summary), "claim_held": _filters_are_wls(summary)}
