@@ -145,12 +145,12 @@ def noise_free(robot_name: str, model_rate_hz: float | None = None, plant: str =
         result = identify(robot, [bag], settings=settings, show_progress=False)
         true_base = result.base.from_standard(np.array([setup["truth"][n] for n in result.base.standard_names]))
         validation = eb.base_columns(setup["validation_regressor"][0], setup["validation_regressor"][1], result.base)
-        print(f"{level.name:5s} WLS model error {100 * eb.model_error(validation, result.estimate.chi, true_base):.3g} %, "
-              f"fit error {100 * result.estimate.relative_error:.3g} %")
+        error = eb.model_error(validation, result.estimate.chi, true_base)
+        print(f"{level.name:5s} WLS model error {100 * error:.3g} %, fit error {100 * result.estimate.relative_error:.3g} %")
         for name, chi, truth, std in zip(result.estimate.names, result.estimate.chi, true_base, result.estimate.std):
             if name.split("_")[0] in ("fv", "fs", "ia") and truth != 0.0:  # a plant without the term: nothing to say
-                print(f"{level.name:5s} {name:14s} WLS {chi:.4f}, truth {truth:.4f}: error {100 * (chi - truth) / truth:+.1f} %, "
-                      f"std {100 * std / abs(truth):.1f} %")
+                print(f"{level.name:5s} {name:14s} WLS {chi:.4f}, truth {truth:.4f}: "
+                      f"error {100 * (chi - truth) / truth:+.1f} %, std {100 * std / abs(truth):.1f} %")
 
 
 def simulation(robot_name: str, seconds: float = 3.0) -> None:

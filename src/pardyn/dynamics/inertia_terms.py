@@ -1,15 +1,14 @@
 """The tree's terms built on composite inertias, ``M(q)`` and ``C(q, qdot)`` (nv, nv), right for any parameters.
 
-pinocchio's CRBA (and ``computeCoriolisMatrix``) sums the bodies of each subtree into one composite inertia held as mass, centre of mass
-and rotational inertia about it. Adding two inertias divides by the sum of their masses, clamped at the
-machine epsilon (``Inertia::operator+=``: ``1 / max(m_a + m_b, eps)``; measured, pinocchio 4.1: 0.3 kg plus
--0.5 kg gives a centre of mass at -2.3e14 m). Physical bodies never sum below zero; an estimate that is not
-physically consistent does (a regrouped parameter given to a negative mass), and ``M`` loses every digit.
-Measured on the Delta's IDIM-WLS estimate of a noisy benchmark draw (``high`` level, draw 8: a leg's bars at
--1.25 kg each): a diagonal entry of ``M`` was -6.3e90 where the inverse-dynamics regressor gives 1.09
-(kg m^2), its reduced mass matrix positive definite; the simulated model stood still, and IV, DIDIM, CLOE
-and ML failed on that draw. The Coriolis matrix of one negative body: ``C qdot`` 6e12 away from RNEA's
-``b - g`` of 0.55 N m.
+pinocchio's CRBA (and ``computeCoriolisMatrix``) sums the bodies of each subtree into one composite inertia held as
+mass, centre of mass and rotational inertia about it. Adding two inertias divides by the sum of their masses,
+clamped at the machine epsilon (``Inertia::operator+=``: ``1 / max(m_a + m_b, eps)``; measured, pinocchio 4.1: 0.3
+kg plus -0.5 kg gives a centre of mass at -2.3e14 m). Physical bodies never sum below zero; an estimate that is not
+physically consistent does (a regrouped parameter given to a negative mass), and ``M`` loses every digit. Measured
+on the Delta's IDIM-WLS estimate of a noisy benchmark draw (``high`` level, draw 8: a leg's bars at -1.25 kg each):
+a diagonal entry of ``M`` was -6.3e90 where the inverse-dynamics regressor gives 1.09 (kg m^2), its reduced mass
+matrix positive definite; the simulated model stood still, and IV, DIDIM, CLOE and ML failed on that draw. The
+Coriolis matrix of one negative body: ``C qdot`` 6e12 away from RNEA's ``b - g`` of 0.55 N m.
 
 Both are linear in the inertias, so with ``delta`` a point mass ``m_delta`` at the origin of every body's
 frame (no first moment, no rotational inertia about that origin)

@@ -551,8 +551,8 @@ def from_entries(out: Path | str, options: BenchmarkOptions) -> dict[str, Any]:
     """The summary and table of the draws a run (perhaps stopped early) finished: ``<out>/entries/*.json`` made with
     ``options``' budget (:func:`_same_budget`: draws of another model rate or iteration budget are not mixed in)."""
     out = Path(out)
-    entries = [entry for entry in (load_json(p, what="benchmark entry") for p in sorted((out / "entries").glob("*.json")))
-               if _same_budget(entry, options)]
+    read = (load_json(path, what="benchmark entry") for path in sorted((out / "entries").glob("*.json")))
+    entries = [entry for entry in read if _same_budget(entry, options)]
     summary = summarise(entries, options)
     return {"summary": summary, "table": table(summary), "draws": entries, "survey_ranking": SURVEY_RANKING,
             "survey_comparison": survey_comparison(summary), "claim_held": _filters_are_wls(summary)}
