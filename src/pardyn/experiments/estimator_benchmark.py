@@ -67,6 +67,7 @@ from pardyn.identification.estimators import ESTIMATORS
 from pardyn.identification.estimators.protocol import DEFAULT_TOLERANCE
 from pardyn.identification.model_simulation import ClosedLoopSetup, SharedRuns
 from pardyn.identification.pipeline import identify
+from pardyn.identification.preparation import prepared_once
 from pardyn.identification.settings import IdentificationSettings
 from pardyn.registry import option
 from pardyn.robot import load_robot
@@ -301,12 +302,13 @@ def _draw_job(shared: tuple, job: tuple[str, int, int]) -> dict[str, Any]:
     settings = IdentificationSettings(workers=1, estimator_iterations=options.max_iterations,
                                       estimator_tolerance=options.tolerance, model_rate_hz=options.model_rate_hz)
     runs = SharedRuns()  # the closed-loop estimators' common start (the WLS estimate): simulated once
-    for name in options.names():
-        if name in entry:
-            continue
-        entry[name] = _estimator_figures(robot, bag, setup, settings.replace(estimator=name), closed_loop, truth,
-                                         entry, runs)
-        write_json(partial, entry)
+    with prepared_once():  # the draw's bag and the held-out one read, filtered and modelled once for all estimators
+        for name in options.names():
+            if name in entry:
+                continue
+            entry[name] = _estimator_figures(robot, bag, setup, settings.replace(estimator=name), closed_loop, truth,
+                                             entry, runs)
+            write_json(partial, entry)
     if not options.keep_bags:
         shutil.rmtree(path, ignore_errors=True)
     write_json(out / "entries" / key, entry)  # a stopped run keeps its draws
