@@ -24,7 +24,7 @@ Topics (relative names, so ``__ns`` remapping moves them all):
 Parameters: :data:`pardyn.node_parameters.CLOSURE_SOLVER` (``config/closure_solver.yaml``). With
 ``max_rate`` > 0 a timer at that rate (steady clock) takes the newest state received since its last
 tick (:class:`pardyn.nodes.realtime.PolledSubscription`: no executor work for the others; the hardware
-bringup: 100 Hz, so that the solve, Python at ~350 us a state, and the dispatch of every state do not share the interpreter with the
+bringup: 20 Hz, so that the solve, Python at ~350 us a state, and the dispatch of every state do not share the interpreter with the
 controller's 1 kHz state thread a thousand times a second).
 
 Velocities given as NaN/inf for some joints (a joint_state_broadcaster for a joint
