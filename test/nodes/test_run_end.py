@@ -7,6 +7,7 @@ differed in the third digit). Stub nodes and a stub clock: no ROS, no timing.
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from pardyn.bags.gaps import StampGaps
@@ -94,3 +95,32 @@ def test_a_sim_clock_standing_still_before_the_end_is_a_stall():
     clock.now += STUCK_S + 1.0
     assert until(nodes(10, recorder))
     assert until.stuck
+
+
+def test_a_run_whose_bag_lost_states_is_recorded_again(tmp_path, monkeypatch, capsys):
+    """``record_through_nodes`` re-records a run whose recorder lost states (the suite once saw a 0.56 s hole in a
+    validation bag on 2 cores, which the identification refused), keeping the complete bag, and says so; after
+    :data:`RECORD_ATTEMPTS` it keeps the last bag and its warning. ``_run`` stubbed: no ROS."""
+    import pardyn.nodes.identification_runs as runs
+    from pardyn.simulation.identification_runs import Run
+
+    lost = iter([560, 0, 3, 2, 1])  # first run: lost, then complete; second run: lost every time
+
+    def fake_run(bringup, overrides, *, end_s, label, show_progress, namespace):
+        bag = Path(overrides["recorder"]["bag_path"])
+        assert not bag.exists()  # a lossy bag is removed before the next attempt: no bag is written over
+        bag.mkdir()
+        return {"steps": 100, "simulated_s": end_s, "wall_s": 1.0, "max_closure_violation": 0.0,
+                "excitation_condition_number": None, "commands_rejected": 0, "missed_periods": 0,
+                "watchdog_ms": 50.0, "stalled_steps": 0, "stall_timeout_s": 0.0, "states_lost": next(lost),
+                "recorder_short_s": 0.0}
+
+    monkeypatch.setattr(runs, "_run", fake_run)
+    recorded = runs.record_through_nodes("five_bar", [Run("unloaded", 1, 0.5), Run("validation", 2, 0.5)], tmp_path,
+                                         show_progress=True)
+    assert recorded.figures["unloaded"]["attempts"] == 2 and recorded.figures["unloaded"]["states_lost"] == 0
+    assert recorded.figures["validation"]["attempts"] == runs.RECORD_ATTEMPTS == 3
+    assert recorded.figures["validation"]["states_lost"] == 1
+    out = capsys.readouterr().out
+    assert "unloaded: warning: the recorder lost 560 of the sim's states" in out and "recorded again (attempt 2 of 3)" in out
+    assert "validation: 100 steps" in out and "warning: the recorder lost 1 of the sim's states" in out
