@@ -143,6 +143,25 @@ def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: b
             "recorder_short_s": 0.0 if tail is None else (tail[1] - (tail[0] if tail[0] is not None else -1)) * 1e-9}
 
 
+def _recorded(bringup, overrides: dict, bag: Path, *, end_s: float, label: str, show_progress: bool,
+              namespace: str) -> dict:
+    """:func:`_run`, again while its bag lost states, at most :data:`RECORD_ATTEMPTS` times (module docstring); the
+    figures of the run kept, with ``attempts``, said in one line."""
+    for attempt in range(1, RECORD_ATTEMPTS + 1):
+        numbers = _run(bringup, overrides, end_s=end_s, label=label, show_progress=show_progress, namespace=namespace)
+        numbers["attempts"] = attempt
+        if not (numbers["states_lost"] or numbers["recorder_short_s"]) or attempt == RECORD_ATTEMPTS:
+            break
+        if show_progress:
+            print(f"  {label}: {_warnings(numbers).removeprefix('; ')}; recorded again "
+                  f"(attempt {attempt + 1} of {RECORD_ATTEMPTS})", flush=True)
+        shutil.rmtree(bag)  # the same lockstep run again: this bag is a copy with holes
+    if show_progress:
+        print(f"  {label}: {numbers['steps']} steps in {numbers['wall_s']:.1f} s, max closure violation "
+              f"{numbers['max_closure_violation']:.1e} m{_warnings(numbers)} -> {bag}", flush=True)
+    return numbers
+
+
 def _warnings(numbers: dict) -> str:
     """The run line's warnings: missed periods (time held, nothing lost), stalled steps (zero torque: only with a
     ``stall_timeout`` given in ``sim_parameters``; the demo's sim waits for every command) and a bag short of the
@@ -241,22 +260,8 @@ def record_through_nodes(
                            "start_time": start_s},
             "recorder": {"bag_path": str(bag), "autostart": True, "robot": robot.reference},
         }
-        for attempt in range(1, RECORD_ATTEMPTS + 1):
-            numbers = _run(bringup, overrides, end_s=end_s, label=run.name, show_progress=show_progress,
-                           namespace=namespace)
-            numbers["attempts"] = attempt
-            if not (numbers["states_lost"] or numbers["recorder_short_s"]) or attempt == RECORD_ATTEMPTS:
-                break
-            if show_progress:
-                print(f"  {run.name}: {_warnings(numbers).removeprefix('; ')}; recorded again "
-                      f"(attempt {attempt + 1} of {RECORD_ATTEMPTS})", flush=True)
-            shutil.rmtree(bag)  # the same lockstep run again: this bag is a copy with holes
-        figures[run.name] = numbers
+        figures[run.name] = _recorded(bringup, overrides, bag, end_s=end_s, label=run.name,
+                                      show_progress=show_progress, namespace=namespace)
         bags[run.name] = bag
-        if show_progress:
-            numbers = figures[run.name]
-            late = _warnings(numbers)
-            print(f"  {run.name}: {numbers['steps']} steps in {numbers['wall_s']:.1f} s, max closure violation "
-                  f"{numbers['max_closure_violation']:.1e} m{late} -> {bag}", flush=True)
     payloads = {run.name: run.payload for run in runs if run.payload is not None}
     return RecordedRuns(bags=bags, truth=truth, payloads=payloads, figures=figures, controller=law)
