@@ -20,10 +20,12 @@ actuation-redundant ones included:
    simulations, stopping when a step moves the torques by less than ``tolerance`` of their norm: a budget, not
    convergence. On the Delta's draw 0 at ``low``, CLOE's model error is 0.478 % with the defaults (3, 1e-3) and
    0.317 % with 8 and 1e-6: ``--estimators wls,cloe --robots delta --levels low --draws 1 [--max-iterations 8
-   --tolerance 1e-6]``). Every estimator evaluates the model at ``model_rate_hz`` (1 kHz, the control rate: the
-   pipeline's default 100 Hz puts a floor under the IDIM estimators of robots with Coulomb friction, 0.93 % model
-   error without noise on the Delta against 0.23 % at 1 kHz: ``python bench/estimator_benchmark.py noise_free
-   delta [1000]``, doc/howto/identification.md).
+   --tolerance 1e-6]``). Every estimator evaluates the model at ``model_rate_hz``, 1 kHz by default, the control
+   rate. The rate is a trade-off for the IDIM estimators (``python bench/estimator_benchmark.py noise_free ROBOT
+   [1000]``, WLS model error at ``low``): at the pipeline's 100 Hz the Coulomb friction's filtering puts a floor
+   under them on the Delta and the DualV (0.959 % and 0.318 %; 0.200 % and 0.146 % at 1 kHz), while on the UR5e,
+   whose plant has no friction, the model evaluated on less filtered states at 1 kHz takes more of the noise
+   (0.091 % at 100 Hz, 0.288 % at 1 kHz); doc/howto/identification.md.
 3. **Figures per (robot, level, estimator)**, median and quartiles over the draws. ``model_error``
    (the ranking figure): the noise-free torque error the parameter error causes on the held-out trajectory,
    ``||W_v (chi_hat - chi_true)|| / ||W_v chi_true||`` (:func:`model_error`; chi_true: the plant's values
