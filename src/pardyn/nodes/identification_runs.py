@@ -18,8 +18,8 @@ states and commands and break each other's bags.
 
 A run whose bag lost some of the sim's states (the recorder fell behind by more than its queue on a loaded
 machine; the recorder's gap record says how many and where) is recorded again, at most :data:`RECORD_ATTEMPTS`
-times in all: a lockstep run is the same run every time, so the bag kept is one with every state, and the line of
-the run says how many attempts it took. Seen in the test suite on 2 cores: a 0.56 s gap in a validation bag
+times in all: a lockstep run is the same run every time, so the bag kept is one with every state; each new attempt
+is said in one line, and the run's figures count them (``attempts``). Seen in the test suite on 2 cores: a 0.56 s gap in a validation bag
 (560 states) that the identification then refused ("too large to resample").
 """
 
