@@ -37,7 +37,7 @@ from pardyn.errors import PardynError
 from pardyn.simulation.identification_runs import RecordedRuns, Run, as_built_parameters, controller
 from pardyn.robot import load_robot
 
-__all__ = ["RunEnd", "record_through_nodes"]
+__all__ = ["RECORD_ATTEMPTS", "RunEnd", "record_run", "record_through_nodes"]
 
 SETTLE_S = 0.3
 """Simulated time recorded after the trajectory ends (s)."""
@@ -143,10 +143,12 @@ def _run(bringup, overrides: dict, *, end_s: float, label: str, show_progress: b
             "recorder_short_s": 0.0 if tail is None else (tail[1] - (tail[0] if tail[0] is not None else -1)) * 1e-9}
 
 
-def _recorded(bringup, overrides: dict, bag: Path, *, end_s: float, label: str, show_progress: bool,
-              namespace: str) -> dict:
-    """:func:`_run`, again while its bag lost states, at most :data:`RECORD_ATTEMPTS` times (module docstring); the
-    figures of the run kept, with ``attempts``, said in one line."""
+def record_run(bringup, overrides: dict, bag: Path, *, end_s: float, label: str, show_progress: bool = False,
+               namespace: str = "") -> dict:
+    """One lockstep run of ``bringup`` with ``overrides`` (its recorder writing ``bag``) until the sim's clock passes
+    ``end_s`` and the bag holds the sim's last state; again while the bag lost states, at most
+    :data:`RECORD_ATTEMPTS` times (module docstring). The run's figures (``steps``, ``max_closure_violation``,
+    ``states_lost``, ``attempts``...), said in one line with ``show_progress``."""
     for attempt in range(1, RECORD_ATTEMPTS + 1):
         numbers = _run(bringup, overrides, end_s=end_s, label=label, show_progress=show_progress, namespace=namespace)
         numbers["attempts"] = attempt
@@ -260,8 +262,8 @@ def record_through_nodes(
                            "start_time": start_s},
             "recorder": {"bag_path": str(bag), "autostart": True, "robot": robot.reference},
         }
-        figures[run.name] = _recorded(bringup, overrides, bag, end_s=end_s, label=run.name,
-                                      show_progress=show_progress, namespace=namespace)
+        figures[run.name] = record_run(bringup, overrides, bag, end_s=end_s, label=run.name,
+                                       show_progress=show_progress, namespace=namespace)
         bags[run.name] = bag
     payloads = {run.name: run.payload for run in runs if run.payload is not None}
     return RecordedRuns(bags=bags, truth=truth, payloads=payloads, figures=figures, controller=law)
