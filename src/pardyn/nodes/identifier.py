@@ -82,8 +82,9 @@ class IdentifierNode(Node):
 
     def _built(self, estimator: Deferred[OnlineIdentifier]) -> None:
         if estimator.error is not None or estimator.value is None:
-            self.failure = f"cannot build the estimator: {type(estimator.error).__name__}: {estimator.error}"
-            self.get_logger().fatal(f"{self.failure}; the node stops (exit code 1)")
+            failure = f"cannot build the estimator: {type(estimator.error).__name__}: {estimator.error}"
+            self.get_logger().fatal(f"{failure}; the node stops (exit code 1)")
+            self.failure = failure  # after its line: the main loop ends the process as soon as it sees it
             return
         self.get_logger().info(
             f"{self._setup}, {len(estimator.value.names)} base parameters (estimator built {estimator.seconds:.2f} s "
