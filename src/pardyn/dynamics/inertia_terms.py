@@ -38,9 +38,8 @@ class InertiaTerms:
     def __init__(self, model: pin.Model) -> None:
         self.model, self.data = model, model.createData()
         masses = np.array([model.inertias[j].mass for j in range(1, model.njoints)])
-        self.shifted = bool(masses.size and masses.min() < 0.0)
         self._shift: tuple[pin.Model, pin.Data, pin.Model, pin.Data] | None = None
-        if self.shifted:
+        if masses.size and masses.min() < 0.0:
             point = pin.Inertia(1.0 + 2.0 * float(np.abs(masses).max()), np.zeros(3), np.zeros((3, 3)))
             loaded, alone = model.copy(), model.copy()
             alone.armature = np.zeros(model.nv)
@@ -51,6 +50,11 @@ class InertiaTerms:
         reference = self._crba(pin.neutral(model))
         # pinocchio 4 fills both triangles of M in crba; older versions only the upper one
         self._fill_lower = bool(np.any(np.triu(reference, 1)) and not np.any(np.tril(reference, -1)))
+
+    @property
+    def shifted(self) -> bool:
+        """Whether each term is the difference of two of pinocchio's on positive masses (a negative body mass)."""
+        return self._shift is not None
 
     def _crba(self, q: np.ndarray) -> np.ndarray:
         if self._shift is None:

@@ -509,7 +509,8 @@ def _finished(out: Path, options: BenchmarkOptions) -> dict[tuple[str, int, int]
 
 
 def _budget(options: BenchmarkOptions) -> dict[str, float]:
-    """What a draw's closed-loop figures depend on beyond the draw: kept in its entry."""
+    """What a draw's figures depend on beyond the draw and the estimators (the closed-loop estimators' budget, the
+    model rate): kept in its entry."""
     return {"max_iterations": options.max_iterations, "tolerance": options.tolerance,
             "model_rate_hz": options.model_rate_hz}
 
